@@ -1,0 +1,545 @@
+//! The API server's one error type, and the one place it becomes a metav1.Status.
+//!
+//! Handlers return `Result<_, ApiError>`; [`ApiError`]'s `IntoResponse` writes kube-apiserver's
+//! Status body (k8s.io/apimachinery/pkg/api/errors) with the matching HTTP code.
+
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+use serde_json::{Value, json};
+
+use crate::resources::ResourceDef;
+
+/// One field problem of an Invalid (422) error, as metav1.StatusCause.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cause {
+    /// e.g. `FieldValueRequired`.
+    pub reason: String,
+    /// e.g. `Required value`.
+    pub message: String,
+    /// e.g. `metadata.name`.
+    pub field: String,
+}
+
+/// Details of a Status (metav1.StatusDetails).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Details {
+    /// The object's name.
+    pub name: Option<String>,
+    /// The API group.
+    pub group: Option<String>,
+    /// The resource (plural) or, for Invalid, the Kind.
+    pub kind: Option<String>,
+    /// The object's uid.
+    pub uid: Option<String>,
+    /// Field causes.
+    pub causes: Vec<Cause>,
+    /// Seconds to wait before retrying.
+    pub retry_after_seconds: Option<u32>,
+}
+
+/// A failed API request: an HTTP code, a Kubernetes reason and a message a person can act on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiError {
+    /// HTTP status code.
+    pub code: u16,
+    /// metav1.StatusReason, e.g. `NotFound`.
+    pub reason: &'static str,
+    /// Human-readable message in kube-apiserver's form.
+    pub message: String,
+    /// Optional details.
+    pub details: Option<Box<Details>>,
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.code, self.reason, self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+/// `configmaps` or `clusters.cluster.karmada.io`: how kube names a resource in messages.
+pub fn qualified_resource(group: &str, resource: &str) -> String {
+    if group.is_empty() {
+        resource.to_string()
+    } else {
+        format!("{resource}.{group}")
+    }
+}
+
+fn opt_group(group: &str) -> Option<String> {
+    (!group.is_empty()).then(|| group.to_string())
+}
+
+impl ApiError {
+    fn new(code: u16, reason: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    fn with_details(mut self, details: Details) -> ApiError {
+        self.details = Some(Box::new(details));
+        self
+    }
+
+    /// 400 BadRequest.
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(400, "BadRequest", message)
+    }
+
+    /// 401 Unauthorized.
+    pub fn unauthorized() -> ApiError {
+        ApiError::new(401, "Unauthorized", "Unauthorized")
+    }
+
+    /// 403 Forbidden with a ready message.
+    pub fn forbidden_message(
+        group: &str,
+        resource: &str,
+        name: &str,
+        message: impl Into<String>,
+    ) -> ApiError {
+        ApiError::new(403, "Forbidden", message).with_details(Details {
+            name: (!name.is_empty()).then(|| name.to_string()),
+            group: opt_group(group),
+            kind: (!resource.is_empty()).then(|| resource.to_string()),
+            ..Default::default()
+        })
+    }
+
+    /// 404 NotFound for a named object.
+    pub fn not_found(group: &str, resource: &str, name: &str) -> ApiError {
+        ApiError::new(
+            404,
+            "NotFound",
+            format!(
+                "{} \"{name}\" not found",
+                qualified_resource(group, resource)
+            ),
+        )
+        .with_details(Details {
+            name: Some(name.to_string()),
+            group: opt_group(group),
+            kind: Some(resource.to_string()),
+            ..Default::default()
+        })
+    }
+
+    /// 404 for a path that serves nothing.
+    pub fn path_not_found() -> ApiError {
+        ApiError::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+    }
+
+    /// 404 for a resource type the server does not serve.
+    pub fn unknown_resource(group: &str, version: &str, resource: &str) -> ApiError {
+        let gv = if group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{group}/{version}")
+        };
+        ApiError::new(
+            404,
+            "NotFound",
+            format!("the server could not find the requested resource ({resource} in {gv})"),
+        )
+    }
+
+    /// 405 MethodNotAllowed.
+    pub fn method_not_allowed(verb: &str, kind: &str) -> ApiError {
+        ApiError::new(
+            405,
+            "MethodNotAllowed",
+            format!("{verb} is not supported on resources of kind \"{kind}\""),
+        )
+    }
+
+    /// 406 NotAcceptable.
+    pub fn not_acceptable(accepted: &[&str]) -> ApiError {
+        ApiError::new(
+            406,
+            "NotAcceptable",
+            format!(
+                "only the following media types are accepted: {}",
+                accepted.join(", ")
+            ),
+        )
+    }
+
+    /// 409 AlreadyExists.
+    pub fn already_exists(group: &str, resource: &str, name: &str) -> ApiError {
+        ApiError::new(
+            409,
+            "AlreadyExists",
+            format!(
+                "{} \"{name}\" already exists",
+                qualified_resource(group, resource)
+            ),
+        )
+        .with_details(Details {
+            name: Some(name.to_string()),
+            group: opt_group(group),
+            kind: Some(resource.to_string()),
+            ..Default::default()
+        })
+    }
+
+    /// 409 Conflict: the object changed since the caller read it.
+    pub fn conflict(group: &str, resource: &str, name: &str, why: &str) -> ApiError {
+        ApiError::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                qualified_resource(group, resource)
+            ),
+        )
+        .with_details(Details {
+            name: Some(name.to_string()),
+            group: opt_group(group),
+            kind: Some(resource.to_string()),
+            ..Default::default()
+        })
+    }
+
+    /// The standard optimistic-concurrency conflict.
+    pub fn stale(group: &str, resource: &str, name: &str) -> ApiError {
+        ApiError::conflict(
+            group,
+            resource,
+            name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        )
+    }
+
+    /// 409 Conflict with causes (server-side apply conflicts).
+    pub fn conflict_with_causes(message: String, causes: Vec<Cause>) -> ApiError {
+        ApiError::new(409, "Conflict", message).with_details(Details {
+            causes,
+            ..Default::default()
+        })
+    }
+
+    /// 410 Expired: the requested resourceVersion is no longer available.
+    pub fn expired(message: impl Into<String>) -> ApiError {
+        ApiError::new(410, "Expired", message)
+    }
+
+    /// 413 RequestEntityTooLarge.
+    pub fn too_large(message: impl Into<String>) -> ApiError {
+        ApiError::new(413, "RequestEntityTooLarge", message)
+    }
+
+    /// 415 UnsupportedMediaType.
+    pub fn unsupported_media_type(accepted: &[&str]) -> ApiError {
+        ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: {}",
+                accepted.join(", ")
+            ),
+        )
+    }
+
+    /// 415 with a custom message.
+    pub fn unsupported_media_type_message(message: impl Into<String>) -> ApiError {
+        ApiError::new(415, "UnsupportedMediaType", message)
+    }
+
+    /// 422 Invalid with field causes; the message lists them as kube does.
+    pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<Cause>) -> ApiError {
+        let qualified_kind = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
+        let rendered: Vec<String> = causes
+            .iter()
+            .map(|c| {
+                if c.field.is_empty() {
+                    c.message.clone()
+                } else {
+                    format!("{}: {}", c.field, c.message)
+                }
+            })
+            .collect();
+        let list = if rendered.len() == 1 {
+            rendered[0].clone()
+        } else {
+            format!("[{}]", rendered.join(", "))
+        };
+        ApiError::new(
+            422,
+            "Invalid",
+            format!("{qualified_kind} \"{name}\" is invalid: {list}"),
+        )
+        .with_details(Details {
+            name: Some(name.to_string()),
+            group: opt_group(group),
+            kind: Some(kind.to_string()),
+            causes,
+            ..Default::default()
+        })
+    }
+
+    /// 422 Invalid for one field of a resource.
+    pub fn invalid_field(
+        def: &ResourceDef,
+        name: &str,
+        reason: &str,
+        field: &str,
+        message: impl Into<String>,
+    ) -> ApiError {
+        ApiError::invalid(
+            &def.group,
+            &def.kind,
+            name,
+            vec![Cause {
+                reason: reason.to_string(),
+                message: message.into(),
+                field: field.to_string(),
+            }],
+        )
+    }
+
+    /// 422 with a plain message (no object), e.g. invalid list options.
+    pub fn invalid_message(message: impl Into<String>) -> ApiError {
+        ApiError::new(422, "Invalid", message)
+    }
+
+    /// 429 TooManyRequests.
+    pub fn too_many_requests(message: impl Into<String>, retry_after: u32) -> ApiError {
+        ApiError::new(429, "TooManyRequests", message).with_details(Details {
+            retry_after_seconds: Some(retry_after),
+            ..Default::default()
+        })
+    }
+
+    /// 500 InternalError.
+    pub fn internal(err: impl std::fmt::Display) -> ApiError {
+        let msg = err.to_string();
+        ApiError::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {msg}"),
+        )
+        .with_details(Details {
+            causes: vec![Cause {
+                reason: String::new(),
+                message: msg,
+                field: String::new(),
+            }],
+            ..Default::default()
+        })
+    }
+
+    /// 503 ServiceUnavailable.
+    pub fn unavailable(message: impl Into<String>) -> ApiError {
+        ApiError::new(503, "ServiceUnavailable", message)
+    }
+
+    /// 504 Timeout.
+    pub fn timeout(message: impl Into<String>, retry_after: Option<u32>) -> ApiError {
+        ApiError::new(504, "Timeout", message).with_details(Details {
+            retry_after_seconds: retry_after,
+            ..Default::default()
+        })
+    }
+
+    /// 504 for a resourceVersion newer than the store's (kube's ResourceVersionTooLarge).
+    pub fn too_large_resource_version(requested: i64, current: i64) -> ApiError {
+        let mut e = ApiError::timeout(
+            format!("Timeout: Too large resource version: {requested}, current: {current}"),
+            Some(1),
+        );
+        if let Some(d) = e.details.as_mut() {
+            d.causes.push(Cause {
+                reason: "ResourceVersionTooLarge".into(),
+                message: "Too large resource version".into(),
+                field: String::new(),
+            });
+        }
+        e
+    }
+
+    /// The metav1.Status JSON of this error.
+    pub fn status_json(&self) -> Value {
+        let mut status = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        });
+        if let Some(d) = &self.details {
+            let mut details = serde_json::Map::new();
+            if let Some(n) = &d.name {
+                details.insert("name".into(), json!(n));
+            }
+            if let Some(g) = &d.group {
+                details.insert("group".into(), json!(g));
+            }
+            if let Some(k) = &d.kind {
+                details.insert("kind".into(), json!(k));
+            }
+            if let Some(u) = &d.uid {
+                details.insert("uid".into(), json!(u));
+            }
+            if !d.causes.is_empty() {
+                details.insert(
+                    "causes".into(),
+                    Value::Array(
+                        d.causes
+                            .iter()
+                            .map(|c| {
+                                let mut m = serde_json::Map::new();
+                                if !c.reason.is_empty() {
+                                    m.insert("reason".into(), json!(c.reason));
+                                }
+                                if !c.message.is_empty() {
+                                    m.insert("message".into(), json!(c.message));
+                                }
+                                if !c.field.is_empty() {
+                                    m.insert("field".into(), json!(c.field));
+                                }
+                                Value::Object(m)
+                            })
+                            .collect(),
+                    ),
+                );
+            }
+            if let Some(r) = d.retry_after_seconds {
+                details.insert("retryAfterSeconds".into(), json!(r));
+            }
+            if let Some(obj) = status.as_object_mut() {
+                obj.insert("details".into(), Value::Object(details));
+            }
+        }
+        status
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = serde_json::to_vec(&self.status_json()).unwrap_or_default();
+        let mut resp = (code, body).into_response();
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Some(r) = self.details.as_ref().and_then(|d| d.retry_after_seconds)
+            && (self.code == 429 || self.code >= 500)
+            && let Ok(v) = HeaderValue::from_str(&r.to_string())
+        {
+            resp.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        resp
+    }
+}
+
+impl From<storage::Error> for ApiError {
+    fn from(e: storage::Error) -> ApiError {
+        match e {
+            storage::Error::Compacted {
+                requested,
+                compacted,
+            } => ApiError::expired(format!(
+                "too old resource version: {requested} ({compacted})"
+            )),
+            storage::Error::FutureRevision { requested, current } => {
+                ApiError::too_large_resource_version(requested, current)
+            }
+            storage::Error::TooLarge { size, limit } => ApiError::too_large(format!(
+                "object of {size} bytes is larger than the storage limit of {limit} bytes"
+            )),
+            storage::Error::Unavailable(m) => {
+                ApiError::unavailable(format!("storage unavailable: {m}"))
+            }
+            other => ApiError::internal(other),
+        }
+    }
+}
+
+/// The response body kube-apiserver gives for a successful delete of kinds that do not
+/// return the deleted object.
+pub fn success_status(group: &str, resource: &str, name: &str, uid: Option<&str>) -> Value {
+    let mut details = json!({"name": name, "kind": resource});
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
+    if let Some(uid) = uid {
+        details["uid"] = json!(uid);
+    }
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_found_message_and_details() {
+        let e = ApiError::not_found("cluster.karmada.io", "clusters", "m1");
+        assert_eq!(e.message, "clusters.cluster.karmada.io \"m1\" not found");
+        let s = e.status_json();
+        assert_eq!(s["details"]["kind"], "clusters");
+        assert_eq!(s["details"]["group"], "cluster.karmada.io");
+        assert_eq!(s["code"], 404);
+    }
+
+    #[test]
+    fn invalid_lists_causes() {
+        let one = ApiError::invalid(
+            "",
+            "ConfigMap",
+            "x",
+            vec![Cause {
+                reason: "FieldValueRequired".into(),
+                message: "Required value".into(),
+                field: "metadata.name".into(),
+            }],
+        );
+        assert_eq!(
+            one.message,
+            "ConfigMap \"x\" is invalid: metadata.name: Required value"
+        );
+        let two = ApiError::invalid(
+            "cluster.karmada.io",
+            "Cluster",
+            "m1",
+            vec![
+                Cause {
+                    reason: "FieldValueRequired".into(),
+                    message: "Required value".into(),
+                    field: "spec.apiEndpoint".into(),
+                },
+                Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: "Invalid value: \"A\"".into(),
+                    field: "metadata.name".into(),
+                },
+            ],
+        );
+        assert_eq!(
+            two.message,
+            "Cluster.cluster.karmada.io \"m1\" is invalid: [spec.apiEndpoint: Required value, metadata.name: Invalid value: \"A\"]"
+        );
+    }
+}

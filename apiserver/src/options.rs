@@ -1,0 +1,485 @@
+//! Query options of list, watch, create, update, patch and delete requests
+//! (metav1.ListOptions, CreateOptions, PatchOptions, DeleteOptions), validated as
+//! kube-apiserver validates them.
+
+use std::collections::HashMap;
+
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::request_info::parse_bool;
+use crate::selectors::{FieldSelector, LabelSelector};
+
+fn first<'a>(q: &'a HashMap<String, Vec<String>>, k: &str) -> Option<&'a str> {
+    q.get(k).and_then(|v| v.first()).map(String::as_str)
+}
+
+/// `resourceVersionMatch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RvMatch {
+    /// Unset.
+    Unset,
+    /// `NotOlderThan`.
+    NotOlderThan,
+    /// `Exact`.
+    Exact,
+}
+
+/// Parsed list/watch options.
+#[derive(Clone, Debug)]
+pub struct ListOptions {
+    /// `labelSelector`.
+    pub label_selector: LabelSelector,
+    /// `fieldSelector`.
+    pub field_selector: FieldSelector,
+    /// `resourceVersion` as given (`None`: unset).
+    pub resource_version: Option<String>,
+    /// `resourceVersionMatch`.
+    pub rv_match: RvMatch,
+    /// `limit` (0: none).
+    pub limit: usize,
+    /// `continue`.
+    pub continue_token: Option<ContinueToken>,
+    /// `watch`.
+    pub watch: bool,
+    /// `allowWatchBookmarks`.
+    pub allow_bookmarks: bool,
+    /// `timeoutSeconds`.
+    pub timeout_seconds: Option<u64>,
+    /// `sendInitialEvents`.
+    pub send_initial_events: Option<bool>,
+}
+
+/// A decoded continue token (kube's `{"v":"meta.k8s.io/v1","rv":N,"start":"key\u0000"}`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContinueToken {
+    /// The revision the list is served at.
+    pub rv: i64,
+    /// Continue after this key (relative to the resource prefix).
+    pub start_after: String,
+}
+
+impl ContinueToken {
+    /// Encodes a token for continuing after `last_key` (relative to the prefix).
+    pub fn encode(rv: i64, last_key_relative: &str) -> String {
+        let body =
+            json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{last_key_relative}\u{0}")});
+        URL_SAFE_NO_PAD.encode(body.to_string())
+    }
+
+    /// Decodes a token; errors are kube's 400 messages.
+    pub fn decode(s: &str) -> Result<ContinueToken, ApiError> {
+        let bad = |why: &str| ApiError::bad_request(format!("invalid continue token: {why}"));
+        let raw = URL_SAFE_NO_PAD
+            .decode(s.trim_end_matches('='))
+            .or_else(|_| STANDARD.decode(s))
+            .map_err(|_| bad("not base64"))?;
+        let v: Value = serde_json::from_slice(&raw).map_err(|_| bad("not JSON"))?;
+        if v.get("v").and_then(Value::as_str) != Some("meta.k8s.io/v1") {
+            return Err(bad("unknown version"));
+        }
+        let rv = v
+            .get("rv")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| bad("missing resource version"))?;
+        let start = v
+            .get("start")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("missing start key"))?;
+        // kube stores "<lastKey>\u0000": continuing "from" that means "after lastKey".
+        let start_after = start.strip_suffix('\u{0}').unwrap_or(start);
+        if start_after.contains("..") || start_after.starts_with('/') {
+            return Err(bad("invalid start key"));
+        }
+        Ok(ContinueToken {
+            rv,
+            start_after: start_after.to_string(),
+        })
+    }
+}
+
+impl ListOptions {
+    /// Parses and validates list/watch query options.
+    pub fn parse(q: &HashMap<String, Vec<String>>) -> Result<ListOptions, ApiError> {
+        let opts = ListOptions::parse_raw(q)?;
+        opts.validate()?;
+        Ok(opts)
+    }
+
+    fn parse_raw(q: &HashMap<String, Vec<String>>) -> Result<ListOptions, ApiError> {
+        let label_selector = match first(q, "labelSelector") {
+            Some(s) => LabelSelector::parse(s).map_err(|e| ApiError::bad_request(e.0))?,
+            None => LabelSelector::default(),
+        };
+        let field_selector = match first(q, "fieldSelector") {
+            Some(s) => FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.0))?,
+            None => FieldSelector::default(),
+        };
+        let resource_version = first(q, "resourceVersion")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        if let Some(rv) = &resource_version {
+            crate::object::parse_resource_version(rv)?;
+        }
+        let rv_match = match first(q, "resourceVersionMatch") {
+            None | Some("") => RvMatch::Unset,
+            Some("NotOlderThan") => RvMatch::NotOlderThan,
+            Some("Exact") => RvMatch::Exact,
+            Some(other) => {
+                return Err(ApiError::invalid_message(format!(
+                    "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\""
+                )));
+            }
+        };
+        let limit = match first(q, "limit") {
+            None | Some("") => 0,
+            Some(s) => {
+                let n: i64 = s.parse().map_err(|_| {
+                    ApiError::bad_request(format!("invalid value for limit: \"{s}\""))
+                })?;
+                n.max(0) as usize
+            }
+        };
+        let continue_token = match first(q, "continue") {
+            None | Some("") => None,
+            Some(s) => Some(ContinueToken::decode(s)?),
+        };
+        let watch = first(q, "watch").and_then(parse_bool).unwrap_or(false);
+        let allow_bookmarks = first(q, "allowWatchBookmarks")
+            .and_then(parse_bool)
+            .unwrap_or(false);
+        let timeout_seconds = match first(q, "timeoutSeconds") {
+            None | Some("") => None,
+            Some(s) => Some(s.parse::<u64>().map_err(|_| {
+                ApiError::bad_request(format!("invalid value for timeoutSeconds: \"{s}\""))
+            })?),
+        };
+        let send_initial_events = first(q, "sendInitialEvents").and_then(parse_bool);
+        let opts = ListOptions {
+            label_selector,
+            field_selector,
+            resource_version,
+            rv_match,
+            limit,
+            continue_token,
+            watch,
+            allow_bookmarks,
+            timeout_seconds,
+            send_initial_events,
+        };
+        Ok(opts)
+    }
+
+    /// kube's ValidateListOptions.
+    fn validate(&self) -> Result<(), ApiError> {
+        let invalid = |field: &str, msg: &str| {
+            ApiError::invalid_message(format!(
+                "ListOptions.meta.k8s.io \"\" is invalid: {field}: {msg}"
+            ))
+        };
+        if self.rv_match != RvMatch::Unset {
+            if self.watch {
+                return Err(invalid(
+                    "resourceVersionMatch",
+                    "Forbidden: resourceVersionMatch is forbidden for watch",
+                ));
+            }
+            match &self.resource_version {
+                None => {
+                    return Err(invalid(
+                        "resourceVersionMatch",
+                        "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+                    ));
+                }
+                Some(rv) if rv == "0" && self.rv_match == RvMatch::Exact => {
+                    return Err(invalid(
+                        "resourceVersionMatch",
+                        "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                    ));
+                }
+                _ => {}
+            }
+            if self.continue_token.is_some() {
+                return Err(invalid(
+                    "resourceVersionMatch",
+                    "Forbidden: resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+        if self.continue_token.is_some()
+            && self.resource_version.as_deref().is_some_and(|rv| rv != "0")
+        {
+            return Err(ApiError::bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
+        }
+        if self.send_initial_events == Some(true) && !self.watch {
+            return Err(invalid(
+                "sendInitialEvents",
+                "Forbidden: sendInitialEvents is forbidden for list",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl ListOptions {
+    /// Parses watch options: like [`ListOptions::parse`], but resourceVersionMatch is
+    /// allowed (as NotOlderThan) together with sendInitialEvents, the streaming-list form.
+    pub fn parse_watch(q: &HashMap<String, Vec<String>>) -> Result<ListOptions, ApiError> {
+        let mut opts = ListOptions::parse_raw(q)?;
+        opts.watch = true;
+        if opts.send_initial_events == Some(true) {
+            if opts.rv_match != RvMatch::NotOlderThan {
+                return Err(ApiError::invalid_message(
+                    "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                ));
+            }
+            let rv_match = opts.rv_match;
+            opts.rv_match = RvMatch::Unset;
+            opts.validate()?;
+            opts.rv_match = rv_match;
+        } else {
+            opts.validate()?;
+        }
+        Ok(opts)
+    }
+}
+
+/// `fieldValidation` of writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Unknown/duplicate fields are an error.
+    Strict,
+    /// They are reported as warnings (the default).
+    Warn,
+    /// They are dropped silently.
+    Ignore,
+}
+
+/// Options shared by create, update and patch.
+#[derive(Clone, Debug)]
+pub struct WriteOptions {
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `fieldManager`.
+    pub field_manager: Option<String>,
+    /// `fieldValidation`.
+    pub field_validation: FieldValidation,
+    /// `force` (apply patches only).
+    pub force: Option<bool>,
+}
+
+impl WriteOptions {
+    /// Parses and validates write options.
+    pub fn parse(q: &HashMap<String, Vec<String>>) -> Result<WriteOptions, ApiError> {
+        let dry_run = match q.get("dryRun") {
+            None => false,
+            Some(v) => {
+                for d in v {
+                    if d != "All" {
+                        return Err(ApiError::invalid_message(format!(
+                            "dryRun: Unsupported value: \"{d}\": supported values: \"All\""
+                        )));
+                    }
+                }
+                !v.is_empty()
+            }
+        };
+        let field_manager = first(q, "fieldManager")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        if let Some(m) = &field_manager
+            && (m.len() > 128 || m.chars().any(|c| c.is_control()))
+        {
+            return Err(ApiError::invalid_message(format!(
+                "fieldManager: Invalid value: \"{m}\": must be at most 128 printable characters"
+            )));
+        }
+        let field_validation = match first(q, "fieldValidation") {
+            None | Some("") | Some("Warn") => FieldValidation::Warn,
+            Some("Strict") => FieldValidation::Strict,
+            Some("Ignore") => FieldValidation::Ignore,
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "fieldValidation: invalid value \"{other}\": must be one of Ignore, Warn, Strict"
+                )));
+            }
+        };
+        let force = first(q, "force").and_then(parse_bool);
+        Ok(WriteOptions {
+            dry_run,
+            field_manager,
+            field_validation,
+            force,
+        })
+    }
+}
+
+/// `propagationPolicy` of deletes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Propagation {
+    /// Delete dependents in the background.
+    Background,
+    /// Delete dependents first.
+    Foreground,
+    /// Keep dependents.
+    Orphan,
+}
+
+/// Parsed DeleteOptions (body and query).
+#[derive(Clone, Debug, Default)]
+pub struct DeleteOptions {
+    /// `dryRun=All`.
+    pub dry_run: bool,
+    /// `gracePeriodSeconds`.
+    pub grace_period_seconds: Option<i64>,
+    /// `preconditions.uid`.
+    pub precondition_uid: Option<String>,
+    /// `preconditions.resourceVersion`.
+    pub precondition_rv: Option<String>,
+    /// `propagationPolicy` (or `orphanDependents`).
+    pub propagation: Option<Propagation>,
+}
+
+impl DeleteOptions {
+    /// Parses options from the query and an optional JSON body.
+    pub fn parse(
+        q: &HashMap<String, Vec<String>>,
+        body: Option<&Value>,
+    ) -> Result<DeleteOptions, ApiError> {
+        let mut o = DeleteOptions::default();
+        if q.contains_key("dryRun") {
+            o.dry_run = WriteOptions::parse(q)?.dry_run;
+        }
+        if let Some(g) = first(q, "gracePeriodSeconds") {
+            o.grace_period_seconds = Some(g.parse().map_err(|_| {
+                ApiError::bad_request(format!("invalid value for gracePeriodSeconds: \"{g}\""))
+            })?);
+        }
+        let mut propagation = first(q, "propagationPolicy").map(str::to_string);
+        let mut orphan = first(q, "orphanDependents").and_then(parse_bool);
+        if let Some(b) = body {
+            if !b.is_object() {
+                return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
+            }
+            if let Some(v) = b.get("dryRun").and_then(Value::as_array) {
+                for d in v {
+                    if d.as_str() != Some("All") {
+                        return Err(ApiError::invalid_message(format!(
+                            "dryRun: Unsupported value: {d}: supported values: \"All\""
+                        )));
+                    }
+                    o.dry_run = true;
+                }
+            }
+            if let Some(g) = b.get("gracePeriodSeconds").filter(|v| !v.is_null()) {
+                o.grace_period_seconds = Some(g.as_i64().ok_or_else(|| {
+                    ApiError::bad_request("gracePeriodSeconds must be an integer")
+                })?);
+            }
+            if let Some(p) = b.get("preconditions").and_then(Value::as_object) {
+                o.precondition_uid = p.get("uid").and_then(Value::as_str).map(str::to_string);
+                o.precondition_rv = p
+                    .get("resourceVersion")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+            }
+            if let Some(p) = b.get("propagationPolicy").and_then(Value::as_str) {
+                propagation = Some(p.to_string());
+            }
+            if let Some(od) = b.get("orphanDependents").and_then(Value::as_bool) {
+                orphan = Some(od);
+            }
+        }
+        if propagation.is_some() && orphan.is_some() {
+            return Err(ApiError::invalid_message(
+                "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: \"\": orphanDependents and deletionPropagation cannot be both set",
+            ));
+        }
+        o.propagation = match propagation.as_deref() {
+            None => orphan.map(|b| {
+                if b {
+                    Propagation::Orphan
+                } else {
+                    Propagation::Background
+                }
+            }),
+            Some("Background") => Some(Propagation::Background),
+            Some("Foreground") => Some(Propagation::Foreground),
+            Some("Orphan") => Some(Propagation::Orphan),
+            Some(other) => {
+                return Err(ApiError::invalid_message(format!(
+                    "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
+                )));
+            }
+        };
+        if let Some(g) = o.grace_period_seconds
+            && g < 0
+        {
+            o.grace_period_seconds = Some(0);
+        }
+        Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request_info::parse_query;
+
+    #[test]
+    fn continue_token_round_trip() {
+        let t = ContinueToken::encode(42, "default/c1");
+        let d = ContinueToken::decode(&t).unwrap();
+        assert_eq!(d.rv, 42);
+        assert_eq!(d.start_after, "default/c1");
+        assert!(ContinueToken::decode("!!!").is_err());
+        assert!(ContinueToken::decode(&URL_SAFE_NO_PAD.encode("{\"v\":\"x\"}")).is_err());
+    }
+
+    #[test]
+    fn list_option_validation() {
+        let ok = |q: &str| ListOptions::parse(&parse_query(Some(q)));
+        assert!(ok("limit=500&resourceVersion=0").is_ok());
+        assert_eq!(ok("resourceVersionMatch=Exact").unwrap_err().code, 422);
+        assert_eq!(
+            ok("resourceVersion=0&resourceVersionMatch=Exact")
+                .unwrap_err()
+                .code,
+            422
+        );
+        assert_eq!(ok("labelSelector=a%20in%20(").unwrap_err().code, 400);
+        assert_eq!(ok("resourceVersion=abc").unwrap_err().code, 400);
+        let t = ContinueToken::encode(5, "a");
+        assert_eq!(
+            ok(&format!("continue={t}&resourceVersion=5"))
+                .unwrap_err()
+                .code,
+            400
+        );
+        assert!(
+            ListOptions::parse_watch(&parse_query(Some(
+                "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+            )))
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn delete_options() {
+        let body = json!({"propagationPolicy": "Foreground", "preconditions": {"uid": "u"}});
+        let d = DeleteOptions::parse(&HashMap::new(), Some(&body)).unwrap();
+        assert_eq!(d.propagation, Some(Propagation::Foreground));
+        assert_eq!(d.precondition_uid.as_deref(), Some("u"));
+        let both = json!({"propagationPolicy": "Orphan", "orphanDependents": true});
+        assert_eq!(
+            DeleteOptions::parse(&HashMap::new(), Some(&both))
+                .unwrap_err()
+                .code,
+            422
+        );
+    }
+}

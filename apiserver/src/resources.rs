@@ -1,0 +1,762 @@
+//! The catalog of served resources: built-in kinds, Karmada's kinds and, dynamically, the
+//! kinds of CustomResourceDefinitions.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use serde_json::Value;
+
+/// Where a resource's behaviour comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A Kubernetes built-in kind (compiled-in schema, printers, strategic merge patch).
+    BuiltIn,
+    /// One of Karmada's kinds (served here as kube-apiserver serves Karmada's CRDs, or as the
+    /// aggregated apiserver serves Cluster).
+    Karmada,
+    /// A kind defined by a CustomResourceDefinition.
+    Custom(Box<CustomSource>),
+}
+
+/// What a CRD says about one served version of its kind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CustomSource {
+    /// The CRD's name (`<plural>.<group>`).
+    pub crd_name: String,
+    /// The version's `schema.openAPIV3Schema`, if any.
+    pub schema: Option<Value>,
+    /// The version's `additionalPrinterColumns`.
+    pub printer_columns: Vec<Value>,
+    /// The version's `selectableFields[].jsonPath`.
+    pub selectable_fields: Vec<String>,
+    /// `subresources.scale`, if any.
+    pub scale: Option<ScaleDef>,
+}
+
+/// Paths of a scale subresource (as a CRD's `subresources.scale` names them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScaleDef {
+    /// JSON path of the desired replicas, e.g. `.spec.replicas`.
+    pub spec_replicas_path: String,
+    /// JSON path of the observed replicas, e.g. `.status.replicas`.
+    pub status_replicas_path: String,
+    /// JSON path of the label selector string, if any.
+    pub label_selector_path: Option<String>,
+}
+
+impl ScaleDef {
+    fn standard() -> ScaleDef {
+        ScaleDef {
+            spec_replicas_path: ".spec.replicas".into(),
+            status_replicas_path: ".status.replicas".into(),
+            label_selector_path: Some(".status.selector".into()),
+        }
+    }
+}
+
+/// How the server keeps a resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// Objects are stored under this key prefix (ending with `/`).
+    Stored {
+        /// e.g. `/registry/apps/deployments/`.
+        prefix: String,
+    },
+    /// Create-only request/response kinds that are never stored (access reviews, ...).
+    Virtual,
+}
+
+/// One served resource of one group/version.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceDef {
+    /// API group (`""` for core).
+    pub group: String,
+    /// Version, e.g. `v1`.
+    pub version: String,
+    /// Plural resource name, e.g. `deployments`.
+    pub plural: String,
+    /// Singular name, e.g. `deployment`.
+    pub singular: String,
+    /// Kind, e.g. `Deployment`.
+    pub kind: String,
+    /// List kind, e.g. `DeploymentList`.
+    pub list_kind: String,
+    /// Short names for kubectl.
+    pub short_names: Vec<String>,
+    /// Categories (e.g. `all`).
+    pub categories: Vec<String>,
+    /// Namespaced or cluster-scoped.
+    pub namespaced: bool,
+    /// Has a `status` subresource (main-resource writes then ignore `.status`).
+    pub status: bool,
+    /// Has a `scale` subresource.
+    pub scale: Option<ScaleDef>,
+    /// Other subresources served by special handlers (`proxy`, `token`, `finalize`).
+    pub extra_subresources: Vec<String>,
+    /// Maintains `metadata.generation`.
+    pub generation: bool,
+    /// Accepts strategic merge patches.
+    pub strategic_merge: bool,
+    /// Stored or virtual.
+    pub storage: Storage,
+    /// Where its behaviour comes from.
+    pub source: Source,
+}
+
+impl ResourceDef {
+    /// `apps/v1` or `v1`.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The key prefix of a stored resource.
+    pub fn prefix(&self) -> Option<&str> {
+        match &self.storage {
+            Storage::Stored { prefix } => Some(prefix),
+            Storage::Virtual => None,
+        }
+    }
+
+    /// The storage key of one object.
+    pub fn key(&self, namespace: &str, name: &str) -> Option<String> {
+        let prefix = self.prefix()?;
+        Some(if self.namespaced {
+            format!("{prefix}{namespace}/{name}")
+        } else {
+            format!("{prefix}{name}")
+        })
+    }
+
+    /// The verbs served on the main resource.
+    pub fn verbs(&self) -> Vec<&'static str> {
+        match self.storage {
+            Storage::Virtual => vec!["create"],
+            Storage::Stored { .. } => vec![
+                "create",
+                "delete",
+                "deletecollection",
+                "get",
+                "list",
+                "patch",
+                "update",
+                "watch",
+            ],
+        }
+    }
+
+    /// True for custom resources.
+    pub fn is_custom(&self) -> bool {
+        matches!(self.source, Source::Custom(_))
+    }
+
+    /// `deployments.apps`: the group-qualified resource.
+    pub fn qualified(&self) -> String {
+        crate::error::qualified_resource(&self.group, &self.plural)
+    }
+}
+
+/// The key prefix kube's layout gives a group's resource (DESIGN.md "Key layout").
+pub fn storage_prefix(group: &str, plural: &str) -> String {
+    if group.is_empty() {
+        format!("/registry/{plural}/")
+    } else {
+        format!("/registry/{group}/{plural}/")
+    }
+}
+
+struct Spec {
+    group: &'static str,
+    version: &'static str,
+    plural: &'static str,
+    kind: &'static str,
+    short: &'static [&'static str],
+    namespaced: bool,
+    all: bool,
+    status: bool,
+    scale: bool,
+    generation: bool,
+    extra: &'static [&'static str],
+    virtual_: bool,
+}
+
+const fn spec(
+    group: &'static str,
+    version: &'static str,
+    plural: &'static str,
+    kind: &'static str,
+    short: &'static [&'static str],
+    namespaced: bool,
+) -> Spec {
+    Spec {
+        group,
+        version,
+        plural,
+        kind,
+        short,
+        namespaced,
+        all: false,
+        status: false,
+        scale: false,
+        generation: false,
+        extra: &[],
+        virtual_: false,
+    }
+}
+
+impl Spec {
+    const fn all(mut self) -> Spec {
+        self.all = true;
+        self
+    }
+    const fn status(mut self) -> Spec {
+        self.status = true;
+        self
+    }
+    const fn scale(mut self) -> Spec {
+        self.scale = true;
+        self
+    }
+    const fn generation(mut self) -> Spec {
+        self.generation = true;
+        self
+    }
+    const fn extra(mut self, extra: &'static [&'static str]) -> Spec {
+        self.extra = extra;
+        self
+    }
+    const fn virtual_(mut self) -> Spec {
+        self.virtual_ = true;
+        self
+    }
+}
+
+/// The built-in kinds this server serves (names as kube-apiserver 1.32 gives them).
+const BUILT_IN: &[Spec] = &[
+    spec("", "v1", "namespaces", "Namespace", &["ns"], false)
+        .status()
+        .extra(&["finalize"]),
+    spec("", "v1", "configmaps", "ConfigMap", &["cm"], true),
+    spec("", "v1", "secrets", "Secret", &[], true),
+    spec("", "v1", "services", "Service", &["svc"], true)
+        .all()
+        .status(),
+    spec("", "v1", "serviceaccounts", "ServiceAccount", &["sa"], true).extra(&["token"]),
+    spec("", "v1", "events", "Event", &["ev"], true),
+    spec(
+        "",
+        "v1",
+        "persistentvolumeclaims",
+        "PersistentVolumeClaim",
+        &["pvc"],
+        true,
+    )
+    .status(),
+    spec(
+        "",
+        "v1",
+        "persistentvolumes",
+        "PersistentVolume",
+        &["pv"],
+        false,
+    )
+    .status(),
+    spec("", "v1", "pods", "Pod", &["po"], true).all().status(),
+    spec("", "v1", "nodes", "Node", &["no"], false).status(),
+    spec("", "v1", "endpoints", "Endpoints", &["ep"], true),
+    spec(
+        "",
+        "v1",
+        "resourcequotas",
+        "ResourceQuota",
+        &["quota"],
+        true,
+    )
+    .status(),
+    spec("", "v1", "limitranges", "LimitRange", &["limits"], true),
+    spec("apps", "v1", "deployments", "Deployment", &["deploy"], true)
+        .all()
+        .status()
+        .scale()
+        .generation(),
+    spec("apps", "v1", "statefulsets", "StatefulSet", &["sts"], true)
+        .all()
+        .status()
+        .scale()
+        .generation(),
+    spec("apps", "v1", "daemonsets", "DaemonSet", &["ds"], true)
+        .all()
+        .status()
+        .generation(),
+    spec("apps", "v1", "replicasets", "ReplicaSet", &["rs"], true)
+        .all()
+        .status()
+        .scale()
+        .generation(),
+    spec(
+        "apps",
+        "v1",
+        "controllerrevisions",
+        "ControllerRevision",
+        &[],
+        true,
+    ),
+    spec("batch", "v1", "jobs", "Job", &[], true)
+        .all()
+        .status()
+        .generation(),
+    spec("batch", "v1", "cronjobs", "CronJob", &["cj"], true)
+        .all()
+        .status()
+        .generation(),
+    spec("coordination.k8s.io", "v1", "leases", "Lease", &[], true),
+    spec(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "roles",
+        "Role",
+        &[],
+        true,
+    ),
+    spec(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterroles",
+        "ClusterRole",
+        &[],
+        false,
+    ),
+    spec(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "rolebindings",
+        "RoleBinding",
+        &[],
+        true,
+    ),
+    spec(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        &[],
+        false,
+    ),
+    spec(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        &["crd", "crds"],
+        false,
+    )
+    .status()
+    .generation(),
+    spec(
+        "apiregistration.k8s.io",
+        "v1",
+        "apiservices",
+        "APIService",
+        &[],
+        false,
+    )
+    .status(),
+    spec(
+        "networking.k8s.io",
+        "v1",
+        "ingresses",
+        "Ingress",
+        &["ing"],
+        true,
+    )
+    .status()
+    .generation(),
+    spec(
+        "networking.k8s.io",
+        "v1",
+        "networkpolicies",
+        "NetworkPolicy",
+        &["netpol"],
+        true,
+    )
+    .generation(),
+    spec(
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "PodDisruptionBudget",
+        &["pdb"],
+        true,
+    )
+    .status()
+    .generation(),
+    spec(
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        &["hpa"],
+        true,
+    )
+    .all()
+    .status(),
+    spec(
+        "scheduling.k8s.io",
+        "v1",
+        "priorityclasses",
+        "PriorityClass",
+        &["pc"],
+        false,
+    ),
+    spec(
+        "storage.k8s.io",
+        "v1",
+        "storageclasses",
+        "StorageClass",
+        &["sc"],
+        false,
+    ),
+    spec(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+        &[],
+        false,
+    )
+    .virtual_(),
+    spec(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectrulesreviews",
+        "SelfSubjectRulesReview",
+        &[],
+        false,
+    )
+    .virtual_(),
+    spec(
+        "authorization.k8s.io",
+        "v1",
+        "subjectaccessreviews",
+        "SubjectAccessReview",
+        &[],
+        false,
+    )
+    .virtual_(),
+    spec(
+        "authorization.k8s.io",
+        "v1",
+        "localsubjectaccessreviews",
+        "LocalSubjectAccessReview",
+        &[],
+        true,
+    )
+    .virtual_(),
+    spec(
+        "authentication.k8s.io",
+        "v1",
+        "tokenreviews",
+        "TokenReview",
+        &[],
+        false,
+    )
+    .virtual_(),
+    spec(
+        "authentication.k8s.io",
+        "v1",
+        "selfsubjectreviews",
+        "SelfSubjectReview",
+        &[],
+        false,
+    )
+    .virtual_(),
+];
+
+fn from_spec(s: &Spec, source: Source, strategic_merge: bool) -> ResourceDef {
+    ResourceDef {
+        group: s.group.into(),
+        version: s.version.into(),
+        plural: s.plural.into(),
+        singular: s.kind.to_lowercase(),
+        kind: s.kind.into(),
+        list_kind: format!("{}List", s.kind),
+        short_names: s.short.iter().map(|x| x.to_string()).collect(),
+        categories: if s.all { vec!["all".into()] } else { vec![] },
+        namespaced: s.namespaced,
+        status: s.status,
+        scale: s.scale.then(ScaleDef::standard),
+        extra_subresources: s.extra.iter().map(|x| x.to_string()).collect(),
+        generation: s.generation,
+        strategic_merge,
+        storage: if s.virtual_ {
+            Storage::Virtual
+        } else {
+            Storage::Stored {
+                prefix: storage_prefix(s.group, s.plural),
+            }
+        },
+        source,
+    }
+}
+
+/// The built-in resources.
+pub fn built_in() -> Vec<ResourceDef> {
+    BUILT_IN
+        .iter()
+        .map(|s| from_spec(s, Source::BuiltIn, true))
+        .collect()
+}
+
+/// Karmada's resources (served as kube-apiserver serves Karmada's CRDs, and Cluster as the
+/// aggregated apiserver does).
+// TODO(lead): take this table from the api crate's kind catalog once it lands.
+pub fn karmada() -> Vec<ResourceDef> {
+    type Row = (
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static [&'static str],
+        bool,
+        bool,
+        bool,
+    );
+    const K: &[Row] = &[
+        // group, version, plural, kind, short names, namespaced, status, strategic merge
+        (
+            "policy.karmada.io",
+            "v1alpha1",
+            "propagationpolicies",
+            "PropagationPolicy",
+            &["pp"],
+            true,
+            false,
+            false,
+        ),
+        (
+            "policy.karmada.io",
+            "v1alpha1",
+            "clusterpropagationpolicies",
+            "ClusterPropagationPolicy",
+            &["cpp"],
+            false,
+            false,
+            false,
+        ),
+        (
+            "policy.karmada.io",
+            "v1alpha1",
+            "overridepolicies",
+            "OverridePolicy",
+            &["op"],
+            true,
+            false,
+            false,
+        ),
+        (
+            "policy.karmada.io",
+            "v1alpha1",
+            "clusteroverridepolicies",
+            "ClusterOverridePolicy",
+            &["cop"],
+            false,
+            false,
+            false,
+        ),
+        (
+            "work.karmada.io",
+            "v1alpha1",
+            "works",
+            "Work",
+            &["wk"],
+            true,
+            true,
+            false,
+        ),
+        (
+            "work.karmada.io",
+            "v1alpha2",
+            "resourcebindings",
+            "ResourceBinding",
+            &["rb"],
+            true,
+            true,
+            false,
+        ),
+        (
+            "work.karmada.io",
+            "v1alpha2",
+            "clusterresourcebindings",
+            "ClusterResourceBinding",
+            &["crb"],
+            false,
+            true,
+            false,
+        ),
+        (
+            "cluster.karmada.io",
+            "v1alpha1",
+            "clusters",
+            "Cluster",
+            &[],
+            false,
+            true,
+            true,
+        ),
+    ];
+    K.iter()
+        .map(
+            |&(group, version, plural, kind, short, namespaced, status, smp)| ResourceDef {
+                group: group.into(),
+                version: version.into(),
+                plural: plural.into(),
+                singular: kind.to_lowercase(),
+                kind: kind.into(),
+                list_kind: format!("{kind}List"),
+                short_names: short.iter().map(|s| s.to_string()).collect(),
+                categories: vec![],
+                namespaced,
+                status,
+                scale: None,
+                extra_subresources: if plural == "clusters" {
+                    vec!["proxy".into()]
+                } else {
+                    vec![]
+                },
+                // Karmada's kinds are CRDs (or CRD-like): generation tracks every non-metadata change.
+                generation: true,
+                strategic_merge: smp,
+                storage: Storage::Stored {
+                    prefix: storage_prefix(group, plural),
+                },
+                source: Source::Karmada,
+            },
+        )
+        .collect()
+}
+
+/// An immutable view of everything served at one moment.
+#[derive(Debug, Default)]
+pub struct CatalogSnapshot {
+    /// Every resource, in discovery order.
+    pub resources: Vec<Arc<ResourceDef>>,
+    by_gvr: HashMap<(String, String, String), Arc<ResourceDef>>,
+}
+
+impl CatalogSnapshot {
+    fn build(resources: Vec<Arc<ResourceDef>>) -> CatalogSnapshot {
+        let by_gvr = resources
+            .iter()
+            .map(|r| {
+                (
+                    (r.group.clone(), r.version.clone(), r.plural.clone()),
+                    r.clone(),
+                )
+            })
+            .collect();
+        CatalogSnapshot { resources, by_gvr }
+    }
+
+    /// Finds a resource by group, version and plural.
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<ResourceDef>> {
+        self.by_gvr
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+    }
+
+    /// Finds a resource by group and kind (any version, preferring the first listed).
+    pub fn by_kind(&self, group: &str, kind: &str) -> Option<&Arc<ResourceDef>> {
+        self.resources
+            .iter()
+            .find(|r| r.group == group && r.kind == kind)
+    }
+
+    /// Finds a resource by apiVersion and kind.
+    pub fn by_api_version_kind(&self, api_version: &str, kind: &str) -> Option<&Arc<ResourceDef>> {
+        let (group, version) = split_api_version(api_version);
+        self.resources
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.kind == kind)
+    }
+
+    /// Group names in discovery order (first appearance), with their versions.
+    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for r in &self.resources {
+            match out.iter_mut().find(|(g, _)| *g == r.group) {
+                Some((_, versions)) => {
+                    if !versions.contains(&r.version) {
+                        versions.push(r.version.clone());
+                    }
+                }
+                None => out.push((r.group.clone(), vec![r.version.clone()])),
+            }
+        }
+        out
+    }
+}
+
+/// Splits `apps/v1` into (`apps`, `v1`) and `v1` into (``, `v1`).
+pub fn split_api_version(api_version: &str) -> (&str, &str) {
+    match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    }
+}
+
+/// The served catalog; changes when CRDs come and go.
+#[derive(Debug)]
+pub struct Catalog {
+    fixed: Vec<Arc<ResourceDef>>,
+    current: RwLock<Arc<CatalogSnapshot>>,
+    changed: tokio::sync::watch::Sender<u64>,
+}
+
+impl Catalog {
+    /// A catalog serving the given fixed resources.
+    pub fn new(fixed: Vec<ResourceDef>) -> Catalog {
+        let fixed: Vec<Arc<ResourceDef>> = fixed.into_iter().map(Arc::new).collect();
+        let (changed, _) = tokio::sync::watch::channel(0);
+        Catalog {
+            current: RwLock::new(Arc::new(CatalogSnapshot::build(fixed.clone()))),
+            fixed,
+            changed,
+        }
+    }
+
+    /// The current snapshot.
+    pub fn snapshot(&self) -> Arc<CatalogSnapshot> {
+        match self.current.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Replaces the dynamic (CRD-defined) resources.
+    pub fn set_custom(&self, custom: Vec<ResourceDef>) {
+        let mut all = self.fixed.clone();
+        for c in custom {
+            // A CRD may not shadow a built-in resource.
+            if all
+                .iter()
+                .any(|r| r.group == c.group && r.version == c.version && r.plural == c.plural)
+            {
+                continue;
+            }
+            all.push(Arc::new(c));
+        }
+        let snapshot = Arc::new(CatalogSnapshot::build(all));
+        match self.current.write() {
+            Ok(mut g) => *g = snapshot,
+            Err(poisoned) => *poisoned.into_inner() = snapshot,
+        }
+        self.changed.send_modify(|v| *v += 1);
+    }
+
+    /// Notified whenever the catalog changes.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+}

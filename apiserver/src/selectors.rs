@@ -1,0 +1,495 @@
+//! Label and field selectors, parsed and matched as k8s.io/apimachinery/pkg/labels and
+//! pkg/fields do.
+
+use std::collections::BTreeMap;
+
+/// A parse error; the API answers 400 with this message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SelectorError(pub String);
+
+/// The operator of one label requirement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LabelOp {
+    /// `k=v`, `k==v`, `k in (a,b)`.
+    In(Vec<String>),
+    /// `k!=v`, `k notin (a,b)`.
+    NotIn(Vec<String>),
+    /// `k`.
+    Exists,
+    /// `!k`.
+    DoesNotExist,
+    /// `k>5`.
+    Gt(i64),
+    /// `k<5`.
+    Lt(i64),
+}
+
+/// One requirement of a label selector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Requirement {
+    /// Label key.
+    pub key: String,
+    /// Operator and values.
+    pub op: LabelOp,
+}
+
+/// A parsed label selector: all requirements must hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LabelSelector {
+    /// The requirements (ANDed).
+    pub requirements: Vec<Requirement>,
+}
+
+impl LabelSelector {
+    /// Parses kube's label selector syntax.
+    pub fn parse(s: &str) -> Result<LabelSelector, SelectorError> {
+        let mut p = Lexer {
+            chars: s.chars().collect(),
+            pos: 0,
+        };
+        let mut requirements = Vec::new();
+        p.skip_ws();
+        if p.eof() {
+            return Ok(LabelSelector::default());
+        }
+        loop {
+            requirements.push(p.requirement()?);
+            p.skip_ws();
+            if p.eof() {
+                break;
+            }
+            if !p.eat(',') {
+                return Err(SelectorError(format!(
+                    "unable to parse requirement: found '{}', expected: ','",
+                    p.rest()
+                )));
+            }
+        }
+        Ok(LabelSelector { requirements })
+    }
+
+    /// True when it selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
+    /// Does the label set match?
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.requirements.iter().all(|r| {
+            let v = labels.get(&r.key);
+            match &r.op {
+                LabelOp::In(vals) => v.is_some_and(|v| vals.contains(v)),
+                LabelOp::NotIn(vals) => v.is_none_or(|v| !vals.contains(v)),
+                LabelOp::Exists => v.is_some(),
+                LabelOp::DoesNotExist => v.is_none(),
+                LabelOp::Gt(n) => v
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .is_some_and(|x| x > *n),
+                LabelOp::Lt(n) => v
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .is_some_and(|x| x < *n),
+            }
+        })
+    }
+}
+
+struct Lexer {
+    chars: Vec<char>,
+    pos: usize,
+}
+
+impl Lexer {
+    fn eof(&self) -> bool {
+        self.pos >= self.chars.len()
+    }
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+    fn rest(&self) -> String {
+        self.chars[self.pos.min(self.chars.len())..]
+            .iter()
+            .collect()
+    }
+    fn skip_ws(&mut self) {
+        while self.peek().is_some_and(|c| c.is_whitespace()) {
+            self.pos += 1;
+        }
+    }
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn eat_str(&mut self, s: &str) -> bool {
+        let n = s.chars().count();
+        if self.chars[self.pos..].iter().take(n).copied().eq(s.chars()) {
+            self.pos += n;
+            true
+        } else {
+            false
+        }
+    }
+    fn word(&mut self) -> String {
+        let start = self.pos;
+        while let Some(c) = self.peek() {
+            if c.is_whitespace() || matches!(c, ',' | '=' | '!' | '(' | ')' | '<' | '>') {
+                break;
+            }
+            self.pos += 1;
+        }
+        self.chars[start..self.pos].iter().collect()
+    }
+    fn requirement(&mut self) -> Result<Requirement, SelectorError> {
+        self.skip_ws();
+        if self.eat('!') {
+            self.skip_ws();
+            let key = self.word();
+            validate_key(&key)?;
+            return Ok(Requirement {
+                key,
+                op: LabelOp::DoesNotExist,
+            });
+        }
+        let key = self.word();
+        if key.is_empty() {
+            return Err(SelectorError(format!(
+                "unable to parse requirement: found '{}', expected: identifier",
+                self.rest()
+            )));
+        }
+        validate_key(&key)?;
+        self.skip_ws();
+        if self.eof() || self.peek() == Some(',') {
+            return Ok(Requirement {
+                key,
+                op: LabelOp::Exists,
+            });
+        }
+        let op = if self.eat_str("==") || self.eat('=') {
+            LabelOp::In(vec![self.value()?])
+        } else if self.eat_str("!=") {
+            LabelOp::NotIn(vec![self.value()?])
+        } else if self.eat('>') {
+            LabelOp::Gt(self.number()?)
+        } else if self.eat('<') {
+            LabelOp::Lt(self.number()?)
+        } else {
+            let w = self.word();
+            match w.as_str() {
+                "in" => LabelOp::In(self.set()?),
+                "notin" => LabelOp::NotIn(self.set()?),
+                other => {
+                    return Err(SelectorError(format!(
+                        "unable to parse requirement: found '{other}', expected: in, notin, =, ==, !=, gt, lt"
+                    )));
+                }
+            }
+        };
+        Ok(Requirement { key, op })
+    }
+    fn value(&mut self) -> Result<String, SelectorError> {
+        self.skip_ws();
+        let v = self.word();
+        validate_value(&v)?;
+        Ok(v)
+    }
+    fn number(&mut self) -> Result<i64, SelectorError> {
+        self.skip_ws();
+        let w = self.word();
+        w.parse::<i64>().map_err(|_| {
+            SelectorError(format!(
+                "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer: {w}"
+            ))
+        })
+    }
+    fn set(&mut self) -> Result<Vec<String>, SelectorError> {
+        self.skip_ws();
+        if !self.eat('(') {
+            return Err(SelectorError(format!(
+                "unable to parse requirement: found '{}', expected: '('",
+                self.rest()
+            )));
+        }
+        let mut vals = Vec::new();
+        loop {
+            self.skip_ws();
+            if self.eat(')') {
+                break;
+            }
+            let v = self.word();
+            validate_value(&v)?;
+            vals.push(v);
+            self.skip_ws();
+            if self.eat(',') {
+                continue;
+            }
+            if self.eat(')') {
+                break;
+            }
+            return Err(SelectorError(format!(
+                "unable to parse requirement: found '{}', expected: ',', ')'",
+                self.rest()
+            )));
+        }
+        if vals.is_empty() {
+            vals.push(String::new());
+        }
+        Ok(vals)
+    }
+}
+
+fn validate_key(key: &str) -> Result<(), SelectorError> {
+    if is_qualified_name(key) {
+        Ok(())
+    } else {
+        Err(SelectorError(format!(
+            "unable to parse requirement: invalid label key \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+        )))
+    }
+}
+
+fn validate_value(v: &str) -> Result<(), SelectorError> {
+    if is_label_value(v) {
+        Ok(())
+    } else {
+        Err(SelectorError(format!(
+            "unable to parse requirement: invalid label value: \"{v}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+        )))
+    }
+}
+
+fn is_name_part(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && s.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && s.ends_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+/// kube's IsQualifiedName: `[prefix/]name`.
+pub fn is_qualified_name(s: &str) -> bool {
+    match s.split_once('/') {
+        Some((prefix, name)) => {
+            !prefix.is_empty()
+                && prefix.len() <= 253
+                && prefix.split('.').all(|l| {
+                    !l.is_empty()
+                        && l.chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                        && !l.starts_with('-')
+                        && !l.ends_with('-')
+                })
+                && is_name_part(name)
+        }
+        None => is_name_part(s),
+    }
+}
+
+/// kube's IsValidLabelValue.
+pub fn is_label_value(s: &str) -> bool {
+    s.is_empty() || is_name_part(s)
+}
+
+/// One term of a field selector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldTerm {
+    /// e.g. `metadata.name`.
+    pub field: String,
+    /// The value compared.
+    pub value: String,
+    /// True for `!=`.
+    pub negated: bool,
+}
+
+/// A parsed field selector: all terms must hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldSelector {
+    /// The terms (ANDed).
+    pub terms: Vec<FieldTerm>,
+}
+
+impl FieldSelector {
+    /// Parses `f=v,f2!=v2` with kube's `\` escaping.
+    pub fn parse(s: &str) -> Result<FieldSelector, SelectorError> {
+        let mut terms = Vec::new();
+        if s.trim().is_empty() {
+            return Ok(FieldSelector::default());
+        }
+        for part in split_unescaped(s, ',') {
+            let (field, value, negated) = if let Some(i) = find_unescaped(&part, "!=") {
+                (&part[..i], &part[i + 2..], true)
+            } else if let Some(i) = find_unescaped(&part, "==") {
+                (&part[..i], &part[i + 2..], false)
+            } else if let Some(i) = find_unescaped(&part, "=") {
+                (&part[..i], &part[i + 1..], false)
+            } else {
+                return Err(SelectorError(format!(
+                    "invalid selector: '{s}'; can't understand '{part}'"
+                )));
+            };
+            terms.push(FieldTerm {
+                field: field.trim().to_string(),
+                value: unescape(value),
+                negated,
+            });
+        }
+        Ok(FieldSelector { terms })
+    }
+
+    /// True when it selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// The name this selector pins with `metadata.name=X`, if any.
+    pub fn exact_name(&self) -> Option<&str> {
+        self.terms
+            .iter()
+            .find(|t| t.field == "metadata.name" && !t.negated)
+            .map(|t| t.value.as_str())
+    }
+
+    /// Does the object match, given a getter for field values? A missing field compares as "".
+    pub fn matches(&self, get: impl Fn(&str) -> Option<String>) -> bool {
+        self.terms.iter().all(|t| {
+            let v = get(&t.field).unwrap_or_default();
+            (v == t.value) != t.negated
+        })
+    }
+}
+
+fn split_unescaped(s: &str, sep: char) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut escaped = false;
+    for c in s.chars() {
+        if escaped {
+            cur.push('\\');
+            cur.push(c);
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == sep {
+            out.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    out.push(cur);
+    out
+}
+
+fn find_unescaped(s: &str, pat: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if s[i..].starts_with(pat) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut escaped = false;
+    for c in s.chars() {
+        if escaped {
+            out.push(c);
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn label_selectors() {
+        let l = labels(&[("app", "web"), ("tier", "front"), ("n", "7")]);
+        let cases = [
+            ("", true),
+            ("app=web", true),
+            ("app==web", true),
+            ("app!=web", false),
+            ("app in (web,db)", true),
+            ("app notin (web)", false),
+            ("app", true),
+            ("!app", false),
+            ("!missing", true),
+            ("missing!=x", true),
+            ("app=web,tier=back", false),
+            ("app=web, tier=front", true),
+            ("n>5", true),
+            ("n<5", false),
+            ("example.com/key", false),
+        ];
+        for (sel, want) in cases {
+            let s = LabelSelector::parse(sel).unwrap_or_else(|e| panic!("{sel}: {e}"));
+            assert_eq!(s.matches(&l), want, "{sel}");
+        }
+        for bad in [
+            "app=",
+            "=x",
+            "app in web",
+            "app in (a",
+            "Bad_key!",
+            "a b",
+            "app=we b",
+            "k=-x-",
+        ] {
+            // "app=" is valid (empty value) in kube; everything else must fail.
+            let r = LabelSelector::parse(bad);
+            if bad == "app=" {
+                assert!(r.is_ok());
+            } else {
+                assert!(r.is_err(), "{bad} should fail");
+            }
+        }
+    }
+
+    #[test]
+    fn field_selectors() {
+        let s = FieldSelector::parse("metadata.name=c1,metadata.namespace!=kube-system").unwrap();
+        assert_eq!(s.exact_name(), Some("c1"));
+        let get = |f: &str| match f {
+            "metadata.name" => Some("c1".to_string()),
+            "metadata.namespace" => Some("default".to_string()),
+            _ => None,
+        };
+        assert!(s.matches(get));
+        let esc = FieldSelector::parse(r"metadata.name=a\,b").unwrap();
+        assert_eq!(esc.terms[0].value, "a,b");
+        assert!(FieldSelector::parse("metadata.name").is_err());
+        assert!(
+            FieldSelector::parse("involvedObject.namespace=")
+                .unwrap()
+                .terms[0]
+                .value
+                .is_empty()
+        );
+    }
+}

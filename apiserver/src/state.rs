@@ -1,0 +1,158 @@
+//! The API server's shared state: storage, the resource catalog and the watch caches.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use storage::Store;
+use tokio::task::JoinHandle;
+
+use crate::error::ApiError;
+use crate::resources::{Catalog, ResourceDef};
+use crate::watch_cache::{CacheOptions, WatchCache};
+
+/// Which API surface the server presents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// The Karmada control plane: built-ins plus Karmada's groups.
+    ControlPlane,
+    /// A simulated member cluster: built-ins only.
+    Member,
+}
+
+/// Tunables of the API layer.
+#[derive(Clone, Debug)]
+pub struct ApiConfig {
+    /// Which groups are served.
+    pub flavor: Flavor,
+    /// Largest accepted request body (kube's `--max-request-bytes`, 3 MiB).
+    pub max_request_bytes: usize,
+    /// Interval between watch bookmarks.
+    pub bookmark_interval: Duration,
+    /// How long a consistent read waits for the cache before reading storage directly.
+    pub cache_freshness_wait: Duration,
+    /// Watch cache tunables.
+    pub cache: CacheOptions,
+    /// Default watch duration when the client gives no timeoutSeconds (kube: 30-60 min).
+    pub default_watch_timeout: Duration,
+    /// The address clients reach the server at (for discovery's serverAddressByClientCIDRs).
+    pub external_address: String,
+}
+
+impl Default for ApiConfig {
+    fn default() -> ApiConfig {
+        ApiConfig {
+            flavor: Flavor::ControlPlane,
+            max_request_bytes: 3 * 1024 * 1024,
+            bookmark_interval: Duration::from_secs(60),
+            cache_freshness_wait: Duration::from_secs(3),
+            cache: CacheOptions::default(),
+            default_watch_timeout: Duration::from_secs(1800),
+            external_address: String::new(),
+        }
+    }
+}
+
+/// A watch cache and the task feeding it.
+type RunningCache = (Arc<WatchCache>, JoinHandle<()>);
+
+/// Everything a request handler needs.
+pub struct ApiState {
+    /// The store.
+    pub store: Arc<dyn Store>,
+    /// Served resources.
+    pub catalog: Arc<Catalog>,
+    /// Tunables.
+    pub config: ApiConfig,
+    caches: Mutex<HashMap<String, RunningCache>>,
+}
+
+impl std::fmt::Debug for ApiState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiState").finish_non_exhaustive()
+    }
+}
+
+impl Drop for ApiState {
+    fn drop(&mut self) {
+        if let Ok(caches) = self.caches.lock() {
+            for (_, h) in caches.values() {
+                h.abort();
+            }
+        }
+    }
+}
+
+impl ApiState {
+    /// Creates the state; caches start as resources are first used (or by [`ApiState::warm`]).
+    pub fn new(store: Arc<dyn Store>, catalog: Arc<Catalog>, config: ApiConfig) -> Arc<ApiState> {
+        Arc::new(ApiState {
+            store,
+            catalog,
+            config,
+            caches: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The cache of a stored resource, started on first use. Must run inside a runtime.
+    pub fn cache(&self, def: &Arc<ResourceDef>) -> Result<Arc<WatchCache>, ApiError> {
+        let prefix = def
+            .prefix()
+            .ok_or_else(|| ApiError::method_not_allowed("list", &def.kind))?
+            .to_string();
+        let mut caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((c, h)) = caches.get(&prefix)
+            && !h.is_finished()
+            && c.def() == def
+        {
+            return Ok(c.clone());
+        }
+        if let Some((_, h)) = caches.remove(&prefix) {
+            h.abort();
+        }
+        let cache = WatchCache::new(def.clone(), self.config.cache.clone());
+        let handle = tokio::spawn(cache.clone().run(self.store.clone()));
+        caches.insert(prefix, (cache.clone(), handle));
+        Ok(cache)
+    }
+
+    /// Stops the cache of a resource that is no longer served (a deleted CRD).
+    pub fn drop_cache(&self, prefix: &str) {
+        let mut caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, h)) = caches.remove(prefix) {
+            h.abort();
+        }
+    }
+
+    /// Starts the caches of every stored resource and waits until they have listed.
+    pub async fn warm(&self, timeout: Duration) -> Result<(), ApiError> {
+        let snapshot = self.catalog.snapshot();
+        let mut caches = Vec::new();
+        for def in &snapshot.resources {
+            if def.prefix().is_some() {
+                caches.push(self.cache(def)?);
+            }
+        }
+        for c in caches {
+            c.wait_for(0, timeout)
+                .await
+                .map_err(|_| ApiError::unavailable("watch cache did not become ready"))?;
+        }
+        Ok(())
+    }
+
+    /// True when every started cache has listed.
+    pub fn caches_ready(&self) -> bool {
+        let caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
+        caches.values().all(|(c, _)| c.is_ready())
+    }
+
+    /// Number of objects per resource (for `apiserver_storage_objects`).
+    pub fn object_counts(&self) -> Vec<(String, usize)> {
+        let caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
+        caches
+            .values()
+            .map(|(c, _)| (c.def().qualified(), c.len()))
+            .collect()
+    }
+}
