@@ -1,7 +1,16 @@
 //! Storage with etcd v3 semantics: the [`Store`] trait and its backends.
+//!
+//! - [`embedded::EmbeddedStore`]: the default, in process, durable in one data directory.
+//! - [`etcd::EtcdStore`]: an etcd v3 cluster.
+//! - [`compactor`]: periodic compaction the way kube-apiserver does it, for either backend.
 
+pub mod compactor;
+pub mod embedded;
 mod error;
+pub mod etcd;
 mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use error::Error;
 pub use store::{

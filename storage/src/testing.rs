@@ -1,0 +1,249 @@
+//! Test support (feature `testing`): a real etcd server on free loopback ports in a
+//! temporary directory, killed when dropped. Needs the `etcd` binary on `PATH` (Debian's
+//! `etcd-server` package) or in `$ETCD_BIN`.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tempfile::TempDir;
+
+use crate::Error;
+use crate::etcd::{EtcdOptions, EtcdStore};
+
+/// How to start an etcd server for tests.
+#[derive(Clone, Debug)]
+pub struct EtcdProcessBuilder {
+    /// etcd's `--max-request-bytes` (default 8 MiB, enough for the 4 MiB value limit).
+    pub max_request_bytes: usize,
+    /// etcd's `--experimental-watch-progress-notify-interval` (default 200 ms).
+    pub progress_notify_interval: Duration,
+    /// Extra command-line arguments.
+    pub extra_args: Vec<String>,
+    /// How long to wait for etcd to serve (default 20 s).
+    pub start_timeout: Duration,
+}
+
+impl Default for EtcdProcessBuilder {
+    fn default() -> Self {
+        EtcdProcessBuilder {
+            max_request_bytes: 8 << 20,
+            progress_notify_interval: Duration::from_millis(200),
+            extra_args: Vec::new(),
+            start_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+impl EtcdProcessBuilder {
+    /// Sets the progress notification interval.
+    pub fn progress_notify_interval(mut self, d: Duration) -> Self {
+        self.progress_notify_interval = d;
+        self
+    }
+
+    /// Adds a command-line argument.
+    pub fn arg(mut self, a: impl Into<String>) -> Self {
+        self.extra_args.push(a.into());
+        self
+    }
+
+    /// Starts etcd on free ports in a new temporary directory.
+    pub async fn start(self) -> Result<EtcdProcess, Error> {
+        let mut last_err = None;
+        // A port picked free may be taken by another test before etcd binds it: retry.
+        for _ in 0..3 {
+            let client_port = free_port()?;
+            let peer_port = free_port()?;
+            let mut p = EtcdProcess {
+                builder: self.clone(),
+                dir: tempfile::Builder::new().prefix("etcd-test-").tempdir()?,
+                client_port,
+                peer_port,
+                child: None,
+            };
+            match p.spawn_and_wait().await {
+                Ok(()) => return Ok(p),
+                Err(e) => last_err = Some(e),
+            }
+        }
+        Err(last_err.unwrap_or_else(|| Error::Unavailable("etcd did not start".into())))
+    }
+}
+
+/// A running etcd server, killed (SIGKILL) and its data removed on drop.
+pub struct EtcdProcess {
+    builder: EtcdProcessBuilder,
+    dir: TempDir,
+    client_port: u16,
+    peer_port: u16,
+    child: Option<Child>,
+}
+
+impl std::fmt::Debug for EtcdProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdProcess")
+            .field("endpoint", &self.endpoint())
+            .field("dir", &self.dir.path())
+            .finish_non_exhaustive()
+    }
+}
+
+fn free_port() -> Result<u16, Error> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn etcd_binary() -> PathBuf {
+    std::env::var_os("ETCD_BIN").map_or_else(|| PathBuf::from("etcd"), PathBuf::from)
+}
+
+impl EtcdProcess {
+    /// Starts etcd with default settings.
+    pub async fn start() -> Result<EtcdProcess, Error> {
+        EtcdProcessBuilder::default().start().await
+    }
+
+    /// A builder for non-default settings.
+    pub fn builder() -> EtcdProcessBuilder {
+        EtcdProcessBuilder::default()
+    }
+
+    /// The client URL, e.g. `http://127.0.0.1:41234`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.client_port)
+    }
+
+    /// The client URLs (one).
+    pub fn endpoints(&self) -> Vec<String> {
+        vec![self.endpoint()]
+    }
+
+    /// Options to connect an [`EtcdStore`] to this server.
+    pub fn options(&self) -> EtcdOptions {
+        EtcdOptions::new(self.endpoints())
+    }
+
+    /// Connects a store to this server.
+    pub async fn store(&self) -> Result<Arc<EtcdStore>, Error> {
+        EtcdStore::connect(self.options()).await
+    }
+
+    /// The temporary directory holding etcd's data and its log (`etcd.log`).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Whether the server is running.
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// Kills the server (SIGKILL, as a crash) and waits for it to exit.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Kills the server and starts it again on the same ports with the same data.
+    pub async fn restart(&mut self) -> Result<(), Error> {
+        self.kill();
+        self.spawn_and_wait().await
+    }
+
+    /// Starts the server again after [`EtcdProcess::kill`].
+    pub async fn start_again(&mut self) -> Result<(), Error> {
+        if self.child.is_some() {
+            return Ok(());
+        }
+        self.spawn_and_wait().await
+    }
+
+    async fn spawn_and_wait(&mut self) -> Result<(), Error> {
+        let client = format!("http://127.0.0.1:{}", self.client_port);
+        let peer = format!("http://127.0.0.1:{}", self.peer_port);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("etcd.log"))?;
+        let mut cmd = Command::new(etcd_binary());
+        cmd.arg("--name")
+            .arg("test")
+            .arg("--data-dir")
+            .arg(self.dir.path().join("data"))
+            .arg("--listen-client-urls")
+            .arg(&client)
+            .arg("--advertise-client-urls")
+            .arg(&client)
+            .arg("--listen-peer-urls")
+            .arg(&peer)
+            .arg("--initial-advertise-peer-urls")
+            .arg(&peer)
+            .arg("--initial-cluster")
+            .arg(format!("test={peer}"))
+            .arg("--max-request-bytes")
+            .arg(self.builder.max_request_bytes.to_string())
+            .arg("--experimental-watch-progress-notify-interval")
+            .arg(format!(
+                "{}ms",
+                self.builder.progress_notify_interval.as_millis()
+            ))
+            .arg("--logger")
+            .arg("zap")
+            .arg("--log-level")
+            .arg("warn")
+            .args(&self.builder.extra_args)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        let child = cmd.spawn().map_err(|e| {
+            Error::Unavailable(format!(
+                "cannot run {} (install Debian's etcd-server): {e}",
+                etcd_binary().display()
+            ))
+        })?;
+        self.child = Some(child);
+
+        let deadline = tokio::time::Instant::now() + self.builder.start_timeout;
+        let addr = SocketAddr::from(([127, 0, 0, 1], self.client_port));
+        loop {
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(status)) = child.try_wait() {
+                    self.child = None;
+                    let log = std::fs::read_to_string(self.dir.path().join("etcd.log"))
+                        .unwrap_or_default();
+                    return Err(Error::Unavailable(format!(
+                        "etcd exited with {status}: {}",
+                        log.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
+                    )));
+                }
+            }
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok() {
+                let opts = EtcdOptions {
+                    connect_timeout: Duration::from_secs(2),
+                    ..self.options()
+                };
+                if EtcdStore::connect(opts).await.is_ok() {
+                    return Ok(());
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                self.kill();
+                return Err(Error::Unavailable(format!(
+                    "etcd did not serve on {addr} within {:?}",
+                    self.builder.start_timeout
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for EtcdProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
