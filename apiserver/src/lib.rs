@@ -1,12 +1,36 @@
 //! A Kubernetes-compatible API server: HTTPS, authentication, request info, the generic
 //! registry over [`storage::Store`], the watch cache, discovery, OpenAPI and tables.
 
+pub mod admission;
+pub mod auth;
+pub mod body;
+pub mod client;
+pub mod discovery;
 pub mod error;
 pub mod fields;
+pub mod handler;
+pub mod launch;
+pub mod negotiation;
 pub mod object;
 pub mod options;
+pub mod patch_handler;
+pub mod registry;
 pub mod request_info;
 pub mod resources;
+pub mod scale;
+pub mod schema;
 pub mod selectors;
+pub mod server;
 pub mod state;
+pub mod tables;
+pub mod watch;
 pub mod watch_cache;
+
+/// Decodes a Kubernetes protobuf request body into JSON.
+pub(crate) fn protobuf_body(_bytes: &[u8]) -> Result<serde_json::Value, error::ApiError> {
+    // TODO(lead): wire the protobuf module once it lands.
+    Err(error::ApiError::unsupported_media_type(&[
+        "application/json",
+        "application/yaml",
+    ]))
+}

@@ -1,0 +1,235 @@
+//! Assembles and starts an API server: storage, PKI, kubeconfig, catalog, caches,
+//! bootstrap objects and the HTTPS listener.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use serde_json::json;
+use storage::Store;
+
+use crate::auth::{MASTERS_GROUP, UserInfo};
+use crate::registry::{Registry, WriteContext};
+use crate::resources::{Catalog, built_in, karmada};
+use crate::server::{Serving, TlsFiles};
+use crate::state::{ApiConfig, ApiState, Flavor};
+
+/// Which storage backend to use.
+#[derive(Clone, Debug)]
+pub enum StoreChoice {
+    /// The embedded store in `DATA_DIR/store`.
+    Embedded,
+    /// An etcd cluster.
+    Etcd(storage::etcd::EtcdOptions),
+}
+
+/// How to start a server.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Data directory (store, PKI, kubeconfig).
+    pub data_dir: PathBuf,
+    /// Listen address (port 0: any free port).
+    pub bind: SocketAddr,
+    /// Storage backend.
+    pub store: StoreChoice,
+    /// Extra serving-certificate SANs.
+    pub tls_sans: Vec<String>,
+    /// Control plane or simulated member.
+    pub flavor: Flavor,
+    /// Name of the kubeconfig written into the data directory.
+    pub kubeconfig_name: String,
+    /// Context/cluster name inside the kubeconfig.
+    pub context_name: String,
+}
+
+/// Why a server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// Storage failed to open.
+    #[error("storage: {0}")]
+    Storage(#[from] storage::Error),
+    /// Certificates failed.
+    #[error("certificates: {0}")]
+    Certs(#[from] certs::Error),
+    /// TLS failed.
+    #[error("tls: {0}")]
+    Tls(#[from] crate::server::TlsError),
+    /// Binding failed.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Bootstrapping objects failed.
+    #[error("bootstrap: {0}")]
+    Bootstrap(#[from] crate::error::ApiError),
+}
+
+/// A running server.
+pub struct Running {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// The HTTPS URL.
+    pub url: String,
+    /// Shared state.
+    pub state: Arc<ApiState>,
+    /// The router (for in-process clients).
+    pub router: Router,
+    /// The admin kubeconfig written for users.
+    pub kubeconfig: PathBuf,
+    /// The PKI.
+    pub pki: Arc<certs::Pki>,
+    serving: Serving,
+}
+
+impl Running {
+    /// An in-process `kube::Client` acting as `user`.
+    pub fn client(&self, user: UserInfo) -> kube::Client {
+        crate::client::in_process_client(self.router.clone(), user)
+    }
+
+    /// Stops serving.
+    pub async fn shutdown(self) {
+        self.serving.shutdown(Duration::from_secs(5)).await;
+    }
+}
+
+/// Opens the chosen store.
+pub async fn open_store(opts: &ServeOptions) -> Result<Arc<dyn Store>, LaunchError> {
+    Ok(match &opts.store {
+        StoreChoice::Embedded => {
+            let dir = opts.data_dir.join("store");
+            let store = storage::embedded::EmbeddedStore::open(
+                &dir,
+                storage::embedded::EmbeddedOptions {
+                    // Consistent lists wait for the watch cache to hear of the store's
+                    // revision; a short interval keeps quiet resources current.
+                    progress_interval: Duration::from_millis(20),
+                    ..Default::default()
+                },
+            )?;
+            store as Arc<dyn Store>
+        }
+        StoreChoice::Etcd(e) => {
+            storage::etcd::EtcdStore::connect(e.clone()).await? as Arc<dyn Store>
+        }
+    })
+}
+
+/// Starts a server.
+pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
+    std::fs::create_dir_all(&opts.data_dir).map_err(storage::Error::Io)?;
+    let store = open_store(&opts).await?;
+    let pki = Arc::new(certs::Pki::ensure(
+        &opts.data_dir.join("pki"),
+        &certs::PkiOptions {
+            extra_sans: opts.tls_sans.clone(),
+        },
+    )?);
+    let listener = tokio::net::TcpListener::bind(opts.bind)
+        .await
+        .map_err(|source| LaunchError::Bind {
+            addr: opts.bind,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| LaunchError::Bind {
+        addr: opts.bind,
+        source,
+    })?;
+    let host = if addr.ip().is_unspecified() {
+        "127.0.0.1".to_string()
+    } else {
+        addr.ip().to_string()
+    };
+    let url = format!("https://{host}:{}", addr.port());
+
+    let mut resources = built_in();
+    if opts.flavor == Flavor::ControlPlane {
+        resources.extend(karmada());
+    }
+    let catalog = Arc::new(Catalog::new(resources));
+    let state = ApiState::new(
+        store,
+        catalog,
+        ApiConfig {
+            flavor: opts.flavor,
+            external_address: format!("{host}:{}", addr.port()),
+            ..Default::default()
+        },
+    );
+    state.warm(Duration::from_secs(30)).await?;
+    bootstrap(&state, opts.flavor).await?;
+
+    let router = crate::handler::router(state.clone());
+    let tls = crate::server::server_config(&TlsFiles {
+        cert_pem: pki.serving.cert_pem.clone(),
+        key_pem: pki.serving.key_pem.clone(),
+        client_ca_pems: vec![pki.ca.cert_pem().to_string()],
+    })?;
+    let serving = crate::server::serve(listener, tls, router.clone()).map_err(|source| {
+        LaunchError::Bind {
+            addr: opts.bind,
+            source,
+        }
+    })?;
+
+    let kubeconfig = opts.data_dir.join(&opts.kubeconfig_name);
+    certs::write_kubeconfig(
+        &kubeconfig,
+        &certs::Kubeconfig {
+            name: opts.context_name.clone(),
+            server: url.clone(),
+            ca_pem: pki.ca.cert_pem().to_string(),
+            credentials: certs::KubeconfigCredentials::ClientCert {
+                cert_pem: pki.admin.cert_pem.clone(),
+                key_pem: pki.admin.key_pem.clone(),
+            },
+            namespace: None,
+        },
+    )?;
+    tracing::info!(%url, kubeconfig = %kubeconfig.display(), "API server ready");
+    Ok(Running {
+        addr,
+        url,
+        state,
+        router,
+        kubeconfig,
+        pki,
+        serving,
+    })
+}
+
+/// The identity of the server's own bootstrap writes.
+pub fn system_user() -> UserInfo {
+    UserInfo::new("system:apiserver", vec![MASTERS_GROUP.to_string()])
+}
+
+/// Creates the namespaces kube-apiserver (and Karmada) create at start.
+async fn bootstrap(state: &Arc<ApiState>, flavor: Flavor) -> Result<(), crate::error::ApiError> {
+    let snapshot = state.catalog.snapshot();
+    let Some(ns_def) = snapshot.get("", "v1", "namespaces").cloned() else {
+        return Ok(());
+    };
+    let mut names = vec!["default", "kube-system", "kube-public", "kube-node-lease"];
+    if flavor == Flavor::ControlPlane {
+        names.extend(["karmada-system", "karmada-cluster"]);
+    }
+    let reg = Registry::new(state, ns_def);
+    let ctx = WriteContext {
+        manager: "kube-apiserver".into(),
+        dry_run: false,
+    };
+    for n in names {
+        let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}});
+        match reg.create("", obj, &ctx).await {
+            Ok(_) => {}
+            Err(e) if e.code == 409 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,966 @@
+//! The generic registry: create, get, list, update, delete of any stored resource over the
+//! [`storage::Store`], with kube-apiserver's object semantics
+//! (k8s.io/apiserver/pkg/registry/generic/registry/store.go).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use storage::{RangeRequest, Store};
+
+use crate::admission::{self, Operation};
+use crate::error::{ApiError, success_status};
+use crate::object;
+use crate::options::{
+    ContinueToken, DeleteOptions, ListOptions, Propagation, RvMatch, WriteOptions,
+};
+use crate::resources::ResourceDef;
+use crate::state::ApiState;
+use crate::watch_cache::{CachedObject, Filter};
+
+/// Finalizer kube's garbage collector uses for foreground deletion.
+pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+/// Finalizer kube's garbage collector uses for orphaning dependents.
+pub const ORPHAN_FINALIZER: &str = "orphan";
+
+/// Which part of the object a write targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subresource {
+    /// The main resource (status changes are ignored when a status subresource exists).
+    Main,
+    /// The `status` subresource (only status changes are kept).
+    Status,
+}
+
+/// Who is writing (for managedFields and admission).
+#[derive(Clone, Debug, Default)]
+pub struct WriteContext {
+    /// The field manager (fieldManager query or derived from the User-Agent).
+    pub manager: String,
+    /// Options.
+    pub dry_run: bool,
+}
+
+impl WriteContext {
+    /// From write options and a default manager name.
+    pub fn new(opts: &WriteOptions, default_manager: &str) -> WriteContext {
+        WriteContext {
+            manager: opts
+                .field_manager
+                .clone()
+                .unwrap_or_else(|| default_manager.to_string()),
+            dry_run: opts.dry_run,
+        }
+    }
+}
+
+/// The result of a list: items (served JSON) and list metadata.
+pub struct ListPage {
+    /// Items in key order.
+    pub items: Vec<Arc<CachedObject>>,
+    /// The list's resourceVersion.
+    pub revision: i64,
+    /// Continue token, when there are more.
+    pub continue_token: Option<String>,
+    /// remainingItemCount.
+    pub remaining: Option<usize>,
+}
+
+/// What a delete did.
+pub enum DeleteOutcome {
+    /// The object is gone; the body is a Status (or the object for some kinds).
+    Deleted(Value),
+    /// The object is terminating (finalizers pending); the body is the object.
+    Terminating(Value),
+}
+
+/// Registry operations on one resource.
+pub struct Registry<'a> {
+    state: &'a ApiState,
+    def: Arc<ResourceDef>,
+}
+
+fn store_of(state: &ApiState) -> &Arc<dyn Store> {
+    &state.store
+}
+
+impl<'a> Registry<'a> {
+    /// The registry of `def`.
+    pub fn new(state: &'a ApiState, def: Arc<ResourceDef>) -> Registry<'a> {
+        Registry { state, def }
+    }
+
+    /// The resource.
+    pub fn def(&self) -> &Arc<ResourceDef> {
+        &self.def
+    }
+
+    fn key(&self, ns: &str, name: &str) -> Result<String, ApiError> {
+        self.def
+            .key(ns, name)
+            .ok_or_else(|| ApiError::method_not_allowed("get", &self.def.kind))
+    }
+
+    fn not_found(&self, name: &str) -> ApiError {
+        ApiError::not_found(&self.def.group, &self.def.plural, name)
+    }
+
+    fn relative_key<'k>(&self, key: &'k str) -> &'k str {
+        key.strip_prefix(self.def.prefix().unwrap_or(""))
+            .unwrap_or(key)
+    }
+
+    /// Reads one object (consistent read from storage).
+    pub async fn get(&self, ns: &str, name: &str) -> Result<Value, ApiError> {
+        let key = self.key(ns, name)?;
+        let (kv, _) = store_of(self.state).get(&key).await?;
+        let kv = kv.ok_or_else(|| self.not_found(name))?;
+        object::from_stored(&kv.value, kv.mod_revision)
+    }
+
+    /// Reads one object with kube's resourceVersion semantics for get (`"0"`: from cache).
+    pub async fn get_with_rv(
+        &self,
+        ns: &str,
+        name: &str,
+        rv: Option<&str>,
+    ) -> Result<Value, ApiError> {
+        match rv {
+            Some("0") => {
+                let cache = self.state.cache(&self.def)?;
+                let key = self.key(ns, name)?;
+                cache
+                    .get(&key)
+                    .map(|o| o.value())
+                    .ok_or_else(|| self.not_found(name))
+            }
+            Some(r) => {
+                let want = object::parse_resource_version(r)?;
+                let cache = self.state.cache(&self.def)?;
+                self.wait_cache(&cache, want).await?;
+                let key = self.key(ns, name)?;
+                cache
+                    .get(&key)
+                    .map(|o| o.value())
+                    .ok_or_else(|| self.not_found(name))
+            }
+            None => self.get(ns, name).await,
+        }
+    }
+
+    async fn wait_cache(
+        &self,
+        cache: &crate::watch_cache::WatchCache,
+        rev: i64,
+    ) -> Result<(), ApiError> {
+        cache
+            .wait_for(rev, self.state.config.cache_freshness_wait)
+            .await
+            .map_err(|_| ApiError::too_large_resource_version(rev, cache.revision()))
+    }
+
+    /// Lists objects with kube's resourceVersion / limit / continue semantics.
+    pub async fn list(&self, ns: &str, opts: &ListOptions) -> Result<ListPage, ApiError> {
+        crate::fields::validate(&self.def, &opts.field_selector).map_err(ApiError::bad_request)?;
+        let cache = self.state.cache(&self.def)?;
+        let filter = Filter {
+            namespace: if self.def.namespaced {
+                ns.to_string()
+            } else {
+                String::new()
+            },
+            labels: opts.label_selector.clone(),
+            fields: opts.field_selector.clone(),
+        };
+        let prefix = self.def.prefix().unwrap_or("").to_string();
+
+        // Continuations are served at the revision of the first page.
+        if let Some(tok) = &opts.continue_token {
+            let start_after = format!("{prefix}{}", tok.start_after);
+            return self
+                .list_at(&cache, &filter, Some(start_after), opts.limit, tok.rv)
+                .await;
+        }
+
+        let limit = opts.limit;
+        match (opts.resource_version.as_deref(), opts.rv_match) {
+            // "Any": whatever the cache has, never paged.
+            (Some("0"), _) => {
+                self.wait_cache(&cache, 0).await?;
+                Ok(self.page(cache.list(&filter, None, 0)))
+            }
+            (Some(rv), RvMatch::NotOlderThan) | (Some(rv), RvMatch::Unset)
+                if !(opts.rv_match == RvMatch::Unset && limit > 0) =>
+            {
+                let want = object::parse_resource_version(rv)?;
+                self.wait_cache(&cache, want).await?;
+                Ok(self.page(cache.list(&filter, None, limit)))
+            }
+            // Exact (or legacy exact: an RV with a limit).
+            (Some(rv), _) => {
+                let want = object::parse_resource_version(rv)?;
+                self.list_at(&cache, &filter, None, limit, want).await
+            }
+            // Most recent: a consistent read.
+            (None, _) => {
+                let current = store_of(self.state).current_revision().await?;
+                if cache
+                    .wait_for(current, self.state.config.cache_freshness_wait)
+                    .await
+                    .is_ok()
+                {
+                    Ok(self.page(cache.list(&filter, None, limit)))
+                } else {
+                    self.list_from_store(&filter, None, limit, 0).await
+                }
+            }
+        }
+    }
+
+    fn page(&self, r: crate::watch_cache::ListResult) -> ListPage {
+        ListPage {
+            continue_token: r
+                .continue_key
+                .as_deref()
+                .map(|k| ContinueToken::encode(r.revision, self.relative_key(k))),
+            items: r.items,
+            revision: r.revision,
+            remaining: r.remaining,
+        }
+    }
+
+    /// Lists exactly at `rev`: from the cache when nothing changed since, else from storage.
+    async fn list_at(
+        &self,
+        cache: &crate::watch_cache::WatchCache,
+        filter: &Filter,
+        start_after: Option<String>,
+        limit: usize,
+        rev: i64,
+    ) -> Result<ListPage, ApiError> {
+        if cache.serves_exact(rev) {
+            let mut page = self.page(cache.list(filter, start_after.as_deref(), limit));
+            // The list is "at rev": keep the token's revision stable across pages.
+            page.revision = rev;
+            if let Some(t) = &page.continue_token
+                && let Ok(mut tok) = ContinueToken::decode(t)
+            {
+                tok.rv = rev;
+                page.continue_token = Some(ContinueToken::encode(rev, &tok.start_after));
+            }
+            return Ok(page);
+        }
+        self.list_from_store(filter, start_after, limit, rev).await
+    }
+
+    async fn list_from_store(
+        &self,
+        filter: &Filter,
+        start_after: Option<String>,
+        limit: usize,
+        rev: i64,
+    ) -> Result<ListPage, ApiError> {
+        let prefix = if filter.namespace.is_empty() {
+            self.def.prefix().unwrap_or("").to_string()
+        } else {
+            format!("{}{}/", self.def.prefix().unwrap_or(""), filter.namespace)
+        };
+        let mut items = Vec::new();
+        let mut cursor = start_after;
+        let mut read_rev = rev;
+        let mut last_key = None;
+        let mut more;
+        let mut count_after = 0usize;
+        loop {
+            let resp = match store_of(self.state)
+                .range(RangeRequest {
+                    prefix: prefix.clone(),
+                    start_after: cursor.clone().filter(|c| c.starts_with(&prefix)),
+                    limit: if limit > 0 { limit.max(64) } else { 0 },
+                    revision: read_rev,
+                })
+                .await
+            {
+                Ok(r) => r,
+                Err(storage::Error::Compacted { .. }) => {
+                    return Err(ApiError::expired(
+                        "The resourceVersion for the provided list is too old.",
+                    ));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            read_rev = resp.revision;
+            more = resp.more;
+            let n = resp.kvs.len();
+            for (i, kv) in resp.kvs.into_iter().enumerate() {
+                let v = object::from_stored(&kv.value, kv.mod_revision)?;
+                let o = CachedObject::from_value(&self.def, kv.key.clone(), kv.mod_revision, &v);
+                last_key = Some(kv.key.clone());
+                if filter.matches(&o) {
+                    items.push(Arc::new(o));
+                    if limit > 0 && items.len() == limit {
+                        let rest = n - i - 1;
+                        more = more || rest > 0;
+                        count_after = resp.count.saturating_sub(i + 1);
+                        break;
+                    }
+                }
+            }
+            if !(limit > 0 && items.len() < limit && more) {
+                break;
+            }
+            cursor = last_key.clone();
+        }
+        let continue_token = if limit > 0 && more {
+            last_key
+                .as_deref()
+                .map(|k| ContinueToken::encode(read_rev, self.relative_key(k)))
+        } else {
+            None
+        };
+        let remaining = (continue_token.is_some() && filter.is_trivial()).then_some(count_after);
+        Ok(ListPage {
+            items,
+            revision: read_rev,
+            continue_token,
+            remaining,
+        })
+    }
+
+    /// Checks that a namespaced object's namespace exists and is not terminating
+    /// (kube's NamespaceLifecycle admission).
+    async fn check_namespace(&self, ns: &str) -> Result<(), ApiError> {
+        if !self.def.namespaced {
+            return Ok(());
+        }
+        let (kv, _) = store_of(self.state)
+            .get(&format!("/registry/namespaces/{ns}"))
+            .await?;
+        let kv = kv.ok_or_else(|| ApiError::not_found("", "namespaces", ns))?;
+        let nsobj = object::from_stored(&kv.value, kv.mod_revision)?;
+        if object::is_terminating(&nsobj) {
+            return Err(ApiError::forbidden_message(
+                &self.def.group,
+                &self.def.plural,
+                "",
+                format!(
+                    "unable to create new content in namespace {ns} because it is being terminated"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Normalizes apiVersion/kind and namespace of an incoming object against the URL.
+    pub fn normalize_incoming(&self, ns: &str, obj: &mut Value) -> Result<(), ApiError> {
+        let Value::Object(map) = obj else {
+            return Err(ApiError::bad_request(format!(
+                "the body of the request must be a {} object",
+                self.def.kind
+            )));
+        };
+        let want_av = self.def.api_version();
+        match map.get("apiVersion").and_then(Value::as_str) {
+            None | Some("") => {
+                map.insert("apiVersion".into(), Value::String(want_av.clone()));
+            }
+            Some(av) if av == want_av => {}
+            Some(av) => {
+                return Err(ApiError::bad_request(format!(
+                    "the API version in the data ({av}) does not match the expected API version ({want_av})"
+                )));
+            }
+        }
+        match map.get("kind").and_then(Value::as_str) {
+            None | Some("") => {
+                map.insert("kind".into(), Value::String(self.def.kind.clone()));
+            }
+            Some(k) if k == self.def.kind => {}
+            Some(k) => {
+                return Err(ApiError::bad_request(format!(
+                    "the kind in the data ({k}) does not match the expected kind ({}) for {}",
+                    self.def.kind,
+                    self.def.qualified()
+                )));
+            }
+        }
+        if map
+            .get("metadata")
+            .is_some_and(|m| !m.is_object() && !m.is_null())
+        {
+            return Err(ApiError::bad_request(format!(
+                "{} in version \"{}\" cannot be handled as a {}: metadata must be an object",
+                self.def.kind, self.def.version, self.def.kind
+            )));
+        }
+        let meta = object::meta_mut(obj);
+        if self.def.namespaced {
+            match meta.get("namespace").and_then(Value::as_str) {
+                None | Some("") => {
+                    meta.insert("namespace".into(), Value::String(ns.to_string()));
+                }
+                Some(n) if n == ns => {}
+                Some(_) => {
+                    return Err(ApiError::bad_request(
+                        "the namespace of the provided object does not match the namespace sent on the request",
+                    ));
+                }
+            }
+        } else {
+            meta.remove("namespace");
+        }
+        Ok(())
+    }
+
+    /// Creates an object (kube's `Store.Create` with `BeforeCreate`).
+    pub async fn create(
+        &self,
+        ns: &str,
+        mut obj: Value,
+        ctx: &WriteContext,
+    ) -> Result<Value, ApiError> {
+        self.normalize_incoming(ns, &mut obj)?;
+        if object::resource_version(&obj)?.is_some() {
+            return Err(ApiError::bad_request(
+                "resourceVersion should not be set on objects to be created",
+            ));
+        }
+        // Name or generateName.
+        let generate = {
+            let name = object::name(&obj);
+            let gen_name = object::meta_str(&obj, "generateName");
+            if name.is_empty() && gen_name.is_empty() {
+                return Err(ApiError::invalid_field(
+                    &self.def,
+                    "",
+                    "FieldValueRequired",
+                    "metadata.name",
+                    "Required value: name or generateName is required",
+                ));
+            }
+            name.is_empty().then(|| gen_name.to_string())
+        };
+        self.check_namespace(ns).await?;
+
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let mut candidate = obj.clone();
+            if let Some(prefix) = &generate {
+                let name = generate_name(prefix);
+                object::meta_mut(&mut candidate).insert("name".into(), Value::String(name));
+            }
+            self.prepare_for_create(&mut candidate);
+            admission::admit(
+                self.state,
+                &self.def,
+                Operation::Create,
+                &mut candidate,
+                None,
+                ctx,
+            )
+            .await?;
+            let name = object::name(&candidate).to_string();
+            if ctx.dry_run {
+                return Ok(candidate);
+            }
+            let key = self.key(ns, &name)?;
+            let bytes = object::to_stored(&candidate)?;
+            match store_of(self.state).create(&key, bytes).await {
+                Ok(kv) => {
+                    object::set_resource_version(&mut candidate, kv.mod_revision);
+                    return Ok(candidate);
+                }
+                Err(storage::Error::AlreadyExists { current, .. }) => {
+                    // kube retries generated names (RetryGenerateName, GA in 1.32).
+                    if generate.is_some() && attempts < 8 {
+                        continue;
+                    }
+                    let mut e = ApiError::already_exists(&self.def.group, &self.def.plural, &name);
+                    if let Ok(existing) = object::from_stored(&current.value, current.mod_revision)
+                        && object::is_terminating(&existing)
+                    {
+                        e.message = format!("object is being deleted: {}", e.message);
+                    }
+                    return Err(e);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// kube's rest.BeforeCreate: server-owned metadata and a fresh status.
+    fn prepare_for_create(&self, obj: &mut Value) {
+        let generation = self.def.generation;
+        let has_status = self.def.status;
+        let m = object::meta_mut(obj);
+        m.insert(
+            "uid".into(),
+            Value::String(uuid::Uuid::new_v4().to_string()),
+        );
+        m.insert(
+            "creationTimestamp".into(),
+            Value::String(object::now_rfc3339()),
+        );
+        m.remove("deletionTimestamp");
+        m.remove("deletionGracePeriodSeconds");
+        m.remove("selfLink");
+        m.remove("resourceVersion");
+        if generation {
+            m.insert("generation".into(), json!(1));
+        } else {
+            m.remove("generation");
+        }
+        if has_status && let Value::Object(root) = obj {
+            // Status is owned by the status subresource: a create starts with none.
+            root.remove("status");
+        }
+    }
+
+    /// Replaces an object (PUT), creating it when the kind allows create-on-update.
+    /// Returns the stored object and whether it was created.
+    pub async fn update(
+        &self,
+        ns: &str,
+        name: &str,
+        mut obj: Value,
+        sub: Subresource,
+        ctx: &WriteContext,
+    ) -> Result<(Value, bool), ApiError> {
+        self.normalize_incoming(ns, &mut obj)?;
+        let body_name = object::name(&obj).to_string();
+        if body_name.is_empty() {
+            object::meta_mut(&mut obj).insert("name".into(), Value::String(name.to_string()));
+        } else if body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let obj_for_create = obj.clone();
+        let result = self
+            .guaranteed_update(ns, name, sub, ctx, move |_current| Ok(obj.clone()))
+            .await;
+        match result {
+            Err(e)
+                if e.code == 404
+                    && sub == Subresource::Main
+                    && allow_create_on_update(&self.def) =>
+            {
+                let created = self.create(ns, obj_for_create, ctx).await?;
+                Ok((created, true))
+            }
+            other => other.map(|v| (v, false)),
+        }
+    }
+
+    /// Reads the current object, computes the new one with `mutate`, and writes it with a
+    /// compare-and-swap, retrying on races (kube's `GuaranteedUpdate`). A resourceVersion set
+    /// by the caller in the new object is a precondition (409 on mismatch, no retry).
+    pub async fn guaranteed_update<F>(
+        &self,
+        ns: &str,
+        name: &str,
+        sub: Subresource,
+        ctx: &WriteContext,
+        mut mutate: F,
+    ) -> Result<Value, ApiError>
+    where
+        F: FnMut(&Value) -> Result<Value, ApiError>,
+    {
+        let key = self.key(ns, name)?;
+        loop {
+            let (kv, _) = store_of(self.state).get(&key).await?;
+            let kv = kv.ok_or_else(|| self.not_found(name))?;
+            let current = object::from_stored(&kv.value, kv.mod_revision)?;
+            let mut new = mutate(&current)?;
+            let user_rv = object::resource_version(&new)?;
+            if let Some(rv) = user_rv
+                && rv != kv.mod_revision
+            {
+                return Err(ApiError::stale(&self.def.group, &self.def.plural, name));
+            }
+            self.prepare_for_update(sub, &mut new, &current)?;
+            admission::admit(
+                self.state,
+                &self.def,
+                Operation::Update,
+                &mut new,
+                Some(&current),
+                ctx,
+            )
+            .await?;
+            let bytes = object::to_stored(&new)?;
+            if bytes == kv.value {
+                // No change: kube skips the write and keeps the resourceVersion.
+                return Ok(current);
+            }
+            if ctx.dry_run {
+                return Ok(new);
+            }
+            if object::is_terminating(&new)
+                && object::finalizers(&new).is_empty()
+                && !is_namespace_blocked(&self.def, &new)
+            {
+                // The last finalizer is gone: the object is deleted (ShouldDeleteDuringUpdate).
+                match store_of(self.state).delete(&key, kv.mod_revision).await {
+                    Ok((_, rev)) => {
+                        object::set_resource_version(&mut new, rev);
+                        return Ok(new);
+                    }
+                    Err(storage::Error::Conflict { .. }) if user_rv.is_none() => continue,
+                    Err(storage::Error::Conflict { .. }) => {
+                        return Err(ApiError::stale(&self.def.group, &self.def.plural, name));
+                    }
+                    Err(storage::Error::NotFound { .. }) => return Err(self.not_found(name)),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            match store_of(self.state)
+                .update(&key, bytes, kv.mod_revision)
+                .await
+            {
+                Ok(kv) => {
+                    object::set_resource_version(&mut new, kv.mod_revision);
+                    return Ok(new);
+                }
+                Err(storage::Error::Conflict { .. }) if user_rv.is_none() => continue,
+                Err(storage::Error::Conflict { .. }) => {
+                    return Err(ApiError::stale(&self.def.group, &self.def.plural, name));
+                }
+                Err(storage::Error::NotFound { .. }) => return Err(self.not_found(name)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// kube's rest.BeforeUpdate plus the status/main split of the strategies.
+    fn prepare_for_update(
+        &self,
+        sub: Subresource,
+        new: &mut Value,
+        old: &Value,
+    ) -> Result<(), ApiError> {
+        let name = object::name(old).to_string();
+        // uid, if given, must match (it is immutable); creationTimestamp is kept.
+        let new_uid = object::uid(new).to_string();
+        if !new_uid.is_empty() && new_uid != object::uid(old) {
+            return Err(ApiError::invalid_field(
+                &self.def,
+                &name,
+                "FieldValueInvalid",
+                "metadata.uid",
+                format!("Invalid value: \"{new_uid}\": field is immutable"),
+            ));
+        }
+        match sub {
+            Subresource::Status => {
+                // Only status (and managedFields) come from the request.
+                let status = new.get("status").cloned();
+                let managed = object::meta(new)
+                    .and_then(|m| m.get("managedFields"))
+                    .cloned();
+                let mut merged = old.clone();
+                if let Value::Object(root) = &mut merged {
+                    match status {
+                        Some(s) => {
+                            root.insert("status".into(), s);
+                        }
+                        None => {
+                            root.remove("status");
+                        }
+                    }
+                }
+                if let Some(mf) = managed {
+                    object::meta_mut(&mut merged).insert("managedFields".into(), mf);
+                }
+                *new = merged;
+                // The precondition (if any) was already checked against the current object.
+                object::meta_mut(new).remove("resourceVersion");
+                return Ok(());
+            }
+            Subresource::Main => {}
+        }
+        let old_meta = object::meta(old).cloned().unwrap_or_default();
+        let m = object::meta_mut(new);
+        for field in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+        ] {
+            match old_meta.get(field) {
+                Some(v) => {
+                    m.insert(field.into(), v.clone());
+                }
+                None => {
+                    m.remove(field);
+                }
+            }
+        }
+        m.remove("resourceVersion");
+        m.remove("selfLink");
+        if self.def.status
+            && let Value::Object(root) = new
+        {
+            match old.get("status") {
+                Some(s) => {
+                    root.insert("status".into(), s.clone());
+                }
+                None => {
+                    root.remove("status");
+                }
+            }
+        }
+        if self.def.generation {
+            let old_gen = old_meta
+                .get("generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(1);
+            let changed = spec_changed(old, new, self.def.status);
+            let m = object::meta_mut(new);
+            m.insert(
+                "generation".into(),
+                json!(if changed { old_gen + 1 } else { old_gen }),
+            );
+        } else {
+            object::meta_mut(new).remove("generation");
+        }
+        Ok(())
+    }
+
+    /// Deletes an object with kube's finalizer, grace-period and propagation semantics.
+    pub async fn delete(
+        &self,
+        ns: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> Result<DeleteOutcome, ApiError> {
+        let key = self.key(ns, name)?;
+        loop {
+            let (kv, _) = store_of(self.state).get(&key).await?;
+            let kv = kv.ok_or_else(|| self.not_found(name))?;
+            let current = object::from_stored(&kv.value, kv.mod_revision)?;
+            if let Some(uid) = &opts.precondition_uid
+                && uid != object::uid(&current)
+            {
+                return Err(ApiError::conflict(
+                    &self.def.group,
+                    &self.def.plural,
+                    name,
+                    &format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        object::uid(&current)
+                    ),
+                ));
+            }
+            if let Some(rv) = &opts.precondition_rv
+                && *rv != kv.mod_revision.to_string()
+            {
+                return Err(ApiError::conflict(
+                    &self.def.group,
+                    &self.def.plural,
+                    name,
+                    &format!(
+                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                        kv.mod_revision
+                    ),
+                ));
+            }
+
+            let mut finalizers = object::finalizers(&current);
+            match opts.propagation {
+                Some(Propagation::Foreground) => {
+                    finalizers.retain(|f| f != ORPHAN_FINALIZER);
+                    if !finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
+                        finalizers.push(FOREGROUND_FINALIZER.into());
+                    }
+                }
+                Some(Propagation::Orphan) => {
+                    finalizers.retain(|f| f != FOREGROUND_FINALIZER);
+                    if !finalizers.iter().any(|f| f == ORPHAN_FINALIZER) {
+                        finalizers.push(ORPHAN_FINALIZER.into());
+                    }
+                }
+                Some(Propagation::Background) | None => {}
+            }
+            let namespace_pending = self.def.group.is_empty() && self.def.plural == "namespaces";
+            if finalizers.is_empty() && !namespace_pending {
+                if opts.dry_run {
+                    return Ok(DeleteOutcome::Deleted(self.delete_body(&current)));
+                }
+                match store_of(self.state).delete(&key, kv.mod_revision).await {
+                    Ok((_, rev)) => {
+                        let mut last = current;
+                        object::set_resource_version(&mut last, rev);
+                        return Ok(DeleteOutcome::Deleted(self.delete_body(&last)));
+                    }
+                    Err(storage::Error::Conflict { .. }) => continue,
+                    Err(storage::Error::NotFound { .. }) => return Err(self.not_found(name)),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+
+            // Graceful: mark terminating and let the finalizers' owners finish.
+            let mut updated = current.clone();
+            let changed_finalizers = finalizers != object::finalizers(&current);
+            if !object::is_terminating(&current) {
+                let m = object::meta_mut(&mut updated);
+                m.insert(
+                    "deletionTimestamp".into(),
+                    Value::String(object::now_rfc3339()),
+                );
+                m.insert("deletionGracePeriodSeconds".into(), json!(0));
+                if self.def.generation {
+                    let g = m.get("generation").and_then(Value::as_i64).unwrap_or(1);
+                    m.insert("generation".into(), json!(g + 1));
+                }
+                if namespace_pending {
+                    object::set_path(&mut updated, ".status.phase", json!("Terminating"));
+                }
+            } else if !changed_finalizers {
+                return Ok(DeleteOutcome::Terminating(current));
+            }
+            object::set_finalizers(&mut updated, &finalizers);
+            if opts.dry_run {
+                return Ok(DeleteOutcome::Terminating(updated));
+            }
+            let bytes = object::to_stored(&updated)?;
+            match store_of(self.state)
+                .update(&key, bytes, kv.mod_revision)
+                .await
+            {
+                Ok(kv) => {
+                    object::set_resource_version(&mut updated, kv.mod_revision);
+                    return Ok(DeleteOutcome::Terminating(updated));
+                }
+                Err(storage::Error::Conflict { .. }) => continue,
+                Err(storage::Error::NotFound { .. }) => return Err(self.not_found(name)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    fn delete_body(&self, last: &Value) -> Value {
+        if returns_deleted_object(&self.def) {
+            last.clone()
+        } else {
+            success_status(
+                &self.def.group,
+                &self.def.plural,
+                object::name(last),
+                Some(object::uid(last)),
+            )
+        }
+    }
+
+    /// Deletes every matching object (deletecollection); returns the deleted objects.
+    pub async fn delete_collection(
+        &self,
+        ns: &str,
+        list_opts: &ListOptions,
+        opts: &DeleteOptions,
+    ) -> Result<Vec<Value>, ApiError> {
+        let mut plain = list_opts.clone();
+        plain.limit = 0;
+        plain.continue_token = None;
+        let page = self.list(ns, &plain).await?;
+        let mut deleted = Vec::new();
+        for item in page.items {
+            match self.delete(&item.namespace, &item.name, opts).await {
+                Ok(DeleteOutcome::Deleted(_)) => deleted.push(item.value()),
+                Ok(DeleteOutcome::Terminating(v)) => deleted.push(v),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(deleted)
+    }
+}
+
+/// A namespace is kept while `spec.finalizers` is not empty, even without metadata finalizers.
+fn is_namespace_blocked(def: &ResourceDef, obj: &Value) -> bool {
+    def.group.is_empty()
+        && def.plural == "namespaces"
+        && obj
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
+}
+
+/// Did anything outside metadata (and status, when it is a subresource) change?
+pub fn spec_changed(old: &Value, new: &Value, status_subresource: bool) -> bool {
+    let strip = |v: &Value| -> Map<String, Value> {
+        let mut m = v.as_object().cloned().unwrap_or_default();
+        m.remove("metadata");
+        if status_subresource {
+            m.remove("status");
+        }
+        m
+    };
+    strip(old) != strip(new)
+}
+
+/// Kinds whose PUT creates a missing object (kube's `AllowCreateOnUpdate`).
+fn allow_create_on_update(def: &ResourceDef) -> bool {
+    matches!(
+        (def.group.as_str(), def.plural.as_str()),
+        ("", "events")
+            | ("", "endpoints")
+            | ("coordination.k8s.io", "leases")
+            | ("rbac.authorization.k8s.io", _)
+    )
+}
+
+/// Kinds whose DELETE returns the deleted object rather than a Status (kube's
+/// `ReturnDeletedObject`).
+fn returns_deleted_object(def: &ResourceDef) -> bool {
+    matches!(
+        (def.group.as_str(), def.plural.as_str()),
+        ("", "pods")
+            | ("", "namespaces")
+            | ("", "services")
+            | ("", "persistentvolumeclaims")
+            | ("", "persistentvolumes")
+            | ("", "nodes")
+            | ("apiextensions.k8s.io", "customresourcedefinitions")
+    )
+}
+
+/// kube's SimpleNameGenerator: prefix (at most 58 chars) + 5 random characters.
+pub fn generate_name(prefix: &str) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut p: String = prefix.chars().take(58).collect();
+    let bytes = uuid::Uuid::new_v4();
+    for b in bytes.as_bytes().iter().take(5) {
+        p.push(ALPHABET[*b as usize % ALPHABET.len()] as char);
+    }
+    p
+}
+
+/// Waits for a cache to be usable; used by the server at start.
+pub async fn wait_ready(state: &ApiState, timeout: Duration) -> Result<(), ApiError> {
+    state.warm(timeout).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_names() {
+        let n = generate_name("web-");
+        assert!(n.starts_with("web-") && n.len() == 9);
+        let long = "a".repeat(70);
+        assert_eq!(generate_name(&long).len(), 63);
+    }
+
+    #[test]
+    fn spec_change_detection() {
+        let a = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"x": 1}, "status": {"s": 1}});
+        let b = json!({"metadata": {"labels": {"a": "2"}}, "spec": {"x": 1}, "status": {"s": 2}});
+        assert!(!spec_changed(&a, &b, true));
+        assert!(spec_changed(&a, &b, false));
+        let c = json!({"metadata": {}, "spec": {"x": 2}});
+        assert!(spec_changed(&a, &c, true));
+    }
+}

@@ -1,0 +1,268 @@
+//! Watch responses: newline-delimited JSON events over a chunked HTTP body, served from the
+//! watch cache (k8s.io/apiserver/pkg/endpoints/handlers/watch.go semantics).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use serde_json::json;
+use tokio::sync::{broadcast, mpsc};
+
+use crate::error::ApiError;
+use crate::options::{ListOptions, RvMatch};
+use crate::resources::ResourceDef;
+use crate::state::ApiState;
+use crate::watch_cache::{
+    CacheError, CacheEvent, CachedObject, EventType, Filter, WatchCache, frame,
+};
+
+/// Turns each outgoing event into its wire form (JSON, or a one-row Table).
+pub trait Encoder: Send + 'static {
+    /// Encodes an object-carrying event.
+    fn object(&mut self, t: EventType, obj: &CachedObject, shared: Option<&CacheEvent>) -> Bytes;
+    /// Encodes a bookmark.
+    fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> Bytes;
+}
+
+/// Plain JSON events, sharing the cache's pre-built frames.
+pub struct JsonEncoder {
+    /// `apiVersion` of bookmarks.
+    pub api_version: String,
+    /// `kind` of bookmarks.
+    pub kind: String,
+}
+
+impl Encoder for JsonEncoder {
+    fn object(&mut self, t: EventType, obj: &CachedObject, shared: Option<&CacheEvent>) -> Bytes {
+        match shared {
+            Some(ev) => ev.frame(t),
+            None => frame(t.as_str(), &obj.json),
+        }
+    }
+    fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> Bytes {
+        bookmark_frame(&self.api_version, &self.kind, rv, initial_events_end)
+    }
+}
+
+/// A BOOKMARK event frame.
+pub fn bookmark_frame(api_version: &str, kind: &str, rv: i64, initial_events_end: bool) -> Bytes {
+    let mut meta = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
+    if initial_events_end {
+        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    let obj = json!({"kind": kind, "apiVersion": api_version, "metadata": meta});
+    frame("BOOKMARK", obj.to_string().as_bytes())
+}
+
+/// The ERROR event kube sends when a watch's resourceVersion is too old.
+pub fn expired_frame(requested: i64, oldest: i64) -> Bytes {
+    let status = ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
+        .status_json();
+    frame("ERROR", status.to_string().as_bytes())
+}
+
+fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response {
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|b| (Ok::<Bytes, std::io::Error>(b), rx))
+    });
+    let mut resp = Response::new(Body::from_stream(stream));
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-cache, private"),
+    );
+    resp
+}
+
+/// Serves a watch request.
+pub async fn serve<E: Encoder>(
+    state: &Arc<ApiState>,
+    def: &Arc<ResourceDef>,
+    namespace: &str,
+    opts: &ListOptions,
+    mut encoder: E,
+) -> Result<Response, ApiError> {
+    crate::fields::validate(def, &opts.field_selector).map_err(ApiError::bad_request)?;
+    let cache = state.cache(def)?;
+    let filter = Filter {
+        namespace: if def.namespaced {
+            namespace.to_string()
+        } else {
+            String::new()
+        },
+        labels: opts.label_selector.clone(),
+        fields: opts.field_selector.clone(),
+    };
+    let wait = state.config.cache_freshness_wait;
+    let streaming_list = opts.send_initial_events == Some(true);
+
+    // Where does the watch start?
+    let after: Option<i64> = match opts.resource_version.as_deref() {
+        None => {
+            // "Start at most recent": initial events from a consistent state.
+            let current = state.store.current_revision().await?;
+            cache
+                .wait_for(current, wait)
+                .await
+                .map_err(|_| ApiError::too_large_resource_version(current, cache.revision()))?;
+            None
+        }
+        Some("0") => {
+            cache
+                .wait_for(0, wait)
+                .await
+                .map_err(|_| ApiError::unavailable("watch cache is not ready"))?;
+            None
+        }
+        Some(rv) => {
+            let rv = crate::object::parse_resource_version(rv)?;
+            cache
+                .wait_for(rv, wait)
+                .await
+                .map_err(|_| ApiError::too_large_resource_version(rv, cache.revision()))?;
+            if streaming_list && opts.rv_match == RvMatch::NotOlderThan {
+                None
+            } else {
+                Some(rv)
+            }
+        }
+    };
+    let send_initial = after.is_none() && opts.send_initial_events != Some(false);
+
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let sub = match cache.subscribe(after, &filter) {
+        Ok(s) => s,
+        Err(CacheError::TooOld { requested, oldest }) => {
+            // kube answers 200 and a single ERROR event (410 Expired), then closes.
+            let _ = tx.try_send(expired_frame(requested, oldest));
+            return Ok(stream_response(rx));
+        }
+        Err(CacheError::NotReady { requested, current }) => {
+            return Err(ApiError::too_large_resource_version(requested, current));
+        }
+    };
+    let timeout = opts
+        .timeout_seconds
+        .map(Duration::from_secs)
+        .unwrap_or(state.config.default_watch_timeout);
+    let bookmarks = opts
+        .allow_bookmarks
+        .then_some(state.config.bookmark_interval);
+    let cache2 = cache.clone();
+    tokio::spawn(async move {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let _ = tokio::time::timeout_at(
+            deadline,
+            pump(
+                cache2,
+                sub,
+                filter,
+                &mut encoder,
+                &tx,
+                send_initial,
+                streaming_list,
+                bookmarks,
+            ),
+        )
+        .await;
+    });
+    Ok(stream_response(rx))
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn pump<E: Encoder>(
+    cache: Arc<WatchCache>,
+    sub: crate::watch_cache::Subscription,
+    filter: Filter,
+    encoder: &mut E,
+    tx: &mpsc::Sender<Bytes>,
+    send_initial: bool,
+    streaming_list: bool,
+    bookmarks: Option<Duration>,
+) {
+    let mut last_rv = sub.revision;
+    if send_initial {
+        for o in &sub.initial {
+            if tx
+                .send(encoder.object(EventType::Added, o, None))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        if streaming_list && tx.send(encoder.bookmark(sub.revision, true)).await.is_err() {
+            return;
+        }
+    }
+    for ev in &sub.backlog {
+        if let Some(t) = filter.event_type(ev) {
+            let obj = if t == EventType::Deleted && ev.kind != EventType::Deleted {
+                ev.prev_stamped()
+            } else {
+                ev.object.clone()
+            };
+            if tx.send(encoder.object(t, &obj, Some(ev))).await.is_err() {
+                return;
+            }
+        }
+        last_rv = last_rv.max(ev.rv);
+    }
+    let mut rx = sub.rx;
+    let mut ticker = bookmarks.map(|d| {
+        let mut i = tokio::time::interval_at(tokio::time::Instant::now() + d, d);
+        i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        i
+    });
+    loop {
+        let tick = async {
+            match ticker.as_mut() {
+                Some(t) => {
+                    t.tick().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            r = rx.recv() => match r {
+                Ok(ev) => {
+                    if ev.rv <= last_rv {
+                        continue;
+                    }
+                    last_rv = ev.rv;
+                    if let Some(t) = filter.event_type(&ev) {
+                        let obj = if t == EventType::Deleted && ev.kind != EventType::Deleted {
+                            ev.prev_stamped()
+                        } else {
+                            ev.object.clone()
+                        };
+                        if tx.send(encoder.object(t, &obj, Some(&ev))).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                // A slow watcher is cut off (it resumes from its last resourceVersion);
+                // a reset cache ends every watch.
+                Err(broadcast::error::RecvError::Lagged(_)) | Err(broadcast::error::RecvError::Closed) => return,
+            },
+            _ = tick => {
+                // Every event up to the cache's revision has been sent when nothing is queued.
+                let rev = cache.revision();
+                if rx.is_empty() && rev > last_rv {
+                    last_rv = rev;
+                }
+                if tx.send(encoder.bookmark(last_rv, false)).await.is_err() {
+                    return;
+                }
+            }
+            _ = tx.closed() => return,
+        }
+    }
+}
