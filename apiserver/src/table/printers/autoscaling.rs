@@ -33,6 +33,31 @@ fn default_metrics() -> Vec<Value> {
     })]
 }
 
+/// The metric specs and statuses in autoscaling/v2 form. autoscaling/v1 objects carry only a
+/// CPU target, which kube converts to a v2 Resource metric before printing.
+fn metrics(obj: &Value) -> (Cow<'_, [Value]>, Cow<'_, [Value]>) {
+    let specs = array_at(obj, "/spec/metrics");
+    let statuses = array_at(obj, "/status/currentMetrics");
+    if !specs.is_empty() {
+        return (Cow::Borrowed(specs), Cow::Borrowed(statuses));
+    }
+    let Some(target) = opt_int_at(obj, "/spec/targetCPUUtilizationPercentage") else {
+        return (Cow::Owned(default_metrics()), Cow::Borrowed(statuses));
+    };
+    let spec = json!({
+        "type": "Resource",
+        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": target}}
+    });
+    let status = match opt_int_at(obj, "/status/currentCPUUtilizationPercentage") {
+        Some(current) => vec![json!({
+            "type": "Resource",
+            "resource": {"name": "cpu", "current": {"averageUtilization": current}}
+        })],
+        None => Vec::new(),
+    };
+    (Cow::Owned(vec![spec]), Cow::Owned(status))
+}
+
 /// Current/target of an Object or External metric (`formatHPAMetrics`).
 fn value_metric(source: Option<&Value>, status: Option<&Value>) -> String {
     let target = |key: &str| source.and_then(|s| get(s, &format!("/target/{key}")));
@@ -117,11 +142,8 @@ pub(super) fn horizontal_pod_autoscaler(obj: &Value, now: Timestamp) -> Row {
         str_at(obj, "/spec/scaleTargetRef/kind"),
         str_at(obj, "/spec/scaleTargetRef/name")
     );
-    let specs: Cow<'_, [Value]> = match array_at(obj, "/spec/metrics") {
-        [] => Cow::Owned(default_metrics()),
-        specs => Cow::Borrowed(specs),
-    };
-    let targets = format_metrics(&specs, array_at(obj, "/status/currentMetrics"));
+    let (specs, statuses) = metrics(obj);
+    let targets = format_metrics(&specs, &statuses);
     // autoscaling/v2 defaults minReplicas to 1.
     let min_pods = opt_int_at(obj, "/spec/minReplicas")
         .unwrap_or(1)

@@ -49,7 +49,7 @@ pub(super) static EVENT_COLUMNS: &[ColumnDefinition] = &[
         "Name",
         "string",
         "name",
-        super::super::column::NAME_DESCRIPTION,
+        crate::table::column::NAME_DESCRIPTION,
         1,
     ),
 ];
@@ -67,6 +67,32 @@ fn event_source(obj: &Value) -> String {
     } else {
         format!("{component}, {instance}")
     }
+}
+
+/// events.k8s.io/v1 Events print like core ones: kube converts both to the same internal
+/// Event first (`pkg/apis/events/v1` conversion), renaming these fields.
+const EVENTS_V1_FIELDS: [(&str, &str); 7] = [
+    ("regarding", "involvedObject"),
+    ("note", "message"),
+    ("reportingController", "reportingComponent"),
+    ("deprecatedSource", "source"),
+    ("deprecatedFirstTimestamp", "firstTimestamp"),
+    ("deprecatedLastTimestamp", "lastTimestamp"),
+    ("deprecatedCount", "count"),
+];
+
+/// `printEvent` for an events.k8s.io/v1 Event.
+pub(super) fn events_v1_event(obj: &Value, now: Timestamp) -> Row {
+    let Some(fields) = obj.as_object() else {
+        return event(obj, now);
+    };
+    let mut core = fields.clone();
+    for (from, to) in EVENTS_V1_FIELDS {
+        if let Some(value) = core.remove(from) {
+            core.insert(to.to_string(), value);
+        }
+    }
+    event(&Value::Object(core), now)
 }
 
 /// `printEvent`.

@@ -97,6 +97,12 @@ static PRINTERS: &[BuiltinPrinter] = &[
         core::resource_quota,
     ),
     printer("", "Event", events::EVENT_COLUMNS, events::event),
+    printer(
+        "events.k8s.io",
+        "Event",
+        events::EVENT_COLUMNS,
+        events::events_v1_event,
+    ),
     printer("", "Pod", pod::POD_COLUMNS, pod::pod),
     printer("", "Service", network::SERVICE_COLUMNS, network::service),
     printer(

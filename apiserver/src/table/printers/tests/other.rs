@@ -90,6 +90,55 @@ fn event_cells() {
 }
 
 #[test]
+fn events_k8s_io_event_cells() {
+    check(
+        "events.k8s.io",
+        "Event",
+        vec![
+            (
+                "new-style event with a series",
+                json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": meta("web.1", 40),
+                       "regarding": {"kind": "Deployment", "name": "web", "fieldPath": ""},
+                       "note": "Scaled up replica set web-5d4f8 to 3 ", "reason": "ScalingReplicaSet", "type": "Normal",
+                       "reportingController": "deployment-controller", "reportingInstance": "",
+                       "eventTime": ago(35), "series": {"count": 2, "lastObservedTime": ago(5)}}),
+                json!([
+                    "5s",
+                    "Normal",
+                    "ScalingReplicaSet",
+                    "deployment/web",
+                    "",
+                    "deployment-controller",
+                    "Scaled up replica set web-5d4f8 to 3",
+                    "35s",
+                    2,
+                    "web.1"
+                ]),
+            ),
+            (
+                "converted from a core event",
+                json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": meta("p.2", 700),
+                       "regarding": {"kind": "Pod", "name": "p"}, "note": "pulled", "reason": "Pulled", "type": "Normal",
+                       "deprecatedSource": {"component": "kubelet", "host": "node-a"},
+                       "deprecatedFirstTimestamp": ago(600), "deprecatedLastTimestamp": ago(60), "deprecatedCount": 4}),
+                json!([
+                    "60s",
+                    "Normal",
+                    "Pulled",
+                    "pod/p",
+                    "",
+                    "kubelet, node-a",
+                    "pulled",
+                    "10m",
+                    4,
+                    "p.2"
+                ]),
+            ),
+        ],
+    );
+}
+
+#[test]
 fn lease_cells() {
     check(
         "coordination.k8s.io",
@@ -271,6 +320,14 @@ fn horizontal_pod_autoscaler_cells() {
             "HPA: {what}"
         );
     }
+    let v1 = json!({"apiVersion": "autoscaling/v1", "metadata": meta("old", 600),
+                    "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "minReplicas": 2, "maxReplicas": 10,
+                             "targetCPUUtilizationPercentage": 70},
+                    "status": {"currentReplicas": 4, "currentCPUUtilizationPercentage": 52}});
+    assert_eq!(
+        Value::Array(printer.cells(&v1, now())),
+        json!(["old", "Deployment/web", "cpu: 52%/70%", "2", 10, 4, "10m"])
+    );
     let no_min = json!({"metadata": meta("x", 5), "spec": {"maxReplicas": 3, "scaleTargetRef": {"kind": "StatefulSet", "name": "db"},
                         "metrics": [cpu]}});
     assert_eq!(
