@@ -123,17 +123,17 @@ fn parse(s: &str) -> Option<Quantity> {
         digits.parse().ok()?
     };
     // value = mantissa × base^exponent × 10^-len(frac); expressed in nano units.
-    let mut scale10 = 9 - frac.len() as i32;
+    let mut scale10 = 9 - frac.len() as i64;
     let mut numerator = mantissa;
     if base == 10 {
-        scale10 += exponent;
+        scale10 += i64::from(exponent);
     } else {
         numerator = numerator.checked_mul(1i128.checked_shl(exponent as u32)?)?;
     }
     let nanos = if scale10 >= 0 {
-        numerator.checked_mul(pow10(scale10 as u32)?)?
+        numerator.checked_mul(pow10(u32::try_from(scale10).ok()?)?)?
     } else {
-        match pow10(scale10.unsigned_abs()) {
+        match u32::try_from(scale10.unsigned_abs()).ok().and_then(pow10) {
             // Rounds up to the next nano, as ParseQuantity does (inf.RoundUp).
             Some(div) => numerator / div + i128::from(numerator % div != 0),
             None => i128::from(numerator != 0),
@@ -160,10 +160,11 @@ fn remove_factors(mut value: i128, base: i128) -> (i128, i32) {
 }
 
 impl Quantity {
-    /// `Quantity.String()` / `CanonicalizeBytes`.
-    fn canonical(self) -> String {
+    /// `Quantity.String()` / `CanonicalizeBytes`; `None` if a value beyond the range handled
+    /// here would overflow.
+    fn canonical(self) -> Option<String> {
         if self.nanos == 0 {
-            return "0".to_string();
+            return Some("0".to_string());
         }
         let mut format = self.format;
         if format == Format::BinarySI
@@ -174,27 +175,27 @@ impl Quantity {
         if format == Format::BinarySI {
             let (mut amount, mut exp) = remove_factors(self.nanos / NANO, 1024);
             while exp > 6 {
-                amount *= 1024;
+                amount = amount.checked_mul(1024)?;
                 exp -= 1;
             }
             let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][exp as usize];
-            return format!("{amount}{suffix}");
+            return Some(format!("{amount}{suffix}"));
         }
         let (mut amount, times) = remove_factors(self.nanos, 10);
         let mut exp = times - 9;
         while exp.rem_euclid(3) != 0 {
-            amount *= 10;
+            amount = amount.checked_mul(10)?;
             exp -= 1;
         }
         if format == Format::DecimalExponent {
-            return if exp == 0 {
+            return Some(if exp == 0 {
                 amount.to_string()
             } else {
                 format!("{amount}e{exp}")
-            };
+            });
         }
         while exp > 18 {
-            amount *= 1000;
+            amount = amount.checked_mul(1000)?;
             exp -= 3;
         }
         let suffix = match exp {
@@ -209,14 +210,14 @@ impl Quantity {
             18 => "E",
             _ => "",
         };
-        format!("{amount}{suffix}")
+        Some(format!("{amount}{suffix}"))
     }
 }
 
 /// The canonical spelling of a quantity string (`"1000m"` → `"1"`, `"1536Mi"` → `"1536Mi"`,
 /// `"1.5Gi"` → `"1536Mi"`), or `None` when it is not a quantity.
 pub fn canonical_quantity(s: &str) -> Option<String> {
-    parse(s).map(Quantity::canonical)
+    parse(s).and_then(Quantity::canonical)
 }
 
 /// Prints a quantity field as kube's `Quantity.String()` would: canonical form, `"0"` when the

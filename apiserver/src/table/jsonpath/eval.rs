@@ -272,13 +272,13 @@ fn eval_array<'a>(input: Values<'a>, node_params: &[SliceParam; 3]) -> Step<'a> 
             p[0].value = 0;
         }
         if p[0].value < 0 {
-            p[0].value += len;
+            p[0].value = p[0].value.saturating_add(len);
         }
         if !p[1].known {
             p[1].value = len;
         }
         if p[1].value < 0 || (p[1].value == 0 && p[1].derived) {
-            p[1].value += len;
+            p[1].value = p[1].value.saturating_add(len);
         }
         if p[1].value == p[0].value {
             // An empty selection ends the whole step, as upstream returns here.

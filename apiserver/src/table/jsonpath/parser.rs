@@ -434,7 +434,7 @@ fn parse_slice(text: &str) -> ParseResult<[SliceParam; 3]> {
             }
         } else if i == 1 {
             params[i] = SliceParam {
-                value: params[0].value + 1,
+                value: params[0].value.saturating_add(1),
                 known: true,
                 derived: true,
             };

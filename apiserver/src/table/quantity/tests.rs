@@ -43,6 +43,10 @@ fn canonical_forms() {
         ("1000n", Some("1u")),
         ("+5", Some("5")),
         ("100E", Some("100E")),
+        // Out of range values do not panic; they print as written.
+        ("1e2147483647", None),
+        ("1e-2147483648", Some("1e-9")),
+        ("99999999999999999999999999999999999999999", None),
         ("", None),
         ("abc", None),
         ("1Q", None),
