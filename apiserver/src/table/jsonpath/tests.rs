@@ -278,3 +278,26 @@ fn numeric_literals_compare_by_kind() {
         Ok(vec!["2.5".to_string()])
     );
 }
+
+/// Every string of up to four characters from the path syntax parses or fails cleanly, and
+/// evaluates without panicking.
+#[test]
+fn short_paths_never_panic() {
+    let alphabet: Vec<char> = ".[]?()@'\"\\*:,-1a=}$ ".chars().collect();
+    let data = pod();
+    let mut stack = vec![String::new()];
+    let mut parsed = 0;
+    while let Some(prefix) = stack.pop() {
+        if let Ok(jp) = JsonPath::parse_path(&prefix) {
+            parsed += 1;
+            let _ = jp.clone().allow_missing_keys(true).find_results(&data);
+            let _ = jp.find_results(&json!([1, "a", null, {"a": [1]}]));
+        }
+        if prefix.chars().count() < 4 {
+            for c in &alphabet {
+                stack.push(format!("{prefix}{c}"));
+            }
+        }
+    }
+    assert!(parsed > 1000, "only {parsed} paths parsed");
+}

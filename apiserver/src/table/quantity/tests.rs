@@ -74,3 +74,25 @@ fn quantity_values() {
     assert_eq!(quantity_ptr_string(None), "<nil>");
     assert_eq!(quantity_ptr_string(Some(&json!("1Gi"))), "1Gi");
 }
+
+/// Every string of up to four characters from the quantity syntax is handled without panicking,
+/// and whatever parses has a canonical form that is itself canonical.
+#[test]
+fn short_quantities_never_panic() {
+    let alphabet: Vec<char> = "0159.-+eEiKkmMnuGTPe".chars().collect();
+    let mut stack = vec![String::new()];
+    while let Some(prefix) = stack.pop() {
+        if let Some(canonical) = canonical_quantity(&prefix) {
+            assert_eq!(
+                canonical_quantity(&canonical).as_deref(),
+                Some(canonical.as_str()),
+                "{prefix}"
+            );
+        }
+        if prefix.len() < 4 {
+            for c in &alphabet {
+                stack.push(format!("{prefix}{c}"));
+            }
+        }
+    }
+}
