@@ -22,6 +22,7 @@ pub mod schema;
 pub mod selectors;
 pub mod server;
 pub mod state;
+pub mod table;
 pub mod tables;
 pub mod watch;
 pub mod watch_cache;
