@@ -305,8 +305,7 @@ pub fn render_object(
         Output::Table => {
             let rv = object::meta_str(obj, "resourceVersion").to_string();
             let items = vec![obj.clone()];
-            let t = crate::tables::table(ctx, &items, &rv, None, None)?;
-            serde_json::to_vec(&t).map_err(ApiError::internal)?
+            crate::tables::table(ctx, &items, &rv, None, None)?
         }
     };
     let mut resp = bytes_response(status, body);
@@ -379,7 +378,7 @@ async fn list(ctx: &Ctx) -> Result<Response, ApiError> {
                 page.continue_token.as_deref(),
                 page.remaining,
             )?;
-            Ok(json_response(StatusCode::OK, &t))
+            Ok(bytes_response(StatusCode::OK, t))
         }
     }
 }

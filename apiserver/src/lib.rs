@@ -9,6 +9,7 @@ pub mod discovery;
 pub mod error;
 pub mod fields;
 pub mod handler;
+pub mod karmada_tables;
 pub mod launch;
 pub mod negotiation;
 pub mod object;

@@ -1,63 +1,72 @@
-//! Server-side printing glue: builds the Table for a request from the printers of the
-//! resource's kind (built-in printers, Karmada's columns, CRD printer columns).
+//! Server-side printing glue: picks the Table convertor of a resource (built-in printers,
+//! Karmada's columns, CRD printer columns) and renders lists, objects and watch events.
 
-use serde_json::{Value, json};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::handler::Ctx;
-use crate::object;
+use crate::resources::{ResourceDef, Source};
+use crate::table::{
+    CustomColumnsConvertor, IncludeObject, ListMeta, PrinterColumn, TableConvertor, TableOptions,
+    TableVersion, build_table, convertor_for, parse_include_object,
+};
 use crate::watch::Encoder;
 use crate::watch_cache::{CacheEvent, CachedObject, EventType};
 
-/// Column definitions and row cells of a resource.
-fn columns(_ctx: &Ctx) -> Vec<Value> {
-    vec![
-        json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0}),
-        json!({"name": "Created At", "type": "date", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0}),
-    ]
-}
-
-fn cells(_ctx: &Ctx, obj: &Value) -> Vec<Value> {
-    vec![
-        json!(object::name(obj)),
-        json!(object::meta_str(obj, "creationTimestamp")),
-    ]
-}
-
-fn row(ctx: &Ctx, obj: &Value) -> Value {
-    let include = ctx
-        .query
-        .get("includeObject")
-        .and_then(|v| v.first())
-        .map(String::as_str)
-        .unwrap_or("Metadata");
-    let mut r = json!({"cells": cells(ctx, obj)});
-    match include {
-        "Object" => r["object"] = obj.clone(),
-        "None" => {}
-        _ => {
-            r["object"] = json!({
-                "kind": "PartialObjectMetadata",
-                "apiVersion": "meta.k8s.io/v1",
-                "metadata": obj.get("metadata").cloned().unwrap_or(json!({})),
-            })
+/// The convertor of a resource.
+pub fn convertor(def: &ResourceDef) -> Arc<dyn TableConvertor> {
+    match &def.source {
+        Source::BuiltIn => Arc::new(StaticConvertor(convertor_for(&def.group, &def.kind))),
+        Source::Karmada => Arc::new(crate::karmada_tables::convertor(&def.kind)),
+        Source::Custom(c) => {
+            let cols: Vec<PrinterColumn> = c
+                .printer_columns
+                .iter()
+                .filter_map(|v| PrinterColumn::deserialize(v).ok())
+                .collect();
+            Arc::new(CustomColumnsConvertor::new(&cols))
         }
     }
-    r
 }
 
-fn check_include(ctx: &Ctx) -> Result<(), ApiError> {
-    match ctx
-        .query
-        .get("includeObject")
-        .and_then(|v| v.first())
-        .map(String::as_str)
-    {
-        None | Some("Metadata") | Some("Object") | Some("None") => Ok(()),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "unrecognized includeObject value: \"{other}\""
-        ))),
+struct StaticConvertor(&'static dyn TableConvertor);
+
+impl TableConvertor for StaticConvertor {
+    fn columns(&self) -> &[crate::table::ColumnDefinition] {
+        self.0.columns()
     }
+    fn row(&self, obj: &Value, now: jiff::Timestamp) -> crate::table::Row {
+        self.0.row(obj, now)
+    }
+    fn always_sends_headers(&self) -> bool {
+        self.0.always_sends_headers()
+    }
+}
+
+fn options(ctx: &Ctx) -> Result<TableOptions, ApiError> {
+    let include_object = match ctx.query.get("includeObject").and_then(|v| v.first()) {
+        None => IncludeObject::Metadata,
+        Some(s) => parse_include_object(s).map_err(|e| ApiError::bad_request(e.to_string()))?,
+    };
+    let accept = ctx
+        .headers
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    // The first Table media range decides the version (v1 unless only v1beta1 is asked).
+    let version = crate::negotiation::parse_media_types(accept)
+        .into_iter()
+        .find(|r| r.param("as") == Some("Table"))
+        .and_then(|r| r.param("v").and_then(TableVersion::from_version))
+        .unwrap_or(TableVersion::V1);
+    Ok(TableOptions {
+        include_object,
+        no_headers: false,
+        version,
+    })
 }
 
 /// A Table of objects.
@@ -67,89 +76,49 @@ pub fn table(
     resource_version: &str,
     continue_token: Option<&str>,
     remaining: Option<usize>,
-) -> Result<Value, ApiError> {
-    check_include(ctx)?;
-    let mut meta = json!({"resourceVersion": resource_version});
-    if let Some(c) = continue_token {
-        meta["continue"] = json!(c);
-    }
-    if let Some(n) = remaining {
-        meta["remainingItemCount"] = json!(n);
-    }
-    Ok(json!({
-        "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": meta,
-        "columnDefinitions": columns(ctx),
-        "rows": items.iter().map(|o| row(ctx, o)).collect::<Vec<_>>(),
-    }))
+) -> Result<Vec<u8>, ApiError> {
+    let opts = options(ctx)?;
+    let conv = convertor(&ctx.def);
+    let meta = ListMeta {
+        resource_version: resource_version.to_string(),
+        continue_: continue_token.unwrap_or_default().to_string(),
+        remaining_item_count: remaining.map(|n| n as i64),
+    };
+    Ok(build_table(conv.as_ref(), items.iter(), meta, &opts, jiff::Timestamp::now()).to_vec())
 }
 
 /// Watch events as one-row Tables (column definitions only on the first event).
 pub struct TableWatchEncoder {
-    columns: Vec<Value>,
-    first: bool,
-    include: String,
+    convertor: Arc<dyn TableConvertor>,
+    opts: TableOptions,
 }
 
 impl TableWatchEncoder {
     /// An encoder for the request's resource.
     pub fn new(ctx: &Ctx) -> Result<TableWatchEncoder, ApiError> {
-        check_include(ctx)?;
         Ok(TableWatchEncoder {
-            columns: columns(ctx),
-            first: true,
-            include: ctx
-                .query
-                .get("includeObject")
-                .and_then(|v| v.first())
-                .cloned()
-                .unwrap_or_else(|| "Metadata".into()),
+            convertor: convertor(&ctx.def),
+            opts: options(ctx)?,
         })
     }
 }
 
 impl Encoder for TableWatchEncoder {
-    fn object(
-        &mut self,
-        t: EventType,
-        obj: &CachedObject,
-        _shared: Option<&CacheEvent>,
-    ) -> bytes::Bytes {
+    fn object(&mut self, t: EventType, obj: &CachedObject, _shared: Option<&CacheEvent>) -> bytes::Bytes {
         let v = obj.value();
-        let cells = vec![
-            json!(object::name(&v)),
-            json!(object::meta_str(&v, "creationTimestamp")),
-        ];
-        let mut r = json!({"cells": cells});
-        match self.include.as_str() {
-            "Object" => r["object"] = v.clone(),
-            "None" => {}
-            _ => {
-                r["object"] = json!({
-                    "kind": "PartialObjectMetadata",
-                    "apiVersion": "meta.k8s.io/v1",
-                    "metadata": v.get("metadata").cloned().unwrap_or(json!({})),
-                })
-            }
-        }
-        let cols = if self.first {
-            Value::Array(self.columns.clone())
-        } else {
-            Value::Null
-        };
-        self.first = false;
-        let table = json!({
-            "kind": "Table",
-            "apiVersion": "meta.k8s.io/v1",
-            "metadata": {"resourceVersion": obj.rv.to_string()},
-            "columnDefinitions": cols,
-            "rows": [r],
-        });
-        crate::watch_cache::frame(t.as_str(), table.to_string().as_bytes())
+        let bytes = build_table(
+            self.convertor.as_ref(),
+            std::iter::once(&v),
+            ListMeta::from_object(&v),
+            &self.opts,
+            jiff::Timestamp::now(),
+        )
+        .to_vec();
+        self.opts.no_headers = true;
+        crate::watch_cache::frame(t.as_str(), &bytes)
     }
 
     fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> bytes::Bytes {
-        crate::watch::bookmark_frame("meta.k8s.io/v1", "Table", rv, initial_events_end)
+        crate::watch::bookmark_frame(self.opts.version.api_version(), "Table", rv, initial_events_end)
     }
 }
