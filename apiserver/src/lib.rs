@@ -1,6 +1,7 @@
 //! A Kubernetes-compatible API server: HTTPS, authentication, request info, the generic
 //! registry over [`storage::Store`], the watch cache, discovery, OpenAPI and tables.
 
+pub mod builtin;
 pub mod error;
 pub mod fields;
 pub mod object;
