@@ -360,7 +360,7 @@ impl Quantity {
         }
     }
 
-    /// The value in milli-units, for integer checks.
+    /// Whether the value is below zero.
     pub(crate) fn is_negative(&self) -> bool {
         self.mantissa < 0
     }

@@ -122,7 +122,18 @@ pub(crate) fn prepare_for_create(group: &str, kind: &str, obj: &mut Value) {
         m.insert("status".into(), status);
     }
     match (group, kind) {
-        ("batch", "Job") => batch::generate_selector(obj),
+        ("batch", "Job") => {
+            batch::generate_selector(obj);
+            // SetDefaults_Job again, as kube applies it when it reads the stored Job back: an
+            // unlabelled Job takes its template's (now generated) labels.
+            let labels = json::at(obj, &["spec", "template", "metadata", "labels"]).cloned();
+            if let Some(labels) = labels.filter(Value::is_object)
+                && let Some(meta) = json::obj_mut(obj, "metadata")
+                && json::is_empty(meta.get("labels"))
+            {
+                meta["labels"] = labels;
+            }
+        }
         ("", "Namespace") => {
             // Required on create only: it may be removed later through /finalize.
             if let Some(spec) = json::obj_mut(obj, "spec")
@@ -183,7 +194,28 @@ pub(crate) fn prepare_for_update(group: &str, kind: &str, new: &mut Value, old: 
             }
         }
         ("", "Service") => prepare_service_update(new, old),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => record_storage_version(new),
         _ => {}
+    }
+}
+
+/// The CRD strategy appends a new storage version to `status.storedVersions`.
+fn record_storage_version(crd: &mut Value) {
+    let storage = json::at(crd, &["spec", "versions"])
+        .and_then(Value::as_array)
+        .and_then(|vs| {
+            vs.iter()
+                .find(|v| json::boolean(v, "storage") == Some(true))
+        })
+        .map(|v| json::string(v, "name").to_string());
+    let Some(storage) = storage.filter(|s| !s.is_empty()) else {
+        return;
+    };
+    if let Some(status) = json::obj_mut(crd, "status")
+        && let Some(stored) = json::obj_mut_list(status, "storedVersions")
+        && !stored.iter().any(|v| v.as_str() == Some(storage.as_str()))
+    {
+        stored.push(json!(storage));
     }
 }
 

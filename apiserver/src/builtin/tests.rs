@@ -276,6 +276,19 @@ fn job_defaults_and_generated_selector() {
         })
     );
     assert_eq!(job["metadata"]["labels"], json!({"app": "pi"}));
+    let bare = created(yaml(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: once}\nspec:\n  template:\n    spec: {restartPolicy: OnFailure, containers: [{name: c, image: busybox}]}\n",
+    ));
+    assert_eq!(
+        bare["metadata"]["labels"],
+        json!({
+            "batch.kubernetes.io/controller-uid": uid,
+            "batch.kubernetes.io/job-name": "once",
+            "controller-uid": uid,
+            "job-name": "once"
+        })
+    );
+    assert_eq!(causes(&bare, None), vec![]);
     assert_eq!(causes(&job, None), vec![]);
     // A changed template is rejected on update; a changed parallelism is not.
     let mut scaled = job.clone();
@@ -435,6 +448,19 @@ fn other_kind_defaults() {
     assert_eq!(crd["spec"]["conversion"], json!({"strategy": "None"}));
     assert_eq!(crd["status"]["storedVersions"], json!(["v1alpha1"]));
     assert_eq!(causes(&crd, None), vec![]);
+    // A new storage version is recorded on update; the old one stays stored.
+    let mut v2 = crd.clone();
+    v2["spec"]["versions"][0]["storage"] = json!(false);
+    let mut added = v2["spec"]["versions"][0].clone();
+    added["name"] = json!("v1alpha2");
+    added["storage"] = json!(true);
+    v2["spec"]["versions"].as_array_mut().unwrap().push(added);
+    let v2 = updated(v2, &crd);
+    assert_eq!(
+        v2["status"]["storedVersions"],
+        json!(["v1alpha1", "v1alpha2"])
+    );
+    assert_eq!(causes(&v2, Some(&crd)), vec![]);
 }
 
 fn crd_manifest() -> Value {
