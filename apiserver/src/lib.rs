@@ -4,6 +4,7 @@
 pub mod admission;
 pub mod auth;
 pub mod body;
+pub mod builtin;
 pub mod client;
 pub mod discovery;
 pub mod error;
