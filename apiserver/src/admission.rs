@@ -1,13 +1,13 @@
 //! Admission: the defaulting and validation every write passes before storage, in
-//! kube-apiserver's order (mutating, then validating).
+//! kube-apiserver's order (defaulting and mutation, then validation).
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use crate::builtin;
 use crate::error::{ApiError, Cause};
 use crate::object;
-use crate::registry::WriteContext;
-use crate::resources::ResourceDef;
-use crate::selectors::{is_label_value, is_qualified_name};
+use crate::registry::{Subresource, WriteContext};
+use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
 
 /// The kind of write being admitted.
@@ -21,127 +21,102 @@ pub enum Operation {
 
 /// Defaults and validates `obj` (the new state); `old` is the current state on update.
 pub async fn admit(
-    _state: &ApiState,
+    state: &ApiState,
     def: &ResourceDef,
     op: Operation,
+    sub: Subresource,
     obj: &mut Value,
     old: Option<&Value>,
     _ctx: &WriteContext,
 ) -> Result<(), ApiError> {
-    let name = object::name(obj).to_string();
-    let mut causes = validate_object_meta(def, obj);
-    if let Some(old) = old {
-        if object::name(old) != name {
-            causes.push(Cause {
-                reason: "FieldValueInvalid".into(),
-                message: format!("Invalid value: \"{name}\": field is immutable"),
-                field: "metadata.name".into(),
-            });
+    let (group, kind) = (def.group.as_str(), def.kind.as_str());
+    if def.source == Source::BuiltIn {
+        builtin::default_object(group, kind, obj);
+        match (op, old) {
+            (Operation::Create, _) | (_, None) => builtin::prepare_for_create(group, kind, obj),
+            (Operation::Update, Some(old)) if sub == Subresource::Main => {
+                builtin::prepare_for_update(group, kind, obj, old)
+            }
+            _ => {}
+        }
+        if op == Operation::Create && group.is_empty() && kind == "Service" {
+            allocate_cluster_ip(state, def, obj);
         }
     }
-    let _ = op;
+    // kube validates metadata for every kind; the built-in rules add the kind's own checks.
+    let causes = builtin::validate(group, kind, obj, old);
     if !causes.is_empty() {
-        return Err(ApiError::invalid(&def.group, &def.kind, &name, causes));
+        return Err(ApiError::invalid(group, kind, object::name(obj), causes));
     }
     Ok(())
 }
 
-/// kube's ValidateObjectMeta: name format, labels and annotations.
-pub fn validate_object_meta(def: &ResourceDef, obj: &Value) -> Vec<Cause> {
-    let mut causes = Vec::new();
-    let name = object::name(obj);
-    if let Some(msg) = name_error(def, name) {
-        causes.push(Cause {
-            reason: "FieldValueInvalid".into(),
-            message: format!("Invalid value: \"{name}\": {msg}"),
-            field: "metadata.name".into(),
-        });
-    }
-    for (k, v) in object::labels(obj) {
-        if !is_qualified_name(&k) {
-            causes.push(Cause {
-                reason: "FieldValueInvalid".into(),
-                message: format!(
-                    "Invalid value: \"{k}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-                ),
-                field: "metadata.labels".into(),
-            });
-        }
-        if !is_label_value(&v) {
-            causes.push(Cause {
-                reason: "FieldValueInvalid".into(),
-                message: format!(
-                    "Invalid value: \"{v}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-                ),
-                field: format!("metadata.labels.{k}"),
-            });
-        }
-    }
-    if let Some(m) = object::meta(obj)
-        && let Some(a) = m.get("annotations")
-        && !a.is_null()
-        && !a.is_object()
-    {
-        causes.push(Cause {
-            reason: "FieldValueTypeInvalid".into(),
-            message: "Invalid value: must be a map of strings".into(),
-            field: "metadata.annotations".into(),
-        });
-    }
-    for (k, _) in object::annotations(obj) {
-        if !is_qualified_name(&k.to_lowercase()) {
-            causes.push(Cause {
-                reason: "FieldValueInvalid".into(),
-                message: format!(
-                    "Invalid value: \"{k}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-                ),
-                field: "metadata.annotations".into(),
-            });
-        }
-    }
-    causes
-}
-
-/// The error kube gives for an invalid object name of this resource, if any.
+/// The error kube gives for an invalid name of this resource, if any (also used for names
+/// in URLs).
 pub fn name_error(def: &ResourceDef, name: &str) -> Option<String> {
-    if name.is_empty() {
-        return None;
-    }
-    let label_only =
-        def.group.is_empty() && matches!(def.plural.as_str(), "namespaces" | "services");
-    if label_only {
-        if !is_dns1123_label(name) {
-            return Some("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')".into());
-        }
-        return None;
-    }
-    if def.group == "rbac.authorization.k8s.io" {
-        // RBAC objects use the path segment name rule (ValidatePathSegmentName).
-        if name == "." || name == ".." {
-            return Some(format!("may not be '{name}'"));
-        }
-        if name.contains('/') || name.contains('%') {
-            return Some("may not contain '/' or '%'".into());
-        }
-        return None;
-    }
-    if !is_dns1123_subdomain(name) {
-        return Some("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')".into());
-    }
-    None
+    builtin::validate_name(&def.group, &def.kind, name)
 }
 
-/// RFC 1123 label: at most 63 lower-case alphanumerics or '-', alphanumeric at both ends.
-pub fn is_dns1123_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
+/// The service CIDR clusterIPs are allocated from (kube's default 10.96.0.0/12).
+const SERVICE_CIDR_BASE: u32 = u32::from_be_bytes([10, 96, 0, 0]);
+const SERVICE_CIDR_SIZE: u32 = 1 << 20;
+
+/// Allocates a free clusterIP for a new Service that asks for one, as kube's ipallocator
+/// does: random addresses from the service range that no other Service holds.
+fn allocate_cluster_ip(state: &ApiState, def: &ResourceDef, obj: &mut Value) {
+    let spec_type = obj
+        .pointer("/spec/type")
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP")
+        .to_string();
+    if spec_type == "ExternalName" {
+        return;
+    }
+    let wanted = obj
+        .pointer("/spec/clusterIP")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if !wanted.is_empty() {
+        return;
+    }
+    let snapshot = state.catalog.snapshot();
+    let Some(services) = snapshot.get(&def.group, &def.version, &def.plural).cloned() else {
+        return;
+    };
+    let used: std::collections::HashSet<String> = state
+        .cache(&services)
+        .map(|c| {
+            c.all()
+                .iter()
+                .filter_map(|o| {
+                    o.value()
+                        .pointer("/spec/clusterIP")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    for _ in 0..64 {
+        let r = u32::from_be_bytes(
+            uuid::Uuid::new_v4().as_bytes()[..4]
+                .try_into()
+                .unwrap_or([0; 4]),
+        );
+        // Skip the network address and the first address (kube reserves .1 for the
+        // `kubernetes` Service).
+        let offset = 2 + r % (SERVICE_CIDR_SIZE - 3);
+        let ip = std::net::Ipv4Addr::from(SERVICE_CIDR_BASE + offset).to_string();
+        if !used.contains(&ip) {
+            object::set_path(obj, ".spec.clusterIP", json!(ip));
+            object::set_path(obj, ".spec.clusterIPs", json!([ip]));
+            return;
+        }
+    }
 }
 
-/// RFC 1123 subdomain: dot-separated labels, at most 253 characters.
-pub fn is_dns1123_subdomain(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns1123_label)
+/// Validation causes as an Invalid error (helper for callers with ready causes).
+pub fn invalid(def: &ResourceDef, name: &str, causes: Vec<Cause>) -> ApiError {
+    ApiError::invalid(&def.group, &def.kind, name, causes)
 }

@@ -84,7 +84,14 @@ pub fn table(
         continue_: continue_token.unwrap_or_default().to_string(),
         remaining_item_count: remaining.map(|n| n as i64),
     };
-    Ok(build_table(conv.as_ref(), items.iter(), meta, &opts, jiff::Timestamp::now()).to_vec())
+    Ok(build_table(
+        conv.as_ref(),
+        items.iter(),
+        meta,
+        &opts,
+        jiff::Timestamp::now(),
+    )
+    .to_vec())
 }
 
 /// Watch events as one-row Tables (column definitions only on the first event).
@@ -104,7 +111,12 @@ impl TableWatchEncoder {
 }
 
 impl Encoder for TableWatchEncoder {
-    fn object(&mut self, t: EventType, obj: &CachedObject, _shared: Option<&CacheEvent>) -> bytes::Bytes {
+    fn object(
+        &mut self,
+        t: EventType,
+        obj: &CachedObject,
+        _shared: Option<&CacheEvent>,
+    ) -> bytes::Bytes {
         let v = obj.value();
         let bytes = build_table(
             self.convertor.as_ref(),
@@ -119,6 +131,11 @@ impl Encoder for TableWatchEncoder {
     }
 
     fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> bytes::Bytes {
-        crate::watch::bookmark_frame(self.opts.version.api_version(), "Table", rv, initial_events_end)
+        crate::watch::bookmark_frame(
+            self.opts.version.api_version(),
+            "Table",
+            rv,
+            initial_events_end,
+        )
     }
 }
