@@ -1,0 +1,6 @@
+//! End-to-end tests of protobuf decoding.
+
+mod fidelity;
+mod kubectl;
+mod malformed;
+mod names;
