@@ -180,17 +180,14 @@ def resolve_rust_path(module, ty):
     """Turns a prost field type into the k8s_pb-relative paths of the messages it names."""
     out = []
     for ref in re.findall(r'((?:super::)*(?:[a-z_0-9]+::)*[A-Z]\w*)', ty):
-        if ref in ("Option", "Vec", "String", "BTreeMap", "Box"):
-            continue
         parts = ref.split("::")
-        if parts[0] in ("core", "prost", "alloc") or ref.startswith("::"):
+        # Standard library and prost paths (`::core::option::Option`, `::prost::alloc::...`).
+        if len(parts) > 1 and parts[0] in ("core", "prost", "alloc"):
             continue
         mod = module.split("::")
-        while parts and parts[0] == "super":
+        while parts[0] == "super":
             parts.pop(0)
             mod.pop()
-        if parts[0] in ("prost", "alloc", "core", "collections", "option", "vec", "string", "boxed"):
-            continue
         out.append("::".join(mod + parts))
     return out
 
@@ -233,6 +230,8 @@ def parse_go_package(repo_dir, tag, pkg):
             m = GO_STRUCT.match(line)
             if m:
                 current = m.group(1)
+                if current.lower() in structs:
+                    raise SystemExit(f"{pkg}: two Go types named {current} (case-insensitively)")
                 structs[current.lower()] = (current, {})
                 if m.group(2):
                     current = None
@@ -259,7 +258,7 @@ def parse_go_package(repo_dir, tag, pkg):
     return structs
 
 
-def mode_for(json_opts, go_type, rust_type):
+def mode_for(json_opts, go_type):
     opts = set(json_opts)
     unknown = opts - {"omitempty", "inline"}
     if unknown:
@@ -317,7 +316,7 @@ def main():
             continue
         order.append(full)
         module, _, fields = prost[full]
-        for _, _, attr, ty in fields:
+        for _, _, _, ty in fields:
             for ref in resolve_rust_path(module, ty):
                 if ref not in seen:
                     todo.append(ref)
@@ -343,7 +342,7 @@ def main():
             if entry is None:
                 raise SystemExit(f"{full}.{rust_field}: no Go field with protobuf tag {tag}")
             json_name, opts, go_type = entry
-            mode = mode_for(opts, go_type, ty)
+            mode = mode_for(opts, go_type)
             if mode == "Inline":
                 json_name = ""
             out.append(f'        {rust_field}: "{json_name}" {mode},')

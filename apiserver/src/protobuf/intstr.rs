@@ -27,9 +27,17 @@ impl ToJson for IntOrString {
 mod tests {
     use super::*;
 
+    /// `(type, intVal, strVal, JSON or None for an error)`.
+    type Case = (
+        Option<i64>,
+        Option<i32>,
+        Option<&'static str>,
+        Option<Value>,
+    );
+
     #[test]
     fn int_or_string_json() {
-        let cases: &[(Option<i64>, Option<i32>, Option<&str>, Option<Value>)] = &[
+        let cases: &[Case] = &[
             (None, None, None, Some(0.into())),
             (Some(0), Some(8080), Some("ignored"), Some(8080.into())),
             (None, Some(-3), None, Some((-3).into())),

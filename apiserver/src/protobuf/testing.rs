@@ -159,7 +159,7 @@ impl Populate for MicroTime {
 impl Populate for IntOrString {
     fn populate(g: &mut Gen) -> Self {
         let n = g.next();
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             IntOrString {
                 r#type: Some(0),
                 int_val: Some(i32::try_from(n).unwrap()),
@@ -217,7 +217,7 @@ impl Populate for Json {
 
 impl Populate for JsonSchemaPropsOrArray {
     fn populate(g: &mut Gen) -> Self {
-        if g.next() % 2 == 0 {
+        if g.next().is_multiple_of(2) {
             JsonSchemaPropsOrArray {
                 schema: Some(Box::populate(g)),
                 j_son_schemas: Vec::new(),
@@ -237,7 +237,7 @@ impl Populate for JsonSchemaPropsOrArray {
 
 impl Populate for JsonSchemaPropsOrBool {
     fn populate(g: &mut Gen) -> Self {
-        if g.next() % 2 == 0 {
+        if g.next().is_multiple_of(2) {
             JsonSchemaPropsOrBool {
                 allows: Some(true),
                 schema: Some(Box::populate(g)),
@@ -257,7 +257,7 @@ impl Populate for JsonSchemaPropsOrBool {
 
 impl Populate for JsonSchemaPropsOrStringArray {
     fn populate(g: &mut Gen) -> Self {
-        if g.next() % 2 == 0 {
+        if g.next().is_multiple_of(2) {
             JsonSchemaPropsOrStringArray {
                 schema: Some(JsonSchemaProps::populate(g)),
                 property: Vec::new(),
