@@ -16,6 +16,7 @@ pub mod negotiation;
 pub mod object;
 pub mod options;
 pub mod patch_handler;
+pub mod protobuf;
 pub mod registry;
 pub mod request_info;
 pub mod resources;
@@ -30,10 +31,13 @@ pub mod watch;
 pub mod watch_cache;
 
 /// Decodes a Kubernetes protobuf request body into JSON.
-pub(crate) fn protobuf_body(_bytes: &[u8]) -> Result<serde_json::Value, error::ApiError> {
-    // TODO(lead): wire the protobuf module once it lands.
-    Err(error::ApiError::unsupported_media_type(&[
-        "application/json",
-        "application/yaml",
-    ]))
+pub(crate) fn protobuf_body(bytes: &[u8]) -> Result<serde_json::Value, error::ApiError> {
+    protobuf::decode(bytes).map_err(|e| match e {
+        protobuf::ProtobufError::Malformed(m) => {
+            error::ApiError::bad_request(format!("malformed protobuf body: {m}"))
+        }
+        other => error::ApiError::unsupported_media_type_message(format!(
+            "{other}; send the object as application/json instead"
+        )),
+    })
 }

@@ -1,0 +1,7 @@
+//! End-to-end tests of protobuf decoding.
+
+mod fidelity;
+mod go_json;
+mod kubectl;
+mod malformed;
+mod names;
