@@ -244,23 +244,23 @@ impl EtcdProcess {
         let deadline = tokio::time::Instant::now() + self.builder.start_timeout;
         let addr = SocketAddr::from(([127, 0, 0, 1], self.client_port));
         loop {
-            if let Some(child) = self.child.as_mut() {
-                if let Ok(Some(status)) = child.try_wait() {
-                    self.child = None;
-                    let log = std::fs::read_to_string(self.dir.path().join("etcd.log"))
-                        .unwrap_or_default();
-                    return Err(Error::Unavailable(format!(
-                        "etcd exited with {status}: {}",
-                        log.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
-                    )));
-                }
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                self.child = None;
+                let log =
+                    std::fs::read_to_string(self.dir.path().join("etcd.log")).unwrap_or_default();
+                return Err(Error::Unavailable(format!(
+                    "etcd exited with {status}: {}",
+                    log.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
+                )));
             }
             if TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok() {
                 let opts = EtcdOptions {
                     connect_timeout: Duration::from_secs(2),
                     ..self.options()
                 };
-                if EtcdStore::connect(opts).await.is_ok() {
+                if Box::pin(EtcdStore::connect(opts)).await.is_ok() {
                     return Ok(());
                 }
             }
