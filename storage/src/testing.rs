@@ -11,7 +11,23 @@ use std::time::Duration;
 use tempfile::TempDir;
 
 use crate::Error;
-use crate::etcd::{EtcdOptions, EtcdStore};
+use crate::etcd::{EtcdOptions, EtcdStore, EtcdTls};
+
+/// TLS for the test server's client port (PEM).
+#[derive(Clone, Debug)]
+pub struct EtcdServerTls {
+    /// The server certificate (valid for 127.0.0.1).
+    pub cert_pem: Vec<u8>,
+    /// Its private key.
+    pub key_pem: Vec<u8>,
+    /// CA that client certificates must chain to (etcd's `--trusted-ca-file`).
+    pub client_ca_pem: Vec<u8>,
+    /// Require client certificates (etcd's `--client-cert-auth`).
+    pub client_cert_auth: bool,
+    /// What a client uses to connect: the CA of the server certificate, and a client
+    /// certificate when `client_cert_auth` is on.
+    pub client: EtcdTls,
+}
 
 /// How to start an etcd server for tests.
 #[derive(Clone, Debug)]
@@ -24,6 +40,8 @@ pub struct EtcdProcessBuilder {
     pub extra_args: Vec<String>,
     /// How long to wait for etcd to serve (default 20 s).
     pub start_timeout: Duration,
+    /// Serve clients over TLS (`https://`).
+    pub tls: Option<EtcdServerTls>,
 }
 
 impl Default for EtcdProcessBuilder {
@@ -33,6 +51,7 @@ impl Default for EtcdProcessBuilder {
             progress_notify_interval: Duration::from_millis(200),
             extra_args: Vec::new(),
             start_timeout: Duration::from_secs(20),
+            tls: None,
         }
     }
 }
@@ -41,6 +60,12 @@ impl EtcdProcessBuilder {
     /// Sets the progress notification interval.
     pub fn progress_notify_interval(mut self, d: Duration) -> Self {
         self.progress_notify_interval = d;
+        self
+    }
+
+    /// Serves clients over TLS.
+    pub fn tls(mut self, tls: EtcdServerTls) -> Self {
+        self.tls = Some(tls);
         self
     }
 
@@ -110,9 +135,14 @@ impl EtcdProcess {
         EtcdProcessBuilder::default()
     }
 
-    /// The client URL, e.g. `http://127.0.0.1:41234`.
+    /// The client URL, e.g. `http://127.0.0.1:41234` (`https://` with TLS).
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.client_port)
+        let scheme = if self.builder.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://127.0.0.1:{}", self.client_port)
     }
 
     /// The client URLs (one).
@@ -120,9 +150,12 @@ impl EtcdProcess {
         vec![self.endpoint()]
     }
 
-    /// Options to connect an [`EtcdStore`] to this server.
+    /// Options to connect an [`EtcdStore`] to this server (with the client TLS settings).
     pub fn options(&self) -> EtcdOptions {
-        EtcdOptions::new(self.endpoints())
+        EtcdOptions {
+            tls: self.builder.tls.as_ref().map(|t| t.client.clone()),
+            ..EtcdOptions::new(self.endpoints())
+        }
     }
 
     /// Connects a store to this server.
@@ -163,7 +196,7 @@ impl EtcdProcess {
     }
 
     async fn spawn_and_wait(&mut self) -> Result<(), Error> {
-        let client = format!("http://127.0.0.1:{}", self.client_port);
+        let client = self.endpoint();
         let peer = format!("http://127.0.0.1:{}", self.peer_port);
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -195,6 +228,7 @@ impl EtcdProcess {
             .arg("zap")
             .arg("--log-level")
             .arg("warn")
+            .args(self.tls_args()?)
             .args(&self.builder.extra_args)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
@@ -210,23 +244,23 @@ impl EtcdProcess {
         let deadline = tokio::time::Instant::now() + self.builder.start_timeout;
         let addr = SocketAddr::from(([127, 0, 0, 1], self.client_port));
         loop {
-            if let Some(child) = self.child.as_mut() {
-                if let Ok(Some(status)) = child.try_wait() {
-                    self.child = None;
-                    let log = std::fs::read_to_string(self.dir.path().join("etcd.log"))
-                        .unwrap_or_default();
-                    return Err(Error::Unavailable(format!(
-                        "etcd exited with {status}: {}",
-                        log.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
-                    )));
-                }
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                self.child = None;
+                let log =
+                    std::fs::read_to_string(self.dir.path().join("etcd.log")).unwrap_or_default();
+                return Err(Error::Unavailable(format!(
+                    "etcd exited with {status}: {}",
+                    log.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
+                )));
             }
             if TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok() {
                 let opts = EtcdOptions {
                     connect_timeout: Duration::from_secs(2),
                     ..self.options()
                 };
-                if EtcdStore::connect(opts).await.is_ok() {
+                if Box::pin(EtcdStore::connect(opts)).await.is_ok() {
                     return Ok(());
                 }
             }
@@ -239,6 +273,32 @@ impl EtcdProcess {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+}
+
+impl EtcdProcess {
+    /// Writes the TLS files and returns the flags that use them.
+    fn tls_args(&self) -> Result<Vec<String>, Error> {
+        let Some(tls) = &self.builder.tls else {
+            return Ok(Vec::new());
+        };
+        let file = |name: &str, pem: &[u8]| -> Result<String, Error> {
+            let path = self.dir.path().join(name);
+            std::fs::write(&path, pem)?;
+            Ok(path.display().to_string())
+        };
+        let mut args = vec![
+            "--cert-file".to_string(),
+            file("server.crt", &tls.cert_pem)?,
+            "--key-file".to_string(),
+            file("server.key", &tls.key_pem)?,
+            "--trusted-ca-file".to_string(),
+            file("client-ca.crt", &tls.client_ca_pem)?,
+        ];
+        if tls.client_cert_auth {
+            args.push("--client-cert-auth".to_string());
+        }
+        Ok(args)
     }
 }
 

@@ -252,13 +252,13 @@ impl EmbeddedStore {
 
     fn check_write(&self, key: &str, value: Option<&Bytes>) -> Result<(), Error> {
         check_key(key)?;
-        if let Some(v) = value {
-            if v.len() > self.opts.max_value_bytes {
-                return Err(Error::TooLarge {
-                    size: v.len(),
-                    limit: self.opts.max_value_bytes,
-                });
-            }
+        if let Some(v) = value
+            && v.len() > self.opts.max_value_bytes
+        {
+            return Err(Error::TooLarge {
+                size: v.len(),
+                limit: self.opts.max_value_bytes,
+            });
         }
         Ok(())
     }

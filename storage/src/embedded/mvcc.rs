@@ -104,6 +104,9 @@ pub(crate) struct Mvcc {
     history_bytes: usize,
     current: Revision,
     compacted: Revision,
+    /// While a snapshot at this revision is being written, its event and every later one
+    /// are kept, whatever the compaction (the snapshot reads the key space as of it).
+    pin: Option<Revision>,
 }
 
 impl Mvcc {
@@ -122,6 +125,7 @@ impl Mvcc {
             // Only the history written since the snapshot (and the snapshot's own last
             // event) survives a restart, so older revisions are compacted by definition.
             compacted: compacted.max(rev),
+            pin: None,
         };
         // Without the event of `rev`, a watch from `rev - 1` is refused by `check_retained`.
         if let Some(ev) = last.filter(|ev| ev.rev == rev && rev > 0) {
@@ -167,12 +171,87 @@ impl Mvcc {
         self.history.back()
     }
 
-    /// Every current key and entry (for a snapshot).
-    pub fn entries(&self) -> Vec<(Arc<str>, Entry)> {
-        self.map
-            .iter()
-            .map(|(k, e)| (k.clone(), e.clone()))
-            .collect()
+    /// Keeps the history from `rev` on until [`Mvcc::unpin`].
+    pub fn pin(&mut self, rev: Revision) {
+        self.pin = Some(rev);
+    }
+
+    pub fn unpin(&mut self) {
+        self.pin = None;
+    }
+
+    /// Whether the oldest history event may be dropped.
+    fn can_pop(&self) -> bool {
+        match (self.pin, self.history.front()) {
+            (Some(pin), Some(front)) => front.rev < pin,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        }
+    }
+
+    /// The next part of the key space as of revision `rev` (pinned), for a snapshot: up to
+    /// about `max` keys after `after`. Returns the entries and where the next part starts
+    /// (None when this was the last part).
+    pub fn snapshot_chunk(
+        &self,
+        rev: Revision,
+        after: Option<&str>,
+        max: usize,
+    ) -> Result<(Vec<(Arc<str>, Entry)>, Option<Arc<str>>), Error> {
+        let lower = after.map_or(Bound::Unbounded, Bound::Excluded);
+        let cur: Vec<(&Arc<str>, &Entry)> = self
+            .map
+            .range::<str, _>((lower, Bound::Unbounded))
+            .take(max.max(1))
+            .collect();
+        // The part ends at the last current key it holds (or at the end of the key space).
+        let next = (cur.len() >= max.max(1))
+            .then(|| cur.last().map(|(k, _)| Arc::clone(k)))
+            .flatten();
+        let hi = next.as_deref();
+        let in_part = |k: &str| after.is_none_or(|a| k > a) && hi.is_none_or(|h| k <= h);
+        let mut overrides: BTreeMap<&str, (&Arc<str>, Option<&Entry>)> = BTreeMap::new();
+        if rev < self.current {
+            let start = self.history_index(rev + 1).ok_or(Error::Compacted {
+                requested: rev,
+                compacted: self.compacted,
+            })?;
+            for ev in self.history.range(start..) {
+                if in_part(&ev.key) {
+                    overrides
+                        .entry(&ev.key)
+                        .or_insert((&ev.key, ev.prev.as_ref()));
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(cur.len());
+        let mut ovr = overrides.into_values().peekable();
+        for (k, e) in cur {
+            while let Some((ok, oe)) = ovr.peek().copied() {
+                if **ok >= **k {
+                    break;
+                }
+                if let Some(oe) = oe {
+                    out.push((Arc::clone(ok), oe.clone()));
+                }
+                ovr.next();
+            }
+            match ovr.peek().copied() {
+                Some((ok, oe)) if **ok == **k => {
+                    if let Some(oe) = oe {
+                        out.push((Arc::clone(k), oe.clone()));
+                    }
+                    ovr.next();
+                }
+                _ => out.push((Arc::clone(k), e.clone())),
+            }
+        }
+        for (ok, oe) in ovr {
+            if let Some(oe) = oe {
+                out.push((Arc::clone(ok), oe.clone()));
+            }
+        }
+        Ok((out, next))
     }
 
     /// Applies the change of revision `current + 1`.
@@ -200,7 +279,7 @@ impl Mvcc {
         if rev <= self.compacted {
             return true;
         }
-        while self.history.front().is_some_and(|ev| ev.rev < rev) {
+        while self.history.front().is_some_and(|ev| ev.rev < rev) && self.can_pop() {
             self.pop_front();
         }
         self.compacted = rev;
@@ -213,14 +292,13 @@ impl Mvcc {
         let mut dropped = false;
         while self.history.len() > 1
             && (self.history.len() > max_revisions.max(1) || self.history_bytes > max_bytes)
+            && self.can_pop()
         {
             self.pop_front();
             dropped = true;
         }
-        if dropped {
-            if let Some(front) = self.history.front() {
-                self.compacted = self.compacted.max(front.rev);
-            }
+        if dropped && let Some(front) = self.history.front() {
+            self.compacted = self.compacted.max(front.rev);
         }
     }
 
@@ -554,6 +632,45 @@ mod tests {
         m.enforce_bounds(100, 0);
         assert_eq!(m.history_len(), 1, "the current revision's event is kept");
         assert_eq!(m.compacted(), 10);
+    }
+
+    #[test]
+    fn snapshot_chunks_read_the_pinned_revision() {
+        let mut m = Mvcc::default();
+        for i in 0..20 {
+            put(&mut m, &format!("/s/{i:02}"), "old");
+        }
+        let at = m.current();
+        m.pin(at);
+        let want = keys_at(&m, "/", at);
+        // Changes after the snapshot revision, inside and across part boundaries.
+        put(&mut m, "/s/05", "new");
+        del(&mut m, "/s/06");
+        put(&mut m, "/s/06x", "created later");
+        del(&mut m, "/s/19");
+        put(&mut m, "/s/99", "created later");
+        m.enforce_bounds(1, 0);
+        assert!(m.history_len() >= 6, "pinned history is kept");
+        for max in [1, 3, 7, 100] {
+            let mut got = Vec::new();
+            let mut after: Option<Arc<str>> = None;
+            loop {
+                let (part, next) = m.snapshot_chunk(at, after.as_deref(), max).unwrap();
+                got.extend(
+                    part.into_iter().map(|(k, e)| {
+                        (k.to_string(), String::from_utf8(e.value.to_vec()).unwrap())
+                    }),
+                );
+                match next {
+                    Some(n) => after = Some(n),
+                    None => break,
+                }
+            }
+            assert_eq!(got, want, "parts of {max}");
+        }
+        m.unpin();
+        m.enforce_bounds(1, 0);
+        assert_eq!(m.history_len(), 1);
     }
 
     #[test]

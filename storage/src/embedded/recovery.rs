@@ -92,13 +92,13 @@ pub(crate) fn recover(
             _ => live.push((*first, path)),
         }
     }
-    if let Some((first, path)) = live.first() {
-        if *first > snap_rev + 1 {
-            return Err(Error::Corrupt(format!(
-                "log segment {} starts at revision {first} but the snapshot ends at {snap_rev}: revisions are missing",
-                path.display()
-            )));
-        }
+    if let Some((first, path)) = live.first()
+        && *first > snap_rev + 1
+    {
+        return Err(Error::Corrupt(format!(
+            "log segment {} starts at revision {first} but the snapshot ends at {snap_rev}: revisions are missing",
+            path.display()
+        )));
     }
 
     let mut wal_bytes = 0;

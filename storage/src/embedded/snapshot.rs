@@ -27,13 +27,16 @@ const KEY: u8 = 11;
 const LAST_EVENT: u8 = 12;
 const END: u8 = 13;
 
-/// Everything a snapshot holds.
-pub(crate) struct SnapshotData {
+/// What a snapshot is taken of: the revision, the compacted revision, and the event of
+/// the revision itself; the keys come in parts from a callback.
+pub(crate) struct SnapshotHeader {
     pub rev: Revision,
     pub compacted: Revision,
-    pub entries: Vec<(Arc<str>, Entry)>,
     pub last: Option<HistEvent>,
 }
+
+/// One part of the key space and where the next part starts (None: this was the last).
+pub(crate) type Part = (Vec<(Arc<str>, Entry)>, Option<Arc<str>>);
 
 /// A snapshot read back from disk.
 pub(crate) struct LoadedSnapshot {
@@ -90,10 +93,15 @@ fn get_opt_entry(c: &mut Cursor<'_>) -> Option<Option<Entry>> {
     }
 }
 
-/// Writes the snapshot durably into `dir`; returns its path and size.
-pub(crate) fn write_snapshot(dir: &Path, data: &SnapshotData) -> io::Result<(PathBuf, u64)> {
-    let path = dir.join(snapshot_name(data.rev));
-    let tmp = dir.join(format!("{}.tmp", snapshot_name(data.rev)));
+/// Writes the snapshot durably into `dir`, pulling the keys in order from `next_part`
+/// (called with where the previous part ended); returns its path and size.
+pub(crate) fn write_snapshot(
+    dir: &Path,
+    header: &SnapshotHeader,
+    mut next_part: impl FnMut(Option<&str>) -> Result<Part, Error>,
+) -> Result<(PathBuf, u64), Error> {
+    let path = dir.join(snapshot_name(header.rev));
+    let tmp = dir.join(format!("{}.tmp", snapshot_name(header.rev)));
     let file = File::create(&tmp)?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
     out.write_all(SNAP_MAGIC)?;
@@ -107,21 +115,29 @@ pub(crate) fn write_snapshot(dir: &Path, data: &SnapshotData) -> io::Result<(Pat
         size += buf.len() as u64;
         out.write_all(&buf)
     };
-    let count = data.entries.len() as i64;
     frame(&mut out, &|b| {
         put_u8(b, META);
-        put_i64(b, data.rev);
-        put_i64(b, data.compacted);
-        put_i64(b, count);
+        put_i64(b, header.rev);
+        put_i64(b, header.compacted);
     })?;
-    for (key, entry) in &data.entries {
-        frame(&mut out, &|b| {
-            put_u8(b, KEY);
-            put_bytes(b, key.as_bytes());
-            put_entry(b, entry);
-        })?;
+    let mut count: i64 = 0;
+    let mut after: Option<Arc<str>> = None;
+    loop {
+        let (entries, next) = next_part(after.as_deref())?;
+        for (key, entry) in &entries {
+            frame(&mut out, &|b| {
+                put_u8(b, KEY);
+                put_bytes(b, key.as_bytes());
+                put_entry(b, entry);
+            })?;
+            count += 1;
+        }
+        match next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
     }
-    if let Some(ev) = &data.last {
+    if let Some(ev) = &header.last {
         frame(&mut out, &|b| {
             put_u8(b, LAST_EVENT);
             put_i64(b, ev.rev);
@@ -169,13 +185,11 @@ pub(crate) fn read_snapshot(path: &Path) -> Result<LoadedSnapshot, Error> {
 
     next(&mut payload)?;
     let mut c = Cursor::new(&payload);
-    let (rev, compacted, count) = match (c.u8(), c.i64(), c.i64(), c.i64()) {
-        (Some(META), Some(rev), Some(compacted), Some(count)) if count >= 0 => {
-            (rev, compacted, count)
-        }
+    let (rev, compacted) = match (c.u8(), c.i64(), c.i64()) {
+        (Some(META), Some(rev), Some(compacted)) if c.is_empty() => (rev, compacted),
         _ => return Err(corrupt("bad meta frame")),
     };
-    let mut entries: Vec<(Arc<str>, Entry)> = Vec::with_capacity(count.min(1 << 24) as usize);
+    let mut entries: Vec<(Arc<str>, Entry)> = Vec::new();
     let mut last = None;
     loop {
         next(&mut payload)?;
@@ -206,7 +220,7 @@ pub(crate) fn read_snapshot(path: &Path) -> Result<LoadedSnapshot, Error> {
                 });
             }
             Some(END) => {
-                if c.i64() != Some(count) || entries.len() as i64 != count {
+                if c.i64() != Some(entries.len() as i64) {
                     return Err(corrupt("key count does not match"));
                 }
                 break;
@@ -216,10 +230,10 @@ pub(crate) fn read_snapshot(path: &Path) -> Result<LoadedSnapshot, Error> {
     }
     // Share the key allocation between the map and the last event.
     let map: BTreeMap<Arc<str>, Entry> = entries.into_iter().collect();
-    if let Some(ev) = &mut last {
-        if let Some((k, _)) = map.get_key_value(&*ev.key) {
-            ev.key = k.clone();
-        }
+    if let Some(ev) = &mut last
+        && let Some((k, _)) = map.get_key_value(&*ev.key)
+    {
+        ev.key = k.clone();
     }
     Ok(LoadedSnapshot {
         rev,
@@ -245,13 +259,9 @@ mod tests {
     #[test]
     fn snapshot_round_trip_and_damage_is_corrupt() {
         let dir = tempfile::tempdir().unwrap();
-        let data = SnapshotData {
+        let header = SnapshotHeader {
             rev: 3,
             compacted: 1,
-            entries: vec![
-                (Arc::from("/a"), entry("1", 1)),
-                (Arc::from("/b"), entry("2", 3)),
-            ],
             last: Some(HistEvent {
                 rev: 3,
                 key: Arc::from("/b"),
@@ -259,7 +269,17 @@ mod tests {
                 prev: Some(entry("old", 2)),
             }),
         };
-        let (path, size) = write_snapshot(dir.path(), &data).unwrap();
+        // Two parts, as the store hands them out.
+        let (path, size) = write_snapshot(dir.path(), &header, |after| {
+            Ok(match after {
+                None => (
+                    vec![(Arc::from("/a"), entry("1", 1))],
+                    Some(Arc::from("/a")),
+                ),
+                Some(_) => (vec![(Arc::from("/b"), entry("2", 3))], None),
+            })
+        })
+        .unwrap();
         assert_eq!(fs::metadata(&path).unwrap().len(), size);
         assert_eq!(
             parse_snapshot_name(path.file_name().unwrap().to_str().unwrap()),

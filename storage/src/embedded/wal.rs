@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn batch_round_trip() {
-        let ops = vec![
+        let ops = [
             LogOp::Put {
                 rev: 7,
                 key: "/registry/a",

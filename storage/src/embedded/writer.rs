@@ -17,13 +17,24 @@ use crate::store::{KeyValue, Revision};
 
 use super::Shared;
 use super::mvcc::{Entry, HistEvent};
-use super::snapshot::{SnapshotData, parse_snapshot_name, write_snapshot};
+use super::snapshot::{SnapshotHeader, parse_snapshot_name, write_snapshot};
 use super::wal::{LogOp, Segment, encode_batch, parse_segment_name, sync_dir};
 
 /// Most requests one batch takes.
 const MAX_BATCH_OPS: usize = 4096;
 /// A batch stops taking requests once its values reach this size.
 const MAX_BATCH_BYTES: usize = 16 << 20;
+/// Keys a snapshot copies per read lock.
+const SNAPSHOT_PART_KEYS: usize = 4096;
+
+/// Releases the history pinned for a snapshot, however the snapshot ends.
+struct Unpin(Arc<Shared>);
+
+impl Drop for Unpin {
+    fn drop(&mut self) {
+        self.0.write().unpin();
+    }
+}
 
 /// A write request.
 pub(crate) enum Op {
@@ -97,7 +108,7 @@ pub(crate) struct Writer {
     /// Log bytes appended since the last snapshot.
     wal_bytes: u64,
     last_snapshot_bytes: u64,
-    snapshot_job: Option<JoinHandle<Result<u64, std::io::Error>>>,
+    snapshot_job: Option<JoinHandle<Result<u64, Error>>>,
     /// Set after an I/O failure: the log can no longer be trusted, writes are refused.
     failed: Option<String>,
     buf: Vec<u8>,
@@ -369,27 +380,29 @@ impl Writer {
             .snapshot_job
             .as_ref()
             .is_some_and(|job| job.is_finished())
+            && let Some(job) = self.snapshot_job.take()
+            && let Some(size) = finish_snapshot(job)
         {
-            if let Some(job) = self.snapshot_job.take() {
-                if let Some(size) = finish_snapshot(job) {
-                    self.last_snapshot_bytes = size;
-                }
-            }
+            self.last_snapshot_bytes = size;
         }
         let threshold = self.cfg.snapshot_wal_bytes.max(self.last_snapshot_bytes);
         if self.snapshot_job.is_some() || self.wal_bytes < threshold {
             return;
         }
-        let data = {
-            let st = self.shared.read();
-            SnapshotData {
+        // Pin the history from the snapshot revision on: the snapshot thread reads the key
+        // space as of that revision in parts, while writes go on.
+        let header = {
+            let mut st = self.shared.write();
+            let rev = st.current();
+            st.pin(rev);
+            SnapshotHeader {
                 rev: st.current(),
                 compacted: st.compacted(),
-                entries: st.entries(),
                 last: st.last_event().cloned(),
             }
         };
-        match Segment::create(&self.cfg.dir, data.rev + 1) {
+        let unpin = Unpin(self.shared.clone());
+        match Segment::create(&self.cfg.dir, header.rev + 1) {
             Ok(segment) => self.segment = segment,
             Err(e) => {
                 tracing::error!(error = %e, "cannot start a new log segment; will retry");
@@ -398,12 +411,19 @@ impl Writer {
         }
         self.wal_bytes = 0;
         let dir = self.cfg.dir.clone();
+        let shared = self.shared.clone();
         let spawned = std::thread::Builder::new()
             .name("storage-snapshot".into())
-            .spawn(move || -> Result<u64, std::io::Error> {
-                let (path, size) = write_snapshot(&dir, &data)?;
-                remove_obsolete(&dir, data.rev)?;
-                tracing::debug!(path = %path.display(), size, keys = data.entries.len(), "snapshot written");
+            .spawn(move || -> Result<u64, Error> {
+                let _unpin = unpin;
+                let started = std::time::Instant::now();
+                let (path, size) = write_snapshot(&dir, &header, |after| {
+                    shared
+                        .read()
+                        .snapshot_chunk(header.rev, after, SNAPSHOT_PART_KEYS)
+                })?;
+                remove_obsolete(&dir, header.rev)?;
+                tracing::debug!(path = %path.display(), size, elapsed = ?started.elapsed(), "snapshot written");
                 Ok(size)
             });
         match spawned {
@@ -455,7 +475,7 @@ fn log_op(o: &Outcome) -> Option<LogOp<'_>> {
 }
 
 /// Waits for a snapshot thread; returns the snapshot's size when it succeeded.
-fn finish_snapshot(job: JoinHandle<Result<u64, std::io::Error>>) -> Option<u64> {
+fn finish_snapshot(job: JoinHandle<Result<u64, Error>>) -> Option<u64> {
     match job.join() {
         Ok(Ok(size)) => Some(size),
         Ok(Err(e)) => {

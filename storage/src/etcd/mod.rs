@@ -258,7 +258,7 @@ impl EtcdStore {
         let client = loop {
             let attempt = tokio::time::timeout(
                 opts.connect_timeout,
-                Client::connect(&opts.endpoints, Some(co.clone())),
+                Box::pin(Client::connect(&opts.endpoints, Some(co.clone()))),
             )
             .await;
             match attempt {
@@ -352,13 +352,13 @@ impl EtcdStore {
         if key.is_empty() {
             return Err(Error::InvalidArgument("empty key".into()));
         }
-        if let Some(v) = value {
-            if v.len() > self.opts.max_value_bytes {
-                return Err(Error::TooLarge {
-                    size: v.len(),
-                    limit: self.opts.max_value_bytes,
-                });
-            }
+        if let Some(v) = value
+            && v.len() > self.opts.max_value_bytes
+        {
+            return Err(Error::TooLarge {
+                size: v.len(),
+                limit: self.opts.max_value_bytes,
+            });
         }
         Ok(())
     }

@@ -474,12 +474,12 @@ pub async fn watch_ordered_unique_reliable(store: Arc<dyn Store>) {
                 let key = format!("{prefix}{t}-{}", i % 5);
                 let (cur, _) = s.get(&key).await.unwrap();
                 let value = format!("{t}-{i}");
-                if i % 7 == 6 {
-                    if let Some(cur) = cur {
-                        let (last, rev) = s.delete(&key, cur.mod_revision).await.unwrap();
-                        log.push((rev, key, EventKind::Delete, None, Some(last.value)));
-                        continue;
-                    }
+                if i % 7 == 6
+                    && let Some(cur) = cur
+                {
+                    let (last, rev) = s.delete(&key, cur.mod_revision).await.unwrap();
+                    log.push((rev, key, EventKind::Delete, None, Some(last.value)));
+                    continue;
                 }
                 let kv = match &cur {
                     Some(c) => s.update(&key, b(&value), c.mod_revision).await.unwrap(),
@@ -771,7 +771,7 @@ pub async fn concurrent_cas_increments(store: Arc<dyn Store>) {
             (done, conflicts)
         }));
     }
-    let mut totals = vec![0usize; KEYS];
+    let mut totals = [0usize; KEYS];
     for t in tasks {
         let (done, _) = t.await.unwrap();
         for k in 0..KEYS {
