@@ -1,0 +1,264 @@
+//! End-to-end test support: starts the real `karmada-rs` binary (and, when asked, a real
+//! etcd) on free loopback ports in temporary directories, and runs the real `kubectl`.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How long a test waits for a condition before failing.
+pub const DEADLINE: Duration = Duration::from_secs(60);
+
+/// Polls `f` until it returns `Some`, failing the test after `timeout`.
+pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    let mut delay = Duration::from_millis(20);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        if start.elapsed() > timeout {
+            panic!("timed out after {timeout:?} waiting for {what}");
+        }
+        std::thread::sleep(delay);
+        delay = (delay * 2).min(Duration::from_millis(500));
+    }
+}
+
+/// Which storage backend a test server uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The embedded store.
+    Embedded,
+    /// A real etcd started for the test.
+    Etcd,
+}
+
+/// A running `karmada-rs serve` process.
+pub struct Server {
+    pub dir: tempfile::TempDir,
+    pub url: String,
+    pub kubeconfig: PathBuf,
+    cache_dir: PathBuf,
+    child: Option<Child>,
+    etcd: Option<storage::testing::EtcdProcess>,
+    rt: tokio::runtime::Runtime,
+    extra_args: Vec<String>,
+    bind: String,
+}
+
+impl Server {
+    /// Starts a control plane on the embedded store.
+    pub fn start() -> Server {
+        Server::start_with(Backend::Embedded, &[])
+    }
+
+    /// Starts a control plane on the given backend with extra command-line arguments.
+    pub fn start_with(backend: Backend, extra: &[&str]) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let etcd = match backend {
+            Backend::Embedded => None,
+            Backend::Etcd => Some(
+                rt.block_on(storage::testing::EtcdProcess::start())
+                    .expect("start etcd"),
+            ),
+        };
+        let mut s = Server {
+            kubeconfig: dir.path().join("karmada.kubeconfig"),
+            cache_dir: dir.path().join("kubectl-cache"),
+            dir,
+            url: String::new(),
+            child: None,
+            etcd,
+            rt,
+            extra_args: extra.iter().map(|s| s.to_string()).collect(),
+            bind: "127.0.0.1:0".into(),
+        };
+        s.spawn();
+        s
+    }
+
+    /// The backend this server runs on.
+    pub fn backend(&self) -> Backend {
+        if self.etcd.is_some() {
+            Backend::Etcd
+        } else {
+            Backend::Embedded
+        }
+    }
+
+    fn spawn(&mut self) {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_karmada-rs"));
+        cmd.arg("serve")
+            .arg("--data-dir")
+            .arg(self.dir.path())
+            .arg("--bind")
+            .arg(&self.bind);
+        if let Some(e) = &self.etcd {
+            cmd.arg("--etcd-servers").arg(e.endpoints().join(","));
+        }
+        cmd.args(&self.extra_args);
+        cmd.env(
+            "KARMADA_RS_LOG",
+            std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "warn".into()),
+        );
+        cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
+        let mut child = cmd.spawn().expect("spawn karmada-rs");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("karmada-rs control plane serving at ") {
+                    let _ = tx.send(url.trim().to_string());
+                }
+            }
+        });
+        let url = rx
+            .recv_timeout(DEADLINE)
+            .expect("karmada-rs did not report its URL");
+        // Restarts reuse the port, so kubeconfigs and clients stay valid.
+        self.bind = url.trim_start_matches("https://").to_string();
+        self.url = url;
+        self.child = Some(child);
+        let ok = wait_for("the server to be ready", DEADLINE, || {
+            let out = self.kubectl(&["get", "--raw", "/readyz"]);
+            (out.status.success()).then_some(())
+        });
+        let _ = ok;
+    }
+
+    /// Stops the process (SIGKILL) and starts it again on the same port and data.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.spawn();
+    }
+
+    /// Stops the process.
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Kills and restarts this server's etcd (same data and ports).
+    pub fn restart_etcd(&mut self) {
+        if let Some(e) = self.etcd.as_mut() {
+            self.rt.block_on(e.restart()).expect("restart etcd");
+        }
+    }
+
+    /// Runs a future on the test's runtime (for kube-rs clients).
+    pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.rt.block_on(f)
+    }
+
+    /// A `kubectl` command using this server's admin kubeconfig and a private cache.
+    pub fn kubectl_cmd(&self) -> Command {
+        kubectl_cmd(&self.kubeconfig, &self.cache_dir)
+    }
+
+    /// Runs kubectl with arguments.
+    pub fn kubectl(&self, args: &[&str]) -> Output {
+        run(self.kubectl_cmd().args(args))
+    }
+
+    /// Runs kubectl with stdin.
+    pub fn kubectl_stdin(&self, args: &[&str], stdin: &str) -> Output {
+        run_stdin(self.kubectl_cmd().args(args), stdin)
+    }
+
+    /// Runs kubectl and returns stdout, failing the test on a non-zero exit.
+    pub fn kubectl_ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            out.status.success(),
+            "kubectl {} failed: {}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs kubectl with stdin and returns stdout, failing the test on a non-zero exit.
+    pub fn kubectl_stdin_ok(&self, args: &[&str], stdin: &str) -> String {
+        let out = self.kubectl_stdin(args, stdin);
+        assert!(
+            out.status.success(),
+            "kubectl {} failed: {}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs kubectl expecting failure; returns stderr.
+    pub fn kubectl_err(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            !out.status.success(),
+            "kubectl {} unexpectedly succeeded: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    /// `kubectl get ... -o json` parsed.
+    pub fn get_json(&self, args: &[&str]) -> serde_json::Value {
+        let mut a: Vec<&str> = vec!["get"];
+        a.extend_from_slice(args);
+        a.extend_from_slice(&["-o", "json"]);
+        serde_json::from_str(&self.kubectl_ok(&a)).expect("kubectl -o json output")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A kubectl command for a kubeconfig, with its own discovery/HTTP cache directory.
+pub fn kubectl_cmd(kubeconfig: &Path, cache_dir: &Path) -> Command {
+    let mut cmd = Command::new("kubectl");
+    cmd.env("KUBECONFIG", kubeconfig)
+        .env("KUBECACHEDIR", cache_dir)
+        .env("HOME", cache_dir.parent().unwrap_or(cache_dir))
+        .arg("--cache-dir")
+        .arg(cache_dir)
+        .arg("--request-timeout=30s");
+    cmd
+}
+
+/// Runs a command to completion.
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.stdin(Stdio::null()).output().expect("run command")
+}
+
+/// Runs a command with stdin.
+pub fn run_stdin(cmd: &mut Command, stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("wait")
+}
