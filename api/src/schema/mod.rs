@@ -80,7 +80,8 @@ pub fn openapi_schema(kind: &str) -> Option<&'static Value> {
 }
 
 /// Paths of the fields of `obj` that the kind's schema does not declare (and that admission
-/// would drop), e.g. `spec.foo`, for `fieldValidation=Strict|Warn`. Empty for unknown kinds.
+/// would drop), e.g. `spec.foo`, sorted, for `fieldValidation=Strict|Warn`. Empty for unknown
+/// kinds.
 pub fn unknown_fields(kind: &str, obj: &Value) -> Vec<String> {
     let Some(schema) = kind_schema(kind) else {
         return Vec::new();
@@ -90,5 +91,6 @@ pub fn unknown_fields(kind: &str, obj: &Value) -> Vec<String> {
     schema
         .root
         .prune(&mut copy, "", RESOURCE_ROOT_SKIP, &mut pruned);
+    pruned.sort();
     pruned
 }
