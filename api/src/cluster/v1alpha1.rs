@@ -145,33 +145,43 @@ string_enum! {
 
 /// A secret in the control plane, by namespace and name.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("x-go-required" = ["namespace", "name"]))]
 #[serde(rename_all = "camelCase")]
 pub struct LocalSecretReference {
     /// Namespace of the secret.
+    #[serde(default)]
     pub namespace: String,
     /// Name of the secret.
+    #[serde(default)]
     pub name: String,
 }
 
 /// One resource grade: for each resource, the interval a node must fall in.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("x-go-required" = ["grade", "ranges"]))]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceModel {
     /// Grade index, starting at 0.
+    #[serde(default)]
     pub grade: u64,
     /// The interval per resource.
+    #[serde(default)]
     pub ranges: Vec<ResourceModelRange>,
 }
 
 /// The interval [min, max) of one resource within a grade.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("x-go-required" = ["name", "min", "max"]))]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceModelRange {
     /// Resource name: cpu, memory, storage or ephemeral-storage.
+    #[serde(default)]
     pub name: String,
     /// Inclusive lower bound.
+    #[serde(default)]
     pub min: Quantity,
     /// Exclusive upper bound.
+    #[serde(default)]
     pub max: Quantity,
 }
 
@@ -205,9 +215,11 @@ pub struct ClusterStatus {
 
 /// The resources one group/version of the cluster serves.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("x-go-required" = ["groupVersion"]))]
 #[serde(rename_all = "camelCase")]
 pub struct ApiEnablement {
     /// The group/version, e.g. apps/v1.
+    #[serde(default)]
     pub group_version: String,
     /// The resources served in it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -216,11 +228,14 @@ pub struct ApiEnablement {
 
 /// One served resource.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("x-go-required" = ["name", "kind"]))]
 #[serde(rename_all = "camelCase")]
 pub struct ApiResource {
     /// Plural resource name, e.g. deployments.
+    #[serde(default)]
     pub name: String,
     /// Kind, e.g. Deployment.
+    #[serde(default)]
     pub kind: String,
 }
 
@@ -256,11 +271,14 @@ pub struct ResourceSummary {
 
 /// The number of nodes in one resource grade.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("x-go-required" = ["grade", "count"]))]
 #[serde(rename_all = "camelCase")]
 pub struct AllocatableModeling {
     /// The grade index.
+    #[serde(default)]
     pub grade: u64,
     /// Nodes in this grade.
+    #[serde(default)]
     pub count: i64,
 }
 

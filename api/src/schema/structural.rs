@@ -8,6 +8,9 @@ use serde_json::{Map, Value, json};
 /// `default` schemars emits (from `#[serde(default)]`) is not a CRD default and is dropped.
 const CRD_DEFAULT: &str = "x-crd-default";
 
+/// Lists fields that are required on the wire but decoded leniently (see `rewrite`).
+const GO_REQUIRED: &str = "x-go-required";
+
 /// Formats Kubernetes OpenAPI documents use; schemars' Rust-specific ones are dropped.
 const KEPT_FORMATS: &[&str] = &["int32", "int64", "date-time", "float", "double", "byte"];
 
@@ -75,6 +78,20 @@ fn rewrite(node: &mut Value) {
         map.remove("maximum");
     }
 
+    // Typed (non-CRD) kinds decode missing fields as zero values, so their Rust fields carry
+    // `#[serde(default)]`; the fields Go requires are listed under this extension instead.
+    if let Some(Value::Array(extra)) = map.remove(GO_REQUIRED) {
+        let required = map
+            .entry("required")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(required) = required {
+            for name in extra {
+                if !required.contains(&name) {
+                    required.push(name);
+                }
+            }
+        }
+    }
     if let Some(Value::Array(required)) = map.get_mut("required") {
         // controller-gen lists required fields alphabetically; so do we.
         required.sort_by(|a, b| a.as_str().cmp(&b.as_str()));

@@ -32,7 +32,7 @@ fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     let examples: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
     format!(
         "{msg} (e.g. {}regex used for validation is '{fmt}')",
-        examples.join("or ")
+        examples.join(" or ")
     )
 }
 
