@@ -114,3 +114,57 @@ fn parse_suffix(suffix: &str) -> Result<(i32, u32), QuantityError> {
         _ => return Err(QuantityError),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(s: &str) -> ParsedQuantity {
+        ParsedQuantity::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn equal_amounts_compare_equal_across_suffixes() {
+        for (a, b) in [
+            ("1", "1000m"),
+            ("1Ki", "1024"),
+            ("4Gi", "4096Mi"),
+            ("1Ti", "1024Gi"),
+            ("1k", "1000"),
+            ("1e3", "1k"),
+            ("1.5", "1500m"),
+            ("0.5Gi", "512Mi"),
+            ("+2", "2"),
+            (".5", "500m"),
+            ("1E6", "1M"),
+        ] {
+            assert_eq!(q(a), q(b), "{a} == {b}");
+        }
+    }
+
+    #[test]
+    fn ordering_and_values() {
+        assert!(q("100m").cmp_value(q("1")).is_lt());
+        assert!(q("2Gi").cmp_value(q("2G")).is_gt());
+        assert!(q("-1").cmp_value(q("0")).is_lt());
+        assert!(q("0").is_zero());
+        assert!(q("0Gi").is_zero());
+        assert_eq!(q("9223372036854775807").value(), i64::MAX);
+        assert_eq!(q("10E").value(), i64::MAX, "clamped");
+        assert_eq!(q("100m").value(), 1, "rounded up");
+        assert_eq!(q("1500m").value(), 2);
+        assert_eq!(q("-1500m").value(), -1);
+        assert_eq!(q("4Gi").value(), 4 * 1024 * 1024 * 1024);
+        // Below a nano-unit rounds up, as Kubernetes does.
+        assert_eq!(q("1e-12"), q("1n"));
+    }
+
+    #[test]
+    fn malformed_quantities_are_rejected() {
+        for bad in [
+            "", "abc", "1.2.3", "1x", "Gi", "1e", "1e+", "--1", "1 Gi", "1.5Kib", ".",
+        ] {
+            assert_eq!(ParsedQuantity::parse(bad), Err(QuantityError), "{bad:?}");
+        }
+    }
+}

@@ -191,3 +191,88 @@ fn unescape(s: &str) -> Result<String, String> {
     }
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_like_go() {
+        let cases: Vec<(&str, Result<GoUrl, &str>)> = vec![
+            (
+                "https://10.0.0.1:6443",
+                Ok(GoUrl {
+                    scheme: "https".into(),
+                    host: "10.0.0.1:6443".into(),
+                    ..Default::default()
+                }),
+            ),
+            (
+                "HTTPS://u:p@h/path?q=1#f%20g",
+                Ok(GoUrl {
+                    scheme: "https".into(),
+                    host: "h".into(),
+                    user: Some("u:p".into()),
+                    raw_query: "q=1".into(),
+                    fragment: "f g".into(),
+                }),
+            ),
+            (
+                "https://[fd00::1]:6443",
+                Ok(GoUrl {
+                    scheme: "https".into(),
+                    host: "[fd00::1]:6443".into(),
+                    ..Default::default()
+                }),
+            ),
+            ("host", Ok(GoUrl::default())),
+            (
+                "host:6443",
+                Ok(GoUrl {
+                    scheme: "host".into(),
+                    ..Default::default()
+                }),
+            ),
+            (
+                "//host:1/x",
+                Ok(GoUrl {
+                    host: "host:1".into(),
+                    ..Default::default()
+                }),
+            ),
+            ("*", Ok(GoUrl::default())),
+            (
+                "1.2.3.4:6443",
+                Err(r#"parse "1.2.3.4:6443": first path segment in URL cannot contain colon"#),
+            ),
+            (":6443", Err(r#"parse ":6443": missing protocol scheme"#)),
+            (
+                "https://h:x1",
+                Err(r#"parse "https://h:x1": invalid port ":x1" after host"#),
+            ),
+            (
+                "https://[::1",
+                Err(r#"parse "https://[::1": missing ']' in host"#),
+            ),
+            (
+                "https://h\n",
+                Err(r#"parse "https://h\n": net/url: invalid control character in URL"#),
+            ),
+            (
+                "https://h/%zz",
+                Err(r#"parse "https://h/%zz": invalid URL escape "%zz""#),
+            ),
+            (
+                "https://h/#%g",
+                Err(r#"parse "https://h/#%g": invalid URL escape "%g""#),
+            ),
+            (
+                "https://a b@h",
+                Err(r#"parse "https://a b@h": net/url: invalid userinfo"#),
+            ),
+        ];
+        for (raw, expected) in cases {
+            assert_eq!(parse(raw), expected.map_err(str::to_owned), "{raw:?}");
+        }
+    }
+}
