@@ -600,3 +600,41 @@ fn admitted_karmada_fixtures_are_unchanged() {
         assert_eq!(out, obj, "{name}");
     }
 }
+
+/// Without a Karmada mutating webhook (ClusterOverridePolicy; bindings after creation; every
+/// status update) the stored object is the request as the CRD schema normalised it: unknown
+/// fields and nulls dropped, defaults filled, nothing else rewritten.
+#[test]
+fn writes_without_a_mutating_webhook_keep_the_request_shape() {
+    let cop = json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterOverridePolicy",
+        "metadata": {"name": "c", "bogus": 1},
+        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": ""}],
+                 "overrideRules": [{"overriders": {"plaintext": [{"path": "/a", "operator": "remove", "value": null}]}}],
+                 "extra": true}
+    });
+    let out = admitted("ClusterOverridePolicy", Operation::Create, cop, None);
+    assert_eq!(
+        out,
+        json!({
+            "apiVersion": "policy.karmada.io/v1alpha1", "kind": "ClusterOverridePolicy",
+            "metadata": {"name": "c"},
+            "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "ConfigMap", "name": ""}],
+                     "overrideRules": [{"overriders": {"plaintext": [{"path": "/a", "operator": "remove"}]}}]}
+        })
+    );
+
+    let rb = json!({
+        "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+        "metadata": {"name": "r", "namespace": "default", "labels": {"resourcebinding.karmada.io/permanent-id": "x"}},
+        "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap", "name": "c"}, "replicas": 0, "propagateDeps": false}
+    });
+    let updated = admitted("ResourceBinding", Operation::Update, rb.clone(), Some(&rb));
+    assert_eq!(updated["spec"]["replicas"], 0);
+    assert_eq!(updated["spec"]["propagateDeps"], false);
+    assert_eq!(updated["spec"]["conflictResolution"], "Abort");
+    // On create the webhook's Go encoding drops the zero values.
+    let created = admitted("ResourceBinding", Operation::Create, rb.clone(), None);
+    assert_eq!(created["spec"].get("replicas"), None);
+    assert_eq!(created["spec"].get("propagateDeps"), None);
+}

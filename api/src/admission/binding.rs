@@ -9,6 +9,10 @@ use crate::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 
 /// The mutating webhooks run on create only.
 impl Webhooks for ResourceBinding {
+    fn mutates(op: Operation) -> bool {
+        op == Operation::Create
+    }
+
     fn mutate(&mut self, op: Operation) -> Result<(), AdmissionError> {
         if op == Operation::Create
             && label(&self.metadata, labels::RESOURCE_BINDING_PERMANENT_ID).is_empty()
@@ -52,6 +56,10 @@ impl Webhooks for ResourceBinding {
 }
 
 impl Webhooks for ClusterResourceBinding {
+    fn mutates(op: Operation) -> bool {
+        op == Operation::Create
+    }
+
     fn mutate(&mut self, op: Operation) -> Result<(), AdmissionError> {
         if op == Operation::Create
             && label(

@@ -2,8 +2,10 @@
 //! karmada-aggregated-apiserver) would admit them.
 //!
 //! For the CRD kinds the order is kube-apiserver's: the CRD schema's null-dropping, defaulting
-//! and pruning; schema validation (422 Invalid); Karmada's mutating webhook; defaulting again;
+//! and pruning; schema validation (422 Invalid); Karmada's mutating webhook, whose Go-encoded
+//! result replaces the object (so fields Go omits when empty disappear); defaulting again;
 //! Karmada's validating webhook (403 Forbidden, "admission webhook ... denied the request").
+//! Where Karmada registers no mutating webhook, the schema-normalised request is kept as is.
 //! One deliberate difference: a value of the wrong JSON type is reported as a 422 field error
 //! by the schema check, where Karmada's mutating webhook would fail to decode it first.
 
@@ -185,8 +187,21 @@ pub fn admit_delete(obj: &Value) -> Result<(), AdmissionError> {
 }
 
 /// What a CRD kind adds to the generic schema processing: its webhooks.
-trait Webhooks: Sized + Serialize + DeserializeOwned + k8s_openapi::Resource {
-    /// Karmada's mutating webhook; not called for status updates.
+trait Webhooks:
+    Sized
+    + Serialize
+    + DeserializeOwned
+    + k8s_openapi::Resource
+    + k8s_openapi::Metadata<Ty = ObjectMeta>
+{
+    /// Whether Karmada registers a mutating webhook for this operation. Its response is the
+    /// Go-encoded object, so omitted-when-empty fields disappear; without one the stored
+    /// object is the request as the CRD schema normalised it.
+    fn mutates(_op: Operation) -> bool {
+        false
+    }
+
+    /// Karmada's mutating webhook; called only when `mutates` says so.
     fn mutate(&mut self, _op: Operation) -> Result<(), AdmissionError> {
         Ok(())
     }
@@ -221,10 +236,17 @@ fn admit_crd<T: Webhooks>(
         Some(o) if op != Operation::Create => Some(decode(o)?),
         _ => None,
     };
-    if op != Operation::UpdateStatus {
+    let mut out = if op != Operation::UpdateStatus && T::mutates(op) {
         typed.mutate(op)?;
-    }
-    let mut out = encode(&typed)?;
+        encode(&typed)?
+    } else {
+        // Only the metadata goes through its typed form, as kube-apiserver decodes it.
+        let mut normalized = obj.clone();
+        if let Some(map) = normalized.as_object_mut() {
+            map.insert("metadata".into(), encode(typed.metadata())?);
+        }
+        normalized
+    };
     schema
         .root
         .default_and_drop_nulls(&mut out, RESOURCE_ROOT_SKIP);

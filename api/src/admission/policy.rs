@@ -103,6 +103,10 @@ fn validate_propagation(
 }
 
 impl Webhooks for PropagationPolicy {
+    fn mutates(op: Operation) -> bool {
+        matches!(op, Operation::Create | Operation::Update)
+    }
+
     fn mutate(&mut self, op: Operation) -> Result<(), AdmissionError> {
         let namespace = self.metadata.namespace.clone().unwrap_or_default();
         for selector in &mut self.spec.resource_selectors {
@@ -139,6 +143,10 @@ impl Webhooks for PropagationPolicy {
 }
 
 impl Webhooks for ClusterPropagationPolicy {
+    fn mutates(op: Operation) -> bool {
+        matches!(op, Operation::Create | Operation::Update)
+    }
+
     fn mutate(&mut self, op: Operation) -> Result<(), AdmissionError> {
         mutate_propagation_spec(&mut self.spec);
         if op == Operation::Create {
@@ -169,6 +177,10 @@ impl Webhooks for ClusterPropagationPolicy {
 }
 
 impl Webhooks for OverridePolicy {
+    fn mutates(op: Operation) -> bool {
+        matches!(op, Operation::Create | Operation::Update)
+    }
+
     fn mutate(&mut self, _op: Operation) -> Result<(), AdmissionError> {
         let namespace = self.metadata.namespace.clone().unwrap_or_default();
         for selector in &mut self.spec.resource_selectors {

@@ -12,6 +12,10 @@ use crate::work::v1alpha1::Work;
 const WEBHOOK: &str = "work.karmada.io";
 
 impl Webhooks for Work {
+    fn mutates(op: Operation) -> bool {
+        matches!(op, Operation::Create | Operation::Update)
+    }
+
     fn mutate(&mut self, _op: Operation) -> Result<(), AdmissionError> {
         if label(&self.metadata, labels::WORK_PERMANENT_ID).is_empty() {
             set_label(
