@@ -1,8 +1,15 @@
 //! Karmada's API for karmada-rs: the types of `policy.karmada.io`, `work.karmada.io` and
 //! `cluster.karmada.io` as Karmada v1.18 defines them, plus everything an API server and the
-//! controllers need to treat them as Karmada does — admission (CRD defaulting and validation,
-//! Karmada's mutating and validating webhooks), a kind catalog, printer columns, well-known
-//! labels and annotations, and the naming rules. The crate does no I/O.
+//! controllers need to treat them as Karmada does. The crate does no I/O.
+//!
+//! - [`policy::v1alpha1`], [`work::v1alpha1`], [`work::v1alpha2`], [`cluster::v1alpha1`]: the
+//!   types, which serialize like Karmada's Go types and implement `kube::Resource`.
+//! - [`admit`] / [`admit_delete`]: CRD schema defaulting, pruning and validation plus Karmada's
+//!   mutating and validating webhooks (or, for Cluster, its aggregated API server's strategy).
+//! - [`catalog`]: discovery facts per kind; [`printers`]: table columns and rows;
+//!   [`schema`]: the OpenAPI schemas; [`validation`]: name, label and Karmada rules.
+//! - [`well_known`]: labels, annotations, finalizers, taints, conditions; [`names`]: generated
+//!   names (execution spaces, bindings, Works); [`prune`]: fields stripped before dispatch.
 
 pub mod cluster;
 pub mod policy;

@@ -910,3 +910,52 @@ fn work_manifest_without_kind_is_a_webhook_error() {
         r#"admission webhook "work.karmada.io" denied the request: Object 'Kind' is missing in '{"apiVersion":"v1","metadata":{"name":"x"}}'"#
     );
 }
+
+#[test]
+fn undecodable_metadata_is_a_bad_request() {
+    let obj = json!({"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "p", "namespace": "ns1", "labels": "x"},
+        "spec": {"resourceSelectors": [{"apiVersion": "v1", "kind": "A"}]}});
+    let err = reject("PropagationPolicy", Operation::Create, obj, None);
+    assert_eq!(err.code(), 400);
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("PropagationPolicy in version \"v1alpha1\" cannot be handled as a PropagationPolicy: metadata.labels"),
+        "{msg}"
+    );
+}
+
+/// Malformed bodies of every shape are refused with an error, never a panic.
+#[test]
+fn malformed_bodies_never_panic() {
+    let shapes = [
+        json!(null),
+        json!([]),
+        json!({}),
+        json!({"spec": []}),
+        json!({"spec": "x"}),
+        json!({"spec": null}),
+        json!({"metadata": [], "spec": {}}),
+        json!({"spec": {"resourceSelectors": "x", "placement": [], "workload": 3, "resource": [], "syncMode": 5}}),
+        json!({"spec": {"resourceSelectors": [null, 1, "a"], "overrideRules": [null], "clusters": [{}],
+                        "taints": [{"effect": 1}], "resourceModels": [{"ranges": [{"min": "x", "max": []}]}]}}),
+        json!({"spec": {"syncMode": "Push", "resourceModels": [{"grade": 0, "ranges": [{"name": "cpu", "min": "bad", "max": "1"}]},
+                                                               {"grade": 1, "ranges": []}]}}),
+        json!({"spec": {"syncMode": "Push", "apiEndpoint": "%", "proxyURL": "::"}, "status": {"conditions": "x"}}),
+        json!({"spec": {"workload": {"manifests": [{"kind": 3}, {}]}}, "status": {"manifestStatuses": [{}]}}),
+    ];
+    for kind in api::kinds() {
+        for shape in &shapes {
+            for op in [
+                Operation::Create,
+                Operation::Update,
+                Operation::UpdateStatus,
+            ] {
+                let mut obj = shape.clone();
+                let old = json!({"metadata": {"name": "x"}, "spec": {}});
+                // Admission either accepts (possibly after normalising) or refuses; it must not panic.
+                let _ = admit(kind.kind, op, &mut obj, Some(&old));
+            }
+        }
+    }
+}
