@@ -1,0 +1,341 @@
+//! Admission of Karmada objects, as kube-apiserver plus karmada-webhook (or, for Cluster,
+//! karmada-aggregated-apiserver) would admit them.
+//!
+//! For the CRD kinds the order is kube-apiserver's: the CRD schema's null-dropping, defaulting
+//! and pruning; schema validation (422 Invalid); Karmada's mutating webhook, whose Go-encoded
+//! result replaces the object (so fields Go omits when empty disappear); defaulting again;
+//! Karmada's validating webhook (403 Forbidden, "admission webhook ... denied the request").
+//! Where Karmada registers no mutating webhook, the schema-normalised request is kept as is.
+//! One deliberate difference: a value of the wrong JSON type is reported as a 422 field error
+//! by the schema check, where Karmada's mutating webhook would fail to decode it first.
+
+mod binding;
+mod cluster;
+mod policy;
+mod work;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::field::{FieldError, aggregate_message};
+use crate::schema::{Checks, KindSchema, RESOURCE_ROOT_SKIP, kind_schema};
+
+/// The write being admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// A create of the main resource.
+    Create,
+    /// An update (or patch) of the main resource.
+    Update,
+    /// An update of the status subresource: schema processing only, no webhooks (Karmada's
+    /// webhooks are not registered for status).
+    UpdateStatus,
+}
+
+/// Why an object was not admitted.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AdmissionError {
+    /// The object fails schema or registry validation: HTTP 422, reason Invalid, one cause per
+    /// field error.
+    #[error("{}", aggregate_message(.0))]
+    Invalid(Vec<FieldError>),
+    /// A Karmada webhook refused the request. The status message is
+    /// `admission webhook "<webhook>" denied the request: <message>`.
+    #[error("admission webhook \"{webhook}\" denied the request: {message}")]
+    Denied {
+        /// Name of the webhook, e.g. `propagationpolicy.karmada.io`.
+        webhook: &'static str,
+        /// HTTP status code: 403 for a denial, 400 or 500 for a webhook error.
+        code: u16,
+        /// metav1 StatusReason: `Forbidden`, or empty for a webhook error.
+        reason: &'static str,
+        /// The webhook's message.
+        message: String,
+        /// The field errors behind the message, when there are any.
+        errors: Vec<FieldError>,
+    },
+    /// The body cannot be handled as the kind at all: HTTP 400, reason BadRequest.
+    #[error("{0}")]
+    BadRequest(String),
+}
+
+impl AdmissionError {
+    /// The HTTP status code of the response.
+    pub fn code(&self) -> u16 {
+        match self {
+            AdmissionError::Invalid(_) => 422,
+            AdmissionError::Denied { code, .. } => *code,
+            AdmissionError::BadRequest(_) => 400,
+        }
+    }
+
+    /// The metav1 StatusReason of the response (may be empty for a webhook error).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            AdmissionError::Invalid(_) => "Invalid",
+            AdmissionError::Denied { reason, .. } => reason,
+            AdmissionError::BadRequest(_) => "BadRequest",
+        }
+    }
+
+    /// The field errors, for a Status' details.causes.
+    pub fn field_errors(&self) -> &[FieldError] {
+        match self {
+            AdmissionError::Invalid(errors) | AdmissionError::Denied { errors, .. } => errors,
+            AdmissionError::BadRequest(_) => &[],
+        }
+    }
+
+    /// The Status message kube-apiserver would send, e.g.
+    /// `PropagationPolicy.policy.karmada.io "nginx" is invalid: spec.priority: ...`.
+    pub fn status_message(&self, kind: &str, group: &str, name: &str) -> String {
+        match self {
+            AdmissionError::Invalid(errors) => {
+                let qualified = if group.is_empty() {
+                    kind.to_owned()
+                } else {
+                    format!("{kind}.{group}")
+                };
+                let quoted = crate::field::go_quote(name);
+                if errors.is_empty() {
+                    format!("{qualified} {quoted} is invalid")
+                } else {
+                    format!(
+                        "{qualified} {quoted} is invalid: {}",
+                        aggregate_message(errors)
+                    )
+                }
+            }
+            other => other.to_string(),
+        }
+    }
+
+    fn denied(webhook: &'static str, message: impl Into<String>) -> Self {
+        AdmissionError::Denied {
+            webhook,
+            code: 403,
+            reason: "Forbidden",
+            message: message.into(),
+            errors: Vec::new(),
+        }
+    }
+
+    fn denied_fields(webhook: &'static str, errors: Vec<FieldError>) -> Self {
+        AdmissionError::Denied {
+            webhook,
+            code: 403,
+            reason: "Forbidden",
+            message: aggregate_message(&errors),
+            errors,
+        }
+    }
+}
+
+/// Admits a write of a Karmada object: fills in defaults, runs Karmada's mutations, validates,
+/// and on success replaces `obj` with the typed, defaulted and pruned object to store.
+///
+/// `kind` is the object's kind (e.g. `PropagationPolicy`); kinds this crate does not define are
+/// accepted unchanged. `old` is the stored object for updates. Generic object-meta handling
+/// (name rules via [`crate::catalog::KindInfo::validate_name`], uid, generation, status reset on
+/// create and main-resource updates) is the caller's.
+pub fn admit(
+    kind: &str,
+    op: Operation,
+    obj: &mut Value,
+    old: Option<&Value>,
+) -> Result<(), AdmissionError> {
+    use crate::policy::v1alpha1::{
+        ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
+    };
+    use crate::work::v1alpha1::Work;
+    use crate::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+
+    match kind {
+        "PropagationPolicy" => admit_crd::<PropagationPolicy>(op, obj, old),
+        "ClusterPropagationPolicy" => admit_crd::<ClusterPropagationPolicy>(op, obj, old),
+        "OverridePolicy" => admit_crd::<OverridePolicy>(op, obj, old),
+        "ClusterOverridePolicy" => admit_crd::<ClusterOverridePolicy>(op, obj, old),
+        "ResourceBinding" => admit_crd::<ResourceBinding>(op, obj, old),
+        "ClusterResourceBinding" => admit_crd::<ClusterResourceBinding>(op, obj, old),
+        "Work" => admit_crd::<Work>(op, obj, old),
+        "Cluster" => cluster::admit(op, obj, old),
+        _ => Ok(()),
+    }
+}
+
+/// Admits a delete: Karmada's resourcedeletionprotection webhook refuses to delete any object
+/// labelled `resourcetemplate.karmada.io/deletion-protected: Always`.
+pub fn admit_delete(obj: &Value) -> Result<(), AdmissionError> {
+    use crate::well_known::labels::{DELETION_PROTECTION, DELETION_PROTECTION_ALWAYS};
+    let protected = obj
+        .get("metadata")
+        .and_then(|m| m.get("labels"))
+        .and_then(|l| l.get(DELETION_PROTECTION))
+        .and_then(Value::as_str)
+        == Some(DELETION_PROTECTION_ALWAYS);
+    if protected {
+        return Err(AdmissionError::denied(
+            "resourcedeletionprotection.karmada.io",
+            format!(
+                "This resource is protected, please make sure to remove the label: {DELETION_PROTECTION}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What a CRD kind adds to the generic schema processing: its webhooks.
+trait Webhooks:
+    Sized
+    + Serialize
+    + DeserializeOwned
+    + k8s_openapi::Resource
+    + k8s_openapi::Metadata<Ty = ObjectMeta>
+{
+    /// Whether Karmada registers a mutating webhook for this operation. Its response is the
+    /// Go-encoded object, so omitted-when-empty fields disappear; without one the stored
+    /// object is the request as the CRD schema normalised it.
+    fn mutates(_op: Operation) -> bool {
+        false
+    }
+
+    /// Karmada's mutating webhook; called only when `mutates` says so.
+    fn mutate(&mut self, _op: Operation) -> Result<(), AdmissionError> {
+        Ok(())
+    }
+
+    /// Karmada's validating webhook; not called for status updates.
+    fn validate(&self, _old: Option<&Self>, _op: Operation) -> Result<(), AdmissionError> {
+        Ok(())
+    }
+}
+
+fn admit_crd<T: Webhooks>(
+    op: Operation,
+    obj: &mut Value,
+    old: Option<&Value>,
+) -> Result<(), AdmissionError> {
+    let schema = schema_of::<T>()?;
+    if !obj.is_object() {
+        return Err(AdmissionError::BadRequest(format!(
+            "{} in version \"{}\" cannot be handled as a {}: the object is not a JSON object",
+            T::KIND,
+            T::VERSION,
+            T::KIND
+        )));
+    }
+    normalize(schema, obj);
+    let errors = validate_schema(schema, obj, Checks::All);
+    if !errors.is_empty() {
+        return Err(AdmissionError::Invalid(errors));
+    }
+    let mut typed: T = decode(obj)?;
+    let old_typed: Option<T> = match old {
+        Some(o) if op != Operation::Create => Some(decode(o)?),
+        _ => None,
+    };
+    let mut out = if op != Operation::UpdateStatus && T::mutates(op) {
+        typed.mutate(op)?;
+        encode(&typed)?
+    } else {
+        // Only the metadata goes through its typed form, as kube-apiserver decodes it.
+        let mut normalized = obj.clone();
+        if let Some(map) = normalized.as_object_mut() {
+            map.insert("metadata".into(), encode(typed.metadata())?);
+        }
+        normalized
+    };
+    schema
+        .root
+        .default_and_drop_nulls(&mut out, RESOURCE_ROOT_SKIP);
+    let errors = validate_schema(schema, &out, Checks::All);
+    if !errors.is_empty() {
+        return Err(AdmissionError::Invalid(errors));
+    }
+    if op != Operation::UpdateStatus {
+        let final_typed: T = decode(&out)?;
+        final_typed.validate(old_typed.as_ref(), op)?;
+    }
+    *obj = out;
+    Ok(())
+}
+
+fn schema_of<T: k8s_openapi::Resource>() -> Result<&'static KindSchema, AdmissionError> {
+    kind_schema(T::KIND)
+        .ok_or_else(|| AdmissionError::BadRequest(format!("no schema for kind {}", T::KIND)))
+}
+
+/// Drops nulls, applies defaults and prunes unknown fields, like the CRD decoder.
+fn normalize(schema: &KindSchema, obj: &mut Value) {
+    schema.root.default_and_drop_nulls(obj, RESOURCE_ROOT_SKIP);
+    let mut pruned = Vec::new();
+    schema.root.prune(obj, "", RESOURCE_ROOT_SKIP, &mut pruned);
+}
+
+fn validate_schema(schema: &KindSchema, obj: &Value, checks: Checks) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    schema
+        .root
+        .validate(obj, "", checks, RESOURCE_ROOT_SKIP, &mut errors);
+    if let Some(meta) = obj.get("metadata")
+        && !meta.is_object()
+    {
+        let actual = crate::schema::json_type_name(meta);
+        errors.insert(
+            0,
+            FieldError::type_invalid(
+                "metadata",
+                actual,
+                format!("metadata in body must be of type object: \"{actual}\""),
+            ),
+        );
+    }
+    errors
+}
+
+fn decode<T: DeserializeOwned + k8s_openapi::Resource>(value: &Value) -> Result<T, AdmissionError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        AdmissionError::BadRequest(format!(
+            "{} in version \"{}\" cannot be handled as a {}: {}",
+            T::KIND,
+            T::VERSION,
+            T::KIND,
+            e
+        ))
+    })
+}
+
+fn encode<T: Serialize>(typed: &T) -> Result<Value, AdmissionError> {
+    serde_json::to_value(typed).map_err(|e| AdmissionError::BadRequest(e.to_string()))
+}
+
+/// Sets a label, replacing any value (MergeLabel).
+fn set_label(meta: &mut ObjectMeta, key: &str, value: String) {
+    meta.labels
+        .get_or_insert_with(Default::default)
+        .insert(key.to_owned(), value);
+}
+
+/// The value of a label, empty when absent.
+fn label<'a>(meta: &'a ObjectMeta, key: &str) -> &'a str {
+    meta.labels
+        .as_ref()
+        .and_then(|l| l.get(key))
+        .map(String::as_str)
+        .unwrap_or("")
+}
+
+/// Adds a finalizer unless present (controllerutil.AddFinalizer).
+fn add_finalizer(meta: &mut ObjectMeta, finalizer: &str) {
+    let finalizers = meta.finalizers.get_or_insert_with(Vec::new);
+    if !finalizers.iter().any(|f| f == finalizer) {
+        finalizers.push(finalizer.to_owned());
+    }
+}
+
+/// A fresh permanent id: a random UUID.
+fn permanent_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}

@@ -1,0 +1,7 @@
+//! The `work.karmada.io` API group.
+
+pub mod v1alpha1;
+pub mod v1alpha2;
+
+/// The API group name.
+pub const GROUP: &str = "work.karmada.io";
