@@ -257,6 +257,7 @@ fn merge_set_element_order(
             merge_key.as_deref(),
         )?;
 
+        let mut server_order = original_list.clone().unwrap_or_default();
         let merged = match (&original_list, &patch_list) {
             (Some(current), None) => current.clone(),
             (None, Some(added)) => {
@@ -268,7 +269,15 @@ fn merge_set_element_order(
                 }
             }
             (Some(current), Some(patched)) => {
-                merge_slice_handler(schema, child, current.clone(), patched.clone(), false)?
+                let (merged, view) = merge_slice_handler_aliased(
+                    schema,
+                    child,
+                    current.clone(),
+                    patched.clone(),
+                    false,
+                )?;
+                server_order = view;
+                merged
             }
             (None, None) => continue,
         };
@@ -285,7 +294,7 @@ fn merge_set_element_order(
             patch_items,
             server_only,
             &order,
-            original_list.as_deref().unwrap_or_default(),
+            &server_order,
             merge_key.as_deref(),
             element_kind,
         )?;
@@ -365,6 +374,19 @@ fn merge_slice_handler(
     patch: Vec<Value>,
     is_delete_list: bool,
 ) -> Result<Vec<Value>, PatchError> {
+    merge_slice_handler_aliased(schema, node, original, patch, is_delete_list)
+        .map(|(merged, _)| merged)
+}
+
+/// [`merge_slice_handler`], also returning what upstream's variable holding the original list
+/// sees afterwards (see [`GoSliceView`]).
+fn merge_slice_handler_aliased(
+    schema: &Schema,
+    node: NodeId,
+    original: Vec<Value>,
+    patch: Vec<Value>,
+    is_delete_list: bool,
+) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
     match schema.smp_list(node) {
         SmpList::Merge(key) => merge_slice(
             schema,
@@ -380,15 +402,58 @@ fn merge_slice_handler(
         SmpList::Replace => {
             let mut replaced = Value::Array(patch);
             sanitize(&mut replaced);
-            match replaced {
-                Value::Array(items) => Ok(items),
-                _ => Ok(Vec::new()),
-            }
+            let items = match replaced {
+                Value::Array(items) => items,
+                _ => Vec::new(),
+            };
+            Ok((items, original))
         }
     }
 }
 
-/// `mergeSlice`.
+/// What a Go variable holding the original list sees while upstream edits the list in place.
+///
+/// `deleteMatchingEntries` removes items with `append(s[:i], s[i+1:]...)`, which shifts the
+/// rest left inside the original backing array, and `mergeSliceWithoutSpecialElements` appends
+/// new items into the space that frees. `mergePatchIntoOriginal` then orders by the original
+/// variable, so those in-place edits decide where server-only items land.
+struct GoSliceView {
+    view: Vec<Value>,
+    len: usize,
+    detached: bool,
+}
+
+impl GoSliceView {
+    fn new(original: &[Value]) -> Self {
+        GoSliceView {
+            view: original.to_vec(),
+            len: original.len(),
+            detached: false,
+        }
+    }
+
+    fn delete(&mut self, index: usize) {
+        if self.detached || index >= self.len {
+            return;
+        }
+        for i in index..self.len - 1 {
+            self.view[i] = self.view[i + 1].clone();
+        }
+        self.len -= 1;
+    }
+
+    fn append(&mut self, item: &Value) {
+        if self.detached {
+            return;
+        }
+        if let Some(slot) = self.view.get_mut(self.len) {
+            *slot = item.clone();
+        }
+        self.len += 1;
+    }
+}
+
+/// `mergeSlice`: returns the merged list and the in-place view of the original.
 fn merge_slice(
     schema: &Schema,
     node: NodeId,
@@ -396,14 +461,16 @@ fn merge_slice(
     patch: Vec<Value>,
     merge_key: Option<&str>,
     is_delete_list: bool,
-) -> Result<Vec<Value>, PatchError> {
+) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
     if original.is_empty() && patch.is_empty() {
-        return Ok(original);
+        return Ok((original, Vec::new()));
     }
     let element_kind = slice_element_kind(&[&original, &patch])?;
+    let mut view = GoSliceView::new(&original);
     let (original, patch, merged) = if element_kind != Kind::Object {
         if is_delete_list {
-            return Ok(delete_from_slice(original, &patch));
+            let view = original.clone();
+            return Ok((delete_from_slice(original, &patch), view));
         }
         let mut both = original.clone();
         both.extend(patch.iter().cloned());
@@ -414,9 +481,15 @@ fn merge_slice(
                 "cannot merge lists without merge key".to_string(),
             ));
         };
-        let (original, patch) = merge_slice_with_special_elements(original, patch, key)?;
-        let merged =
-            merge_slice_without_special_elements(schema, node, original.clone(), &patch, key)?;
+        let (original, patch) = merge_slice_with_special_elements(original, patch, key, &mut view)?;
+        let merged = merge_slice_without_special_elements(
+            schema,
+            node,
+            original.clone(),
+            &patch,
+            key,
+            &mut view,
+        )?;
         (original, patch, merged)
     };
 
@@ -429,14 +502,15 @@ fn merge_slice(
     } else {
         None
     };
-    normalize_element_order(
+    let ordered = normalize_element_order(
         patch_items,
         server_only,
         &patch,
         &original,
         key,
         element_kind,
-    )
+    )?;
+    Ok((ordered, view.view))
 }
 
 /// `mergeSliceWithSpecialElements`: applies `$patch: delete` items to the original and returns
@@ -445,6 +519,7 @@ fn merge_slice_with_special_elements(
     mut original: Vec<Value>,
     patch: Vec<Value>,
     merge_key: &str,
+    view: &mut GoSliceView,
 ) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
     let mut plain = Vec::with_capacity(patch.len());
     let mut replace = false;
@@ -459,7 +534,10 @@ fn merge_slice_with_special_elements(
                     let value = map
                         .get(merge_key)
                         .ok_or_else(|| no_merge_key(&item, merge_key))?;
-                    original = delete_matching_entries(original, merge_key, value)?;
+                    while let Some(i) = find_by_key(&original, merge_key, value)? {
+                        original.remove(i);
+                        view.delete(i);
+                    }
                 }
                 Some(REPLACE_DIRECTIVE) => replace = true,
                 Some(MERGE_DIRECTIVE) => {
@@ -476,6 +554,7 @@ fn merge_slice_with_special_elements(
         }
     }
     if replace {
+        view.detached = true;
         let mut replaced = Value::Array(plain);
         sanitize(&mut replaced);
         let items = match replaced {
@@ -500,17 +579,6 @@ fn find_by_key(list: &[Value], key: &str, value: &Value) -> Result<Option<usize>
     Ok(None)
 }
 
-fn delete_matching_entries(
-    mut original: Vec<Value>,
-    key: &str,
-    value: &Value,
-) -> Result<Vec<Value>, PatchError> {
-    while let Some(i) = find_by_key(&original, key, value)? {
-        original.remove(i);
-    }
-    Ok(original)
-}
-
 /// `mergeSliceWithoutSpecialElements`: merges patch items into original items with the same key,
 /// appends the others.
 fn merge_slice_without_special_elements(
@@ -519,6 +587,7 @@ fn merge_slice_without_special_elements(
     mut original: Vec<Value>,
     patch: &[Value],
     merge_key: &str,
+    view: &mut GoSliceView,
 ) -> Result<Vec<Value>, PatchError> {
     let elem = schema.elem(node);
     for item in patch {
@@ -540,6 +609,7 @@ fn merge_slice_without_special_elements(
             None => {
                 let mut added = item.clone();
                 sanitize(&mut added);
+                view.append(&added);
                 original.push(added);
             }
         }
