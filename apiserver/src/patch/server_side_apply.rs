@@ -196,7 +196,7 @@ fn decode_live_or_new(live: Option<&Value>, new: Option<&Value>, subresource: bo
 }
 
 /// The structured-merge `Update` of one write, plus the manager bookkeeping around it.
-fn record_update(
+pub(crate) fn record_update(
     schema: &Schema,
     old: &Value,
     new: &Value,
@@ -445,7 +445,7 @@ fn check_applied(applied: &Value, opts: &ApplyOptions<'_>) -> Result<(), PatchEr
 
 /// `Updater.Apply` with the meta stripping and timestamps around it: returns the new object (the
 /// live one when nothing changed) and the managers.
-fn structured_apply(
+pub(crate) fn structured_apply(
     schema: &Schema,
     live: &Value,
     applied: &Value,
