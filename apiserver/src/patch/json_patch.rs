@@ -389,3 +389,6 @@ fn container_remove(container: &mut Value, key: &str) -> Result<Value, String> {
         _ => Err("unknown object type".to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -15,7 +15,7 @@ use super::managed_fields::{
     LAST_APPLIED_ANNOTATION, Managed, ManagedFieldsOperation, ManagerId, VersionedSet, is_reset,
 };
 use super::schema::{GroupVersionKindRef, Schema};
-use super::typed::{Comparison, compare, merge, remove_items, to_field_set};
+use super::typed::{Comparison, compare, drop_new_nulls, merge, remove_items, to_field_set};
 use super::value::{go_json, json_eq};
 
 /// Update managers kept before the oldest are folded into `ancient-changes`
@@ -408,6 +408,10 @@ pub fn apply(
         other => other,
     };
     let (mut object, managed) = outcome?;
+    if !object.is_object() {
+        object = Value::Object(Map::new());
+    }
+    drop_new_nulls(schema, &mut object, Some(&live_object));
 
     // lastAppliedUpdater: keep a client-side apply annotation in step with what was applied.
     if opts.manager == "kubectl" && has_last_applied(&object) {

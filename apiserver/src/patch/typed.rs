@@ -514,36 +514,43 @@ fn merge_list_items(
     Ok((!out.is_empty()).then_some(Value::Array(out)))
 }
 
-/// Removes the fields of `set` from `value` (`TypedValue.RemoveItems`). Objects and lists
-/// emptied by the removal disappear, as typed conversion would drop them.
+/// Removes the fields of `set` from `value` (`TypedValue.RemoveItems`). As upstream, an object or
+/// list emptied by the removal becomes `null`; [`drop_new_nulls`] cleans the final object.
 pub(crate) fn remove_items(schema: &Schema, value: &Value, set: &Set) -> Value {
-    remove_walk(schema, schema.root, value, set).unwrap_or_else(|| Value::Object(Map::new()))
+    remove_walk(schema, schema.root, value, set)
 }
 
-fn remove_walk(schema: &Schema, node: NodeId, value: &Value, set: &Set) -> Option<Value> {
-    match (shape(schema, node, [Some(value), None]), value) {
-        (Shape::Object, Value::Object(map)) => {
+fn remove_walk(schema: &Schema, node: NodeId, value: &Value, set: &Set) -> Value {
+    match value {
+        Value::Object(map) => {
+            if matches!(schema.object_type(node), ObjectType::Atomic) || map.is_empty() {
+                return Value::Null;
+            }
             let mut out = Map::new();
             for (key, child_value) in map {
                 let pe = PathElement::Field(key.clone());
                 if set.has(std::slice::from_ref(&pe)) {
                     continue;
                 }
-                match set.with_prefix(&pe) {
+                let kept = match set.with_prefix(&pe) {
                     Some(subset) => {
-                        let child = schema.field(node, key).0;
-                        if let Some(kept) = remove_walk(schema, child, child_value, subset) {
-                            out.insert(key.clone(), kept);
-                        }
+                        remove_walk(schema, schema.field(node, key).0, child_value, subset)
                     }
-                    None => {
-                        out.insert(key.clone(), child_value.clone());
-                    }
-                }
+                    None => child_value.clone(),
+                };
+                out.insert(key.clone(), kept);
             }
-            (!out.is_empty()).then_some(Value::Object(out))
+            if out.is_empty() {
+                Value::Null
+            } else {
+                Value::Object(out)
+            }
         }
-        (Shape::List(list), Value::Array(items)) => {
+        Value::Array(items) => {
+            let list = schema.list_type(node);
+            if matches!(list, ListType::Atomic) || items.is_empty() {
+                return Value::Null;
+            }
             let elem = schema.elem(node);
             let mut out = Vec::with_capacity(items.len());
             for item in items {
@@ -555,13 +562,53 @@ fn remove_walk(schema: &Schema, node: NodeId, value: &Value, set: &Set) -> Optio
                     continue;
                 }
                 match set.with_prefix(&pe) {
-                    Some(subset) => out.extend(remove_walk(schema, elem, item, subset)),
+                    Some(subset) => out.push(remove_walk(schema, elem, item, subset)),
                     None => out.push(item.clone()),
                 }
             }
-            (!out.is_empty()).then_some(Value::Array(out))
+            if out.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(out)
+            }
         }
-        _ => Some(value.clone()),
+        other => other.clone(),
+    }
+}
+
+/// Drops the nulls an apply left in `result` that `live` did not have at the same place (fields
+/// emptied by pruning, nulls in the applied configuration): kube-apiserver's conversion to the Go
+/// type drops them for built-in kinds, and so does its pruning of non-nullable fields for custom
+/// resources. Null items of associative lists, which cannot be valid, go too.
+pub(crate) fn drop_new_nulls(schema: &Schema, result: &mut Value, live: Option<&Value>) {
+    drop_walk(schema, schema.root, result, live);
+}
+
+fn drop_walk(schema: &Schema, node: NodeId, value: &mut Value, live: Option<&Value>) {
+    match value {
+        Value::Object(map) => {
+            let live_map = as_object(live);
+            map.retain(|key, v| {
+                !v.is_null()
+                    || live_map
+                        .and_then(|m| m.get(key))
+                        .is_some_and(Value::is_null)
+            });
+            for (key, child) in map.iter_mut() {
+                let child_node = schema.field(node, key).0;
+                drop_walk(schema, child_node, child, live_map.and_then(|m| m.get(key)));
+            }
+        }
+        Value::Array(items) => {
+            if !matches!(schema.list_type(node), ListType::Atomic) {
+                items.retain(|item| !item.is_null());
+                let elem = schema.elem(node);
+                for item in items.iter_mut() {
+                    drop_walk(schema, elem, item, None);
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -704,7 +751,7 @@ mod tests {
     }
 
     #[test]
-    fn removal_drops_emptied_parents() {
+    fn removal_empties_parents_to_null() {
         let schema = deployment();
         let obj = json!({"metadata": {"name": "d", "labels": {"a": "1"}}, "spec": {"template": {"spec": {"containers": [
             {"name": "a", "image": "x"}, {"name": "b", "image": "y"}
@@ -722,8 +769,14 @@ mod tests {
             PathElement::Field("containers".into()),
             PathElement::Key(vec![("name".into(), json!("a"))]),
         ]);
+        let mut removed = remove_items(&schema, &obj, &set);
         assert_eq!(
-            remove_items(&schema, &obj, &set),
+            removed,
+            json!({"metadata": {"name": "d", "labels": null}, "spec": {"template": {"spec": {"containers": [{"name": "b", "image": "y"}]}}}})
+        );
+        drop_new_nulls(&schema, &mut removed, Some(&obj));
+        assert_eq!(
+            removed,
             json!({"metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": [{"name": "b", "image": "y"}]}}}})
         );
     }
