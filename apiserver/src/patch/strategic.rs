@@ -990,3 +990,6 @@ fn sanitize(value: &mut Value) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests;
