@@ -327,7 +327,7 @@ fn container_get<'a>(container: &'a Value, key: &str) -> Result<Option<&'a Value
                 .map(Some)
                 .ok_or_else(|| invalid_index(idx))
         }
-        _ => Err(format!("unknown object type")),
+        _ => Err("unknown object type".to_string()),
     }
 }
 

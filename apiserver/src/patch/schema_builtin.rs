@@ -555,7 +555,8 @@ mod tests {
         let key = |k: &str| SmpList::Merge(Some(k.to_string()));
         let deployment = Schema::builtin(&gvk("apps/v1", "Deployment")).unwrap();
         let pod_spec = ["spec", "template", "spec"];
-        let cases: Vec<(&Schema, Vec<&str>, SmpList, Option<Vec<&str>>)> = vec![
+        type Case<'a> = (&'a Schema, Vec<&'a str>, SmpList, Option<Vec<&'a str>>);
+        let cases: Vec<Case> = vec![
             (
                 &deployment,
                 [&pod_spec[..], &["containers"]].concat(),

@@ -13,10 +13,7 @@ pub(crate) fn from_openapi_v3(schema: &Value) -> Schema {
     let mut b = Builder::new();
     let body = convert(&mut b, schema);
     let meta = object_meta(&mut b);
-    let mut fields = match b_node_fields(&b, body) {
-        Some(fields) => fields,
-        None => BTreeMap::new(),
-    };
+    let mut fields = b_node_fields(&b, body).unwrap_or_default();
     fields.insert("apiVersion".to_string(), SCALAR);
     fields.insert("kind".to_string(), SCALAR);
     fields.insert("metadata".to_string(), meta);

@@ -606,3 +606,6 @@ fn set_last_applied(obj: &mut Value, value: String) {
         annotations.insert(LAST_APPLIED_ANNOTATION.to_string(), Value::String(value));
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -599,13 +599,11 @@ fn drop_walk(schema: &Schema, node: NodeId, value: &mut Value, live: Option<&Val
                 drop_walk(schema, child_node, child, live_map.and_then(|m| m.get(key)));
             }
         }
-        Value::Array(items) => {
-            if !matches!(schema.list_type(node), ListType::Atomic) {
-                items.retain(|item| !item.is_null());
-                let elem = schema.elem(node);
-                for item in items.iter_mut() {
-                    drop_walk(schema, elem, item, None);
-                }
+        Value::Array(items) if !matches!(schema.list_type(node), ListType::Atomic) => {
+            items.retain(|item| !item.is_null());
+            let elem = schema.elem(node);
+            for item in items.iter_mut() {
+                drop_walk(schema, elem, item, None);
             }
         }
         _ => {}
