@@ -433,7 +433,7 @@ impl GoSliceView {
     }
 
     fn delete(&mut self, index: usize) {
-        if self.detached || index >= self.len {
+        if self.detached || index >= self.len || self.len > self.view.len() {
             return;
         }
         for i in index..self.len - 1 {

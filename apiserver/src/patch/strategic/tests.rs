@@ -441,6 +441,20 @@ fn go_stable_sort_matches_a_stable_sort_for_strict_orders() {
     want.sort();
     go_stable_sort(&mut data, |a, b| a < b);
     assert_eq!(data, want);
+    // Comparators that are not orders (as upstream's, for items missing from the order list)
+    // must not break it.
+    for len in 0..90 {
+        let mut data: Vec<usize> = (0..len).collect();
+        go_stable_sort(&mut data, |_, _| true);
+        let mut sorted = data.clone();
+        sorted.sort();
+        assert_eq!(
+            sorted,
+            (0..len).collect::<Vec<_>>(),
+            "a permutation for {len}"
+        );
+        go_stable_sort(&mut data, |a, b| (a + b) % 3 == 0);
+    }
     // Stability: equal keys keep their order.
     let mut pairs: Vec<(u32, usize)> = (0..100).map(|i| ((i % 7) as u32, i)).collect();
     go_stable_sort(&mut pairs, |a, b| a.0 < b.0);
