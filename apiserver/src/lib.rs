@@ -15,6 +15,7 @@ pub mod launch;
 pub mod negotiation;
 pub mod object;
 pub mod options;
+pub mod patch;
 pub mod patch_handler;
 pub mod protobuf;
 pub mod registry;
