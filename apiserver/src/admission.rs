@@ -44,11 +44,77 @@ pub async fn admit(
         }
     }
     // kube validates metadata for every kind; the built-in rules add the kind's own checks.
-    let causes = builtin::validate(group, kind, obj, old);
+    let mut causes = builtin::validate(group, kind, obj, old);
+    if def.source == Source::Karmada
+        && let Some(info) = karmada_api::kind_info(kind)
+    {
+        let name = object::name(obj).to_string();
+        for msg in info.validate_name(&name, false) {
+            let cause = Cause {
+                reason: "FieldValueInvalid".into(),
+                message: format!("Invalid value: \"{name}\": {msg}"),
+                field: "metadata.name".into(),
+            };
+            if !causes.contains(&cause) {
+                causes.push(cause);
+            }
+        }
+    }
     if !causes.is_empty() {
         return Err(ApiError::invalid(group, kind, object::name(obj), causes));
     }
+    if def.source == Source::Karmada {
+        let kop = match (op, sub) {
+            (Operation::Create, _) => karmada_api::Operation::Create,
+            (Operation::Update, Subresource::Main) => karmada_api::Operation::Update,
+            (Operation::Update, Subresource::Status) => karmada_api::Operation::UpdateStatus,
+        };
+        karmada_api::admit(kind, kop, obj, old).map_err(|e| karmada_error(def, obj, &e))?;
+    }
     Ok(())
+}
+
+/// A Karmada admission refusal as the API error kube-apiserver would return.
+pub fn karmada_error(def: &ResourceDef, obj: &Value, e: &karmada_api::AdmissionError) -> ApiError {
+    let name = object::name(obj);
+    let causes: Vec<Cause> = e
+        .field_errors()
+        .iter()
+        .map(|f| Cause {
+            reason: f.reason().to_string(),
+            message: f.error_body(),
+            field: f.field.to_string(),
+        })
+        .collect();
+    match e {
+        karmada_api::AdmissionError::Invalid(_) => {
+            let mut err = ApiError::invalid(&def.group, &def.kind, name, causes);
+            err.message = e.status_message(&def.kind, &def.group, name);
+            err
+        }
+        karmada_api::AdmissionError::BadRequest(m) => ApiError::bad_request(m.clone()),
+        karmada_api::AdmissionError::Denied { code, .. } => {
+            let mut err = ApiError::forbidden_message(&def.group, &def.plural, name, e.to_string());
+            err.code = *code;
+            if *code != 403 {
+                err.reason = if *code == 400 {
+                    "BadRequest"
+                } else {
+                    "InternalError"
+                };
+            }
+            err
+        }
+    }
+}
+
+/// Karmada's resource-deletion-protection webhook: objects labelled
+/// `resourcetemplate.karmada.io/deletion-protected=Always` cannot be deleted.
+pub fn admit_delete(state: &ApiState, def: &ResourceDef, obj: &Value) -> Result<(), ApiError> {
+    if state.config.flavor != crate::state::Flavor::ControlPlane {
+        return Ok(());
+    }
+    karmada_api::admit_delete(obj).map_err(|e| karmada_error(def, obj, &e))
 }
 
 /// The error kube gives for an invalid name of this resource, if any (also used for names

@@ -1,11 +1,44 @@
-//! Table columns of Karmada's kinds (their CRDs' additionalPrinterColumns, and the
-//! aggregated apiserver's Cluster printer).
+//! Table columns of Karmada's kinds: their CRDs' additionalPrinterColumns, and the
+//! aggregated apiserver's Cluster printer (from the api crate).
 
-use crate::table::{CustomColumnsConvertor, PrinterColumn};
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::table::{ColumnDefinition, Row, TableConvertor};
 
 /// The convertor of a Karmada kind.
-pub fn convertor(kind: &str) -> CustomColumnsConvertor {
-    // TODO(lead): take the columns from the api crate once it lands.
-    let _ = kind;
-    CustomColumnsConvertor::new(&[PrinterColumn::age()])
+pub fn convertor(kind: &str) -> KarmadaConvertor {
+    let columns = karmada_api::printer_columns(kind)
+        .iter()
+        .map(|c| ColumnDefinition {
+            name: Cow::Borrowed(c.name),
+            type_: Cow::Borrowed(c.type_),
+            format: Cow::Borrowed(c.format),
+            description: Cow::Borrowed(c.description),
+            priority: c.priority,
+        })
+        .collect();
+    KarmadaConvertor {
+        kind: kind.to_string(),
+        columns,
+    }
+}
+
+/// Prints a Karmada kind with the api crate's columns and rows.
+pub struct KarmadaConvertor {
+    kind: String,
+    columns: Vec<ColumnDefinition>,
+}
+
+impl TableConvertor for KarmadaConvertor {
+    fn columns(&self) -> &[ColumnDefinition] {
+        &self.columns
+    }
+
+    fn row(&self, obj: &Value, now: jiff::Timestamp) -> Row {
+        let cells = karmada_api::printers::table_row(&self.kind, obj, now)
+            .unwrap_or_else(|| vec![Value::String(crate::object::name(obj).to_string())]);
+        Row::new(cells)
+    }
 }

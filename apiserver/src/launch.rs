@@ -222,6 +222,7 @@ async fn bootstrap(state: &Arc<ApiState>, flavor: Flavor) -> Result<(), crate::e
     let ctx = WriteContext {
         manager: "kube-apiserver".into(),
         dry_run: false,
+        apply: false,
     };
     for n in names {
         let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}});

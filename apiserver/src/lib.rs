@@ -12,6 +12,7 @@ pub mod fields;
 pub mod handler;
 pub mod karmada_tables;
 pub mod launch;
+pub mod managed_fields;
 pub mod negotiation;
 pub mod object;
 pub mod options;

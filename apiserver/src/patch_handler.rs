@@ -1,28 +1,243 @@
-//! PATCH requests: JSON patch, merge patch, strategic merge patch and server-side apply.
+//! PATCH requests: JSON patch, merge patch, strategic merge patch and server-side apply
+//! (k8s.io/apiserver/pkg/endpoints/handlers/patch.go).
 
 use axum::body::Body;
 use axum::response::Response;
+use http::StatusCode;
+use serde_json::Value;
 
-use crate::error::ApiError;
-use crate::handler::Ctx;
-use crate::registry::Subresource;
+use crate::error::{ApiError, Cause};
+use crate::handler::{Ctx, read_body, render_object, request_media, write_context};
+use crate::managed_fields;
+use crate::object;
+use crate::options::WriteOptions;
+use crate::patch::{self, GroupVersionKindRef, PatchError};
+use crate::registry::{Registry, Subresource};
 
-/// Serves a PATCH of the main resource or a subresource.
-pub async fn patch(_ctx: &Ctx, _body: Body, _sub: Subresource) -> Result<Response, ApiError> {
-    // TODO(lead): wire the patch module once it lands.
-    Err(ApiError::unsupported_media_type(&[]))
+/// The patch formats kube-apiserver accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatchType {
+    /// RFC 6902.
+    Json,
+    /// RFC 7386.
+    Merge,
+    /// Kubernetes strategic merge patch.
+    Strategic,
+    /// Server-side apply.
+    Apply,
+}
+
+const CRD_PATCH_TYPES: &[&str] = &[
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+];
+const BUILTIN_PATCH_TYPES: &[&str] = &[
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+];
+
+fn patch_type(media: &str, strategic_allowed: bool) -> Result<PatchType, ApiError> {
+    let accepted = if strategic_allowed {
+        BUILTIN_PATCH_TYPES
+    } else {
+        CRD_PATCH_TYPES
+    };
+    match media {
+        "application/json-patch+json" => Ok(PatchType::Json),
+        "application/merge-patch+json" => Ok(PatchType::Merge),
+        "application/strategic-merge-patch+json" if strategic_allowed => Ok(PatchType::Strategic),
+        "application/apply-patch+yaml" => Ok(PatchType::Apply),
+        _ => Err(ApiError::unsupported_media_type(accepted)),
+    }
+}
+
+/// Maps a patch-module error to the API error kube-apiserver returns.
+pub fn patch_error(e: PatchError) -> ApiError {
+    match &e {
+        PatchError::Conflicts(conflicts) => ApiError::conflict_with_causes(
+            e.status_message(),
+            conflicts
+                .iter()
+                .map(|c| Cause {
+                    reason: "FieldManagerConflict".into(),
+                    message: c.cause_message(),
+                    field: c.field.clone(),
+                })
+                .collect(),
+        ),
+        _ => {
+            let code = e.http_status();
+            let message = e.status_message();
+            match code {
+                400 => ApiError::bad_request(message),
+                413 => ApiError::too_large(message),
+                415 => ApiError::unsupported_media_type_message(message),
+                422 => ApiError::invalid_message(message),
+                _ => ApiError::internal(message),
+            }
+        }
+    }
+}
+
+fn parse_patch_body(t: PatchType, bytes: &[u8]) -> Result<Value, ApiError> {
+    match t {
+        PatchType::Apply => crate::body::decode_yaml(bytes)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}"))),
+        _ => serde_json::from_slice(bytes)
+            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}"))),
+    }
+}
+
+/// Applies a non-apply patch to a value.
+fn apply_non_apply(
+    t: PatchType,
+    current: &Value,
+    patch_doc: &Value,
+    gvk: &GroupVersionKindRef<'_>,
+) -> Result<Value, ApiError> {
+    match t {
+        PatchType::Json => patch::json_patch(current, patch_doc).map_err(patch_error),
+        PatchType::Merge => patch::json_merge_patch(current, patch_doc).map_err(patch_error),
+        PatchType::Strategic => {
+            patch::strategic_merge_patch(current, patch_doc, gvk).map_err(patch_error)
+        }
+        PatchType::Apply => Err(ApiError::internal("apply is not a plain patch")),
+    }
 }
 
 /// Applies a patch body of the given media type to a value (used for subresources such as
 /// scale that patch a derived object).
 pub fn apply_to(
-    _media: &str,
-    _current: &serde_json::Value,
-    _patch: &[u8],
-    _group: &str,
-    _version: &str,
-    _kind: &str,
-) -> Result<serde_json::Value, ApiError> {
-    // TODO(lead): wire the patch module once it lands.
-    Err(ApiError::unsupported_media_type(&[]))
+    media: &str,
+    current: &Value,
+    patch_bytes: &[u8],
+    group: &str,
+    version: &str,
+    kind: &str,
+) -> Result<Value, ApiError> {
+    let t = patch_type(media, true)?;
+    if t == PatchType::Apply {
+        return Err(ApiError::unsupported_media_type(&BUILTIN_PATCH_TYPES[..3]));
+    }
+    let doc = parse_patch_body(t, patch_bytes)?;
+    apply_non_apply(
+        t,
+        current,
+        &doc,
+        &GroupVersionKindRef {
+            group,
+            version,
+            kind,
+        },
+    )
+}
+
+/// Serves a PATCH of the main resource or the status subresource.
+pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, ApiError> {
+    let opts = WriteOptions::parse(&ctx.query)?;
+    let media = request_media(ctx);
+    let t = patch_type(&media, ctx.def.strategic_merge)?;
+    if opts.force.is_some() && t != PatchType::Apply {
+        return Err(ApiError::invalid_message(
+            "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch",
+        ));
+    }
+    let bytes = read_body(ctx, body).await?;
+    let doc = parse_patch_body(t, &bytes)?;
+    let reg = Registry::new(&ctx.state, ctx.def.clone());
+    let mut wctx = write_context(ctx, &opts);
+    let gvk = GroupVersionKindRef {
+        group: &ctx.def.group,
+        version: &ctx.def.version,
+        kind: &ctx.def.kind,
+    };
+
+    if t != PatchType::Apply {
+        let updated = reg
+            .guaranteed_update(&ctx.ns, &ctx.info.name, sub, &wctx, |cur| {
+                let mut next = apply_non_apply(t, cur, &doc, &gvk)?;
+                if !next.is_object() {
+                    return Err(ApiError::invalid_message(
+                        "the patch turned the object into something that is not an object",
+                    ));
+                }
+                // Unless the patch names a resourceVersion (a precondition), it applies to
+                // whatever is current, and races are retried.
+                if next.pointer("/metadata/resourceVersion")
+                    == cur.pointer("/metadata/resourceVersion")
+                    && doc.pointer("/metadata/resourceVersion").is_none()
+                {
+                    object::meta_mut(&mut next).remove("resourceVersion");
+                }
+                Ok(next)
+            })
+            .await?;
+        return render_object(ctx, StatusCode::OK, &updated, vec![]);
+    }
+
+    // Server-side apply.
+    let Some(manager) = opts.field_manager.clone() else {
+        return Err(ApiError::invalid_message(
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+        ));
+    };
+    if !doc.is_object() {
+        return Err(ApiError::bad_request("the apply patch must be an object"));
+    }
+    let force = opts.force.unwrap_or(false);
+    let api_version = ctx.def.api_version();
+    let schema = managed_fields::schema_for(&ctx.def);
+    let reset = managed_fields::reset_fields(&ctx.def, sub);
+    let subresource = (sub == Subresource::Status).then_some("status");
+    wctx.manager = manager.clone();
+    wctx.apply = true;
+    let apply_opts = || patch::ApplyOptions {
+        manager: &manager,
+        force,
+        api_version: &api_version,
+        kind: &ctx.def.kind,
+        subresource,
+        reset_fields: reset,
+        now: jiff::Timestamp::now(),
+    };
+    let result = reg
+        .guaranteed_update(&ctx.ns, &ctx.info.name, sub, &wctx, |cur| {
+            let mut next =
+                patch::apply(&schema, Some(cur), &doc, &apply_opts()).map_err(patch_error)?;
+            if doc.pointer("/metadata/resourceVersion").is_none() {
+                object::meta_mut(&mut next).remove("resourceVersion");
+            }
+            Ok(next)
+        })
+        .await;
+    match result {
+        Ok(updated) => render_object(ctx, StatusCode::OK, &updated, vec![]),
+        Err(e) if e.code == 404 && sub == Subresource::Main => {
+            // Apply creates a missing object.
+            let mut created =
+                patch::apply(&schema, None, &doc, &apply_opts()).map_err(patch_error)?;
+            let meta = object::meta_mut(&mut created);
+            if meta
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .is_empty()
+            {
+                meta.insert("name".into(), Value::String(ctx.info.name.clone()));
+            }
+            if object::name(&created) != ctx.info.name {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({}) does not match the name on the URL ({})",
+                    object::name(&created),
+                    ctx.info.name
+                )));
+            }
+            let obj = reg.create(&ctx.ns, created, &wctx).await?;
+            render_object(ctx, StatusCode::CREATED, &obj, vec![])
+        }
+        Err(e) => Err(e),
+    }
 }

@@ -10,6 +10,7 @@ use storage::{RangeRequest, Store};
 
 use crate::admission::{self, Operation};
 use crate::error::{ApiError, success_status};
+use crate::managed_fields;
 use crate::object;
 use crate::options::{
     ContinueToken, DeleteOptions, ListOptions, Propagation, RvMatch, WriteOptions,
@@ -37,8 +38,10 @@ pub enum Subresource {
 pub struct WriteContext {
     /// The field manager (fieldManager query or derived from the User-Agent).
     pub manager: String,
-    /// Options.
+    /// `dryRun=All`: run everything, store nothing.
     pub dry_run: bool,
+    /// The write is a server-side apply, which records field ownership itself.
+    pub apply: bool,
 }
 
 impl WriteContext {
@@ -50,6 +53,7 @@ impl WriteContext {
                 .clone()
                 .unwrap_or_else(|| default_manager.to_string()),
             dry_run: opts.dry_run,
+            apply: false,
         }
     }
 }
@@ -461,6 +465,15 @@ impl<'a> Registry<'a> {
                 ctx,
             )
             .await?;
+            if !ctx.apply {
+                managed_fields::track_update(
+                    &self.def,
+                    None,
+                    &mut candidate,
+                    &ctx.manager,
+                    Subresource::Main,
+                );
+            }
             let name = object::name(&candidate).to_string();
             if ctx.dry_run {
                 return Ok(candidate);
@@ -591,6 +604,15 @@ impl<'a> Registry<'a> {
                 ctx,
             )
             .await?;
+            if !ctx.apply {
+                managed_fields::track_update(
+                    &self.def,
+                    Some(&current),
+                    &mut new,
+                    &ctx.manager,
+                    sub,
+                );
+            }
             let bytes = object::to_stored(&new)?;
             if bytes == kv.value {
                 // No change: kube skips the write and keeps the resourceVersion.
@@ -742,6 +764,7 @@ impl<'a> Registry<'a> {
             let (kv, _) = store_of(self.state).get(&key).await?;
             let kv = kv.ok_or_else(|| self.not_found(name))?;
             let current = object::from_stored(&kv.value, kv.mod_revision)?;
+            admission::admit_delete(self.state, &self.def, &current)?;
             if let Some(uid) = &opts.precondition_uid
                 && uid != object::uid(&current)
             {

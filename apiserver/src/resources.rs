@@ -510,131 +510,36 @@ pub fn built_in() -> Vec<ResourceDef> {
         .collect()
 }
 
-/// Karmada's resources (served as kube-apiserver serves Karmada's CRDs, and Cluster as the
-/// aggregated apiserver does).
-// TODO(lead): take this table from the api crate's kind catalog once it lands.
+/// Karmada's resources, from the api crate's kind catalog (served as kube-apiserver serves
+/// Karmada's CRDs, and Cluster as karmada-aggregated-apiserver does).
 pub fn karmada() -> Vec<ResourceDef> {
-    type Row = (
-        &'static str,
-        &'static str,
-        &'static str,
-        &'static str,
-        &'static [&'static str],
-        bool,
-        bool,
-        bool,
-    );
-    const K: &[Row] = &[
-        // group, version, plural, kind, short names, namespaced, status, strategic merge
-        (
-            "policy.karmada.io",
-            "v1alpha1",
-            "propagationpolicies",
-            "PropagationPolicy",
-            &["pp"],
-            true,
-            false,
-            false,
-        ),
-        (
-            "policy.karmada.io",
-            "v1alpha1",
-            "clusterpropagationpolicies",
-            "ClusterPropagationPolicy",
-            &["cpp"],
-            false,
-            false,
-            false,
-        ),
-        (
-            "policy.karmada.io",
-            "v1alpha1",
-            "overridepolicies",
-            "OverridePolicy",
-            &["op"],
-            true,
-            false,
-            false,
-        ),
-        (
-            "policy.karmada.io",
-            "v1alpha1",
-            "clusteroverridepolicies",
-            "ClusterOverridePolicy",
-            &["cop"],
-            false,
-            false,
-            false,
-        ),
-        (
-            "work.karmada.io",
-            "v1alpha1",
-            "works",
-            "Work",
-            &["wk"],
-            true,
-            true,
-            false,
-        ),
-        (
-            "work.karmada.io",
-            "v1alpha2",
-            "resourcebindings",
-            "ResourceBinding",
-            &["rb"],
-            true,
-            true,
-            false,
-        ),
-        (
-            "work.karmada.io",
-            "v1alpha2",
-            "clusterresourcebindings",
-            "ClusterResourceBinding",
-            &["crb"],
-            false,
-            true,
-            false,
-        ),
-        (
-            "cluster.karmada.io",
-            "v1alpha1",
-            "clusters",
-            "Cluster",
-            &[],
-            false,
-            true,
-            true,
-        ),
-    ];
-    K.iter()
-        .map(
-            |&(group, version, plural, kind, short, namespaced, status, smp)| ResourceDef {
-                group: group.into(),
-                version: version.into(),
-                plural: plural.into(),
-                singular: kind.to_lowercase(),
-                kind: kind.into(),
-                list_kind: format!("{kind}List"),
-                short_names: short.iter().map(|s| s.to_string()).collect(),
-                categories: vec![],
-                namespaced,
-                status,
-                scale: None,
-                extra_subresources: if plural == "clusters" {
-                    vec!["proxy".into()]
-                } else {
-                    vec![]
-                },
-                // Karmada's kinds are CRDs (or CRD-like): generation tracks every non-metadata change.
-                generation: true,
-                strategic_merge: smp,
-                storage: Storage::Stored {
-                    prefix: storage_prefix(group, plural),
-                },
-                source: Source::Karmada,
+    karmada_api::kinds()
+        .iter()
+        .map(|k| ResourceDef {
+            group: k.group.into(),
+            version: k.version.into(),
+            plural: k.plural.into(),
+            singular: k.singular.into(),
+            kind: k.kind.into(),
+            list_kind: k.list_kind.into(),
+            short_names: k.short_names.iter().map(|s| s.to_string()).collect(),
+            categories: k.categories.iter().map(|s| s.to_string()).collect(),
+            namespaced: k.namespaced,
+            status: k.status_subresource,
+            scale: None,
+            extra_subresources: if k.proxy_subresource {
+                vec!["proxy".into()]
+            } else {
+                vec![]
             },
-        )
+            // Karmada's kinds are CRDs (or CRD-like): generation tracks every non-metadata change.
+            generation: true,
+            strategic_merge: k.strategic_merge,
+            storage: Storage::Stored {
+                prefix: storage_prefix(k.group, k.plural),
+            },
+            source: Source::Karmada,
+        })
         .collect()
 }
 

@@ -1,0 +1,82 @@
+//! Field-ownership tracking (`metadata.managedFields`) on every write, and the per-kind
+//! merge schemas that patches and server-side apply use.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::Value;
+
+use crate::patch::{self, GroupVersionKindRef, Schema};
+use crate::registry::Subresource;
+use crate::resources::{ResourceDef, Source};
+
+/// Built-in and Karmada schemas never change: build each once.
+fn static_schemas() -> &'static Mutex<HashMap<String, Arc<Schema>>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Schema>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The merge schema of a resource (list and map semantics for patches and apply).
+pub fn schema_for(def: &ResourceDef) -> Arc<Schema> {
+    match &def.source {
+        Source::Custom(c) => Arc::new(match &c.schema {
+            Some(s) => Schema::from_openapi_v3(s),
+            None => Schema::untyped(),
+        }),
+        _ => {
+            let key = format!("{}/{}/{}", def.group, def.version, def.kind);
+            let mut cache = static_schemas().lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(s) = cache.get(&key) {
+                return s.clone();
+            }
+            let gvk = GroupVersionKindRef {
+                group: &def.group,
+                version: &def.version,
+                kind: &def.kind,
+            };
+            let schema = match Schema::builtin(&gvk) {
+                Some(s) => s,
+                None => match karmada_api::schema::openapi_schema(&def.kind) {
+                    Some(s) if def.source == Source::Karmada => Schema::from_openapi_v3(s),
+                    _ => Schema::untyped(),
+                },
+            };
+            let schema = Arc::new(schema);
+            cache.insert(key, schema.clone());
+            schema
+        }
+    }
+}
+
+/// The fields a write to `sub` may not change (kube's ResetFieldsStrategy).
+pub fn reset_fields(def: &ResourceDef, sub: Subresource) -> &'static [&'static str] {
+    match sub {
+        Subresource::Main if def.status => &["status"],
+        Subresource::Main => &[],
+        Subresource::Status => &["spec"],
+    }
+}
+
+/// Records a non-apply write by `manager` in `new`'s managedFields.
+pub fn track_update(
+    def: &ResourceDef,
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    sub: Subresource,
+) {
+    let schema = schema_for(def);
+    let api_version = def.api_version();
+    patch::update_managed_fields(
+        &schema,
+        old,
+        new,
+        &patch::UpdateOptions {
+            manager,
+            api_version: &api_version,
+            subresource: (sub == Subresource::Status).then_some("status"),
+            reset_fields: reset_fields(def, sub),
+            now: jiff::Timestamp::now(),
+        },
+    );
+}
