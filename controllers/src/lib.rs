@@ -1,1 +1,6 @@
 //! placeholder
+
+pub mod cluster;
+pub mod join;
+pub mod member_clients;
+pub mod simulator;
