@@ -1,5 +1,7 @@
 //! The `karmada-rs` binary: command-line wiring only.
 
+mod cmd;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -21,6 +23,15 @@ struct Cli {
 enum Command {
     /// Run the control plane: API server and controllers.
     Serve(ServeArgs),
+    /// Simulated member clusters.
+    #[command(subcommand)]
+    Member(cmd::member::MemberCommand),
+    /// Register a member cluster in push mode (as `karmadactl join`).
+    Join(cmd::join::JoinArgs),
+    /// Remove a member cluster (as `karmadactl unjoin`).
+    Unjoin(cmd::join::UnjoinArgs),
+    /// Quick start: a control plane and simulated members, joined, in one process.
+    Up(cmd::up::UpArgs),
 }
 
 #[derive(Args)]
@@ -37,6 +48,8 @@ struct ServeArgs {
     /// Extra subject alternative names for the serving certificate.
     #[arg(long = "tls-san", env = "KARMADA_RS_TLS_SAN", value_delimiter = ',')]
     tls_sans: Vec<String>,
+    #[command(flatten)]
+    cluster: cmd::ClusterFlags,
 }
 
 fn init_tracing() {
@@ -65,6 +78,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
     .await
     .context("starting the API server")?;
+    let client = running.client(cmd::controller_user());
+    let members = controllers::member_clients::MemberClients::new(client.clone());
+    let cluster_controllers = controllers::cluster::start(args.cluster.controllers(
+        client,
+        members,
+        cmd::KARMADA_DEFAULTS,
+    ));
     println!(
         "karmada-rs control plane serving at {}\nkubeconfig: {}",
         running.url,
@@ -73,6 +93,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tokio::signal::ctrl_c()
         .await
         .context("waiting for Ctrl-C")?;
+    for h in cluster_controllers {
+        h.abort();
+    }
     running.shutdown().await;
     Ok(())
 }
@@ -83,5 +106,9 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(a) => serve(a).await,
+        Command::Member(cmd::member::MemberCommand::Serve(a)) => cmd::member::serve(a).await,
+        Command::Join(a) => cmd::join::join(a).await,
+        Command::Unjoin(a) => cmd::join::unjoin(a).await,
+        Command::Up(a) => cmd::up::up(a).await,
     }
 }

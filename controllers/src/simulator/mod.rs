@@ -155,7 +155,9 @@ fn world(nodes: &Store<Node>) -> workloads::World {
 
 /// The desired status of an object if it differs from its current one.
 fn wanted(kind: &str, o: &DynamicObject, nodes: &Store<Node>) -> Option<serde_json::Value> {
-    let desired = workloads::ready_status(kind, &o.data, &world(nodes))?;
+    // The pure functions read metadata (name, generation) as well as spec and status.
+    let full = serde_json::to_value(o).ok()?;
+    let desired = workloads::ready_status(kind, &full, &world(nodes))?;
     (!workloads::already(o.data.get("status"), &desired)).then_some(desired)
 }
 

@@ -104,6 +104,7 @@ async fn finalize(
                 continue;
             }
             empty = false;
+            tracing::debug!(namespace = name, resource = %ar.plural, "namespace finalizer: deleting content");
             let supports_collection = caps.operations.iter().any(|o| o == "deletecollection");
             if supports_collection {
                 api.delete_collection(&DeleteParams::default(), &ListParams::default())

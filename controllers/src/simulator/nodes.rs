@@ -11,15 +11,20 @@ use super::{SimulatorConfig, SimulatorError};
 /// The label marking nodes this simulator manages (KWOK's `type=kwok`).
 const SIMULATED_LABEL: &str = "type";
 const SIMULATED_VALUE: &str = "kwok";
-/// The address simulated nodes and pods report.
+/// The address pods report as their host.
 pub(super) const NODE_IP: &str = "10.0.0.1";
+
+/// The InternalIP of the `i`-th node.
+fn node_ip(i: u32) -> String {
+    format!("10.0.{}.{}", i / 250, i % 250 + 1)
+}
 
 /// The name of the `i`-th simulated node (1-based).
 pub fn node_name(prefix: &str, i: u32) -> String {
     format!("{prefix}-node-{i}")
 }
 
-fn node_object(name: &str, config: &SimulatorConfig, kubelet_version: &str) -> Value {
+fn node_object(name: &str, ip: &str, config: &SimulatorConfig, kubelet_version: &str) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "Node",
@@ -42,13 +47,16 @@ fn node_object(name: &str, config: &SimulatorConfig, kubelet_version: &str) -> V
     .as_object()
     .map(|m| {
         let mut m = m.clone();
-        m.insert("status".into(), node_status(name, config, kubelet_version));
+        m.insert(
+            "status".into(),
+            node_status(name, ip, config, kubelet_version),
+        );
         Value::Object(m)
     })
     .unwrap_or(Value::Null)
 }
 
-fn node_status(name: &str, config: &SimulatorConfig, kubelet_version: &str) -> Value {
+fn node_status(name: &str, ip: &str, config: &SimulatorConfig, kubelet_version: &str) -> Value {
     let now = k8s_openapi::jiff::Timestamp::now()
         .round(k8s_openapi::jiff::Unit::Second)
         .unwrap_or_else(|_| k8s_openapi::jiff::Timestamp::now())
@@ -75,7 +83,7 @@ fn node_status(name: &str, config: &SimulatorConfig, kubelet_version: &str) -> V
             condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
         ],
         "addresses": [
-            {"type": "InternalIP", "address": NODE_IP},
+            {"type": "InternalIP", "address": ip},
             {"type": "Hostname", "address": name},
         ],
         "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
@@ -113,8 +121,8 @@ pub(super) async fn ensure(
     let wanted: Vec<String> = (1..=config.nodes)
         .map(|i| node_name(&config.node_prefix, i))
         .collect();
-    for name in &wanted {
-        let obj = node_object(name, config, &kubelet_version);
+    for (i, name) in (1..).zip(&wanted) {
+        let obj = node_object(name, &node_ip(i), config, &kubelet_version);
         let node: Node = serde_json::from_value(obj.clone()).unwrap_or_default();
         let created = match nodes.create(&PostParams::default(), &node).await {
             Ok(n) => Some(n),
@@ -167,7 +175,7 @@ mod tests {
             node_pods: "50".into(),
             ..Default::default()
         };
-        let obj = node_object("m1-node-1", &config, "v1.32.0");
+        let obj = node_object("m1-node-1", "10.0.0.2", &config, "v1.32.0");
         let node: Node = serde_json::from_value(obj).unwrap();
         let status = node.status.unwrap();
         let alloc = status.allocatable.unwrap();

@@ -260,14 +260,16 @@ pub fn ready_status(kind: &str, obj: &Value, world: &World) -> Option<Value> {
                     })
                 })
                 .collect();
-            let ip = world.node_ip.clone();
+            let host_ip = world.node_ip.clone();
+            let h = karmada_api::names::fnv32a(name.as_bytes());
+            let pod_ip = format!("10.244.{}.{}", (h >> 8) & 0xff, (h & 0xff).max(2));
             Some(json!({
                 "phase": "Running",
                 "conditions": pod_conditions,
-                "hostIP": ip,
-                "hostIPs": [{"ip": ip}],
-                "podIP": ip,
-                "podIPs": [{"ip": ip}],
+                "hostIP": host_ip,
+                "hostIPs": [{"ip": host_ip}],
+                "podIP": pod_ip,
+                "podIPs": [{"ip": pod_ip}],
                 "startTime": start,
                 "containerStatuses": statuses,
                 "qosClass": obj.pointer("/status/qosClass").cloned().unwrap_or(json!("BestEffort")),
@@ -350,7 +352,7 @@ mod tests {
             (
                 "Pod",
                 json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}),
-                json!({"phase": "Running", "podIP": "10.0.0.1"}),
+                json!({"phase": "Running", "hostIP": "10.0.0.1"}),
             ),
         ];
         for (kind, obj, want) in cases {

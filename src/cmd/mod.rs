@@ -1,0 +1,172 @@
+//! Subcommands of the binary that live outside `main.rs`.
+
+pub mod join;
+pub mod member;
+pub mod up;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use clap::Args;
+use controllers::cluster::ClusterControllers;
+use controllers::member_clients::MemberClients;
+
+/// The identity the in-process controllers act as.
+pub fn controller_user() -> apiserver::auth::UserInfo {
+    apiserver::auth::UserInfo::new(
+        "system:karmada:controller-manager",
+        vec![apiserver::auth::MASTERS_GROUP.to_string()],
+    )
+}
+
+/// Parses a Go-style duration: `500ms`, `10s`, `1m30s`, `2h`; a bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if let Ok(secs) = s.parse::<f64>() {
+        return Duration::try_from_secs_f64(secs).map_err(|e| format!("{s:?}: {e}"));
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = s;
+    if rest.is_empty() {
+        return Err("empty duration".into());
+    }
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(|| format!("{s:?}: missing unit (ms, s, m, h)"))?;
+        let (num, tail) = rest.split_at(num_len);
+        let value: f64 = num
+            .parse()
+            .map_err(|_| format!("{s:?}: {num:?} is not a number"))?;
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(tail.len());
+        let (unit, next) = tail.split_at(unit_len);
+        let scale = match unit {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            other => return Err(format!("{s:?}: unknown unit {other:?}")),
+        };
+        total += Duration::try_from_secs_f64(value * scale).map_err(|e| format!("{s:?}: {e}"))?;
+        rest = next;
+    }
+    Ok(total)
+}
+
+/// Flags of the cluster and cluster-status controllers (Karmada's names); unset ones take
+/// the command's defaults.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ClusterFlags {
+    /// How often member clusters are probed and their status collected.
+    #[arg(long, value_parser = parse_duration, env = "KARMADA_RS_CLUSTER_STATUS_UPDATE_FREQUENCY")]
+    pub cluster_status_update_frequency: Option<Duration>,
+    /// How long a recovered cluster must stay healthy before it is Ready again.
+    #[arg(long, value_parser = parse_duration, env = "KARMADA_RS_CLUSTER_SUCCESS_THRESHOLD")]
+    pub cluster_success_threshold: Option<Duration>,
+    /// How long a failing cluster must stay unhealthy before it is not Ready.
+    #[arg(long, value_parser = parse_duration, env = "KARMADA_RS_CLUSTER_FAILURE_THRESHOLD")]
+    pub cluster_failure_threshold: Option<Duration>,
+    /// How long to wait for a member's node and pod caches to fill.
+    #[arg(long, value_parser = parse_duration)]
+    pub cluster_cache_sync_timeout: Option<Duration>,
+    /// Collect node and pod resource summaries of members.
+    #[arg(long, action = clap::ArgAction::Set, default_value_t = true)]
+    pub enable_cluster_resource_modeling: bool,
+}
+
+/// Default timings of a command.
+#[derive(Clone, Copy, Debug)]
+pub struct ClusterDefaults {
+    /// Probe interval.
+    pub status_update_frequency: Duration,
+    /// Success threshold.
+    pub success_threshold: Duration,
+    /// Failure threshold.
+    pub failure_threshold: Duration,
+}
+
+/// Karmada's defaults, used by `serve`.
+pub const KARMADA_DEFAULTS: ClusterDefaults = ClusterDefaults {
+    status_update_frequency: Duration::from_secs(10),
+    success_threshold: Duration::from_secs(30),
+    failure_threshold: Duration::from_secs(30),
+};
+
+impl ClusterFlags {
+    /// The controllers' settings from these flags over `defaults`.
+    pub fn controllers(
+        &self,
+        client: kube::Client,
+        members: MemberClients,
+        defaults: ClusterDefaults,
+    ) -> ClusterControllers {
+        let mut c = ClusterControllers::new(client, members);
+        c.cluster_status_interval = self
+            .cluster_status_update_frequency
+            .unwrap_or(defaults.status_update_frequency);
+        c.cluster_success_threshold = self
+            .cluster_success_threshold
+            .unwrap_or(defaults.success_threshold);
+        c.cluster_failure_threshold = self
+            .cluster_failure_threshold
+            .unwrap_or(defaults.failure_threshold);
+        if let Some(t) = self.cluster_cache_sync_timeout {
+            c.cache_sync_timeout = t;
+        }
+        c.enable_resource_modeling = self.enable_cluster_resource_modeling;
+        c
+    }
+}
+
+/// The address to listen on: `bind` if its port is set; otherwise the port of the server in
+/// an existing kubeconfig (a restart keeps its URL) when that port is free; otherwise any
+/// free port.
+pub fn reuse_port(bind: SocketAddr, kubeconfig: &Path) -> SocketAddr {
+    if bind.port() != 0 {
+        return bind;
+    }
+    let previous = kube::config::Kubeconfig::read_from(kubeconfig)
+        .ok()
+        .and_then(|k| k.clusters.into_iter().next())
+        .and_then(|c| c.cluster)
+        .and_then(|c| c.server)
+        .and_then(|s| s.parse::<http::Uri>().ok())
+        .and_then(|u| u.port_u16());
+    if let Some(port) = previous {
+        let candidate = SocketAddr::new(bind.ip(), port);
+        if std::net::TcpListener::bind(candidate).is_ok() {
+            return candidate;
+        }
+    }
+    bind
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        let cases = [
+            ("500ms", Some(Duration::from_millis(500))),
+            ("10s", Some(Duration::from_secs(10))),
+            ("1m30s", Some(Duration::from_secs(90))),
+            ("2h", Some(Duration::from_secs(7200))),
+            ("1.5s", Some(Duration::from_millis(1500))),
+            ("3", Some(Duration::from_secs(3))),
+            ("0", Some(Duration::ZERO)),
+            ("", None),
+            ("10x", None),
+            ("ms", None),
+            ("-1s", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(parse_duration(input).ok(), want, "{input:?}");
+        }
+    }
+}
