@@ -109,7 +109,13 @@ fn configmap(name: &str, size: usize) -> ConfigMap {
     }
 }
 
-async fn creates(api: &Api<ConfigMap>, prefix: &str, total: usize, workers: usize, pace: Option<f64>) -> (f64, Vec<Duration>) {
+async fn creates(
+    api: &Api<ConfigMap>,
+    prefix: &str,
+    total: usize,
+    workers: usize,
+    pace: Option<f64>,
+) -> (f64, Vec<Duration>) {
     let next = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let mut tasks = Vec::new();
@@ -129,9 +135,12 @@ async fn creates(api: &Api<ConfigMap>, prefix: &str, total: usize, workers: usiz
                     tokio::time::sleep_until(due.into()).await;
                 }
                 let t = Instant::now();
-                api.create(&PostParams::default(), &configmap(&format!("{prefix}-{i}"), 1024))
-                    .await
-                    .expect("create");
+                api.create(
+                    &PostParams::default(),
+                    &configmap(&format!("{prefix}-{i}"), 1024),
+                )
+                .await
+                .expect("create");
                 lat.push(t.elapsed());
             }
             lat
@@ -162,7 +171,9 @@ async fn main() {
     let c = client(&server.kubeconfig).await;
     let t = Instant::now();
     loop {
-        let req = http::Request::get("/readyz").body(Vec::new()).expect("request");
+        let req = http::Request::get("/readyz")
+            .body(Vec::new())
+            .expect("request");
         if c.request_text(req).await.is_ok() {
             break;
         }
@@ -171,9 +182,17 @@ async fn main() {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    rows.push(("start to ready".into(), ms(ready + t.elapsed()), "≤ 1 s".into()));
+    rows.push((
+        "start to ready".into(),
+        ms(ready + t.elapsed()),
+        "≤ 1 s".into(),
+    ));
     tokio::time::sleep(Duration::from_secs(2)).await;
-    rows.push(("idle RSS".into(), format!("{:.1} MiB", rss_mib(pid)), "≤ 30 MiB".into()));
+    rows.push((
+        "idle RSS".into(),
+        format!("{:.1} MiB", rss_mib(pid)),
+        "≤ 30 MiB".into(),
+    ));
 
     let api: Api<ConfigMap> = Api::namespaced(c.clone(), "default");
     // Warm up connections.
@@ -181,17 +200,30 @@ async fn main() {
     let (rate, lat) = creates(&api, "max", 10_000, 64, None).await;
     rows.push((
         "create 1 KiB ConfigMap, 64 clients, max rate".into(),
-        format!("{rate:.0}/s (p50 {}, p99 {})", ms(percentile(&lat, 0.5)), ms(percentile(&lat, 0.99))),
+        format!(
+            "{rate:.0}/s (p50 {}, p99 {})",
+            ms(percentile(&lat, 0.5)),
+            ms(percentile(&lat, 0.99))
+        ),
         "≥ 5,000/s".into(),
     ));
     let (_, lat) = creates(&api, "paced", 5_000, 64, Some(1000.0)).await;
     rows.push((
         "create at 1,000/s, 64 clients".into(),
-        format!("p50 {}, p99 {}", ms(percentile(&lat, 0.5)), ms(percentile(&lat, 0.99))),
+        format!(
+            "p50 {}, p99 {}",
+            ms(percentile(&lat, 0.5)),
+            ms(percentile(&lat, 0.99))
+        ),
         "p99 ≤ 20 ms".into(),
     ));
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let n = api.list(&ListParams::default()).await.expect("list").items.len();
+    let n = api
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items
+        .len();
     rows.push((
         format!("RSS with {n} stored objects"),
         format!("{:.1} MiB", rss_mib(pid)),
@@ -202,12 +234,19 @@ async fn main() {
     let mut full = Vec::new();
     for _ in 0..20 {
         let t = Instant::now();
-        let l = api.list(&ListParams::default().limit(10_000)).await.expect("list");
+        let l = api
+            .list(&ListParams::default().limit(10_000))
+            .await
+            .expect("list");
         assert_eq!(l.items.len(), 10_000);
         full.push(t.elapsed());
     }
     full.sort();
-    rows.push(("list 10,000 ConfigMaps (~10 MiB)".into(), format!("median {}", ms(percentile(&full, 0.5))), "≤ 100 ms".into()));
+    rows.push((
+        "list 10,000 ConfigMaps (~10 MiB)".into(),
+        format!("median {}", ms(percentile(&full, 0.5))),
+        "≤ 100 ms".into(),
+    ));
     let mut pages = Vec::new();
     let mut token: Option<String> = None;
     loop {
@@ -226,7 +265,11 @@ async fn main() {
     pages.sort();
     rows.push((
         format!("list pages of 500 ({} pages)", pages.len()),
-        format!("median {}, max {}", ms(percentile(&pages, 0.5)), ms(*pages.last().unwrap_or(&Duration::ZERO))),
+        format!(
+            "median {}, max {}",
+            ms(percentile(&pages, 0.5)),
+            ms(*pages.last().unwrap_or(&Duration::ZERO))
+        ),
         "each ≤ 10 ms".into(),
     ));
 
@@ -235,15 +278,26 @@ async fn main() {
     let _ = ns_api
         .create(
             &PostParams::default(),
-            &serde_json::from_value(serde_json::json!({"metadata": {"name": "watch"}})).expect("ns"),
+            &serde_json::from_value(serde_json::json!({"metadata": {"name": "watch"}}))
+                .expect("ns"),
         )
         .await;
     let wapi: Api<ConfigMap> = Api::namespaced(c.clone(), "watch");
-    wapi.create(&PostParams::default(), &configmap("ticker", 16)).await.expect("ticker");
-    let rv = wapi.get("ticker").await.expect("get").metadata.resource_version.unwrap_or_default();
+    wapi.create(&PostParams::default(), &configmap("ticker", 16))
+        .await
+        .expect("ticker");
+    let rv = wapi
+        .get("ticker")
+        .await
+        .expect("get")
+        .metadata
+        .resource_version
+        .unwrap_or_default();
     let watchers = 1000;
     let changes = 2000usize;
-    let latencies = Arc::new(std::sync::Mutex::new(Vec::with_capacity(watchers * changes)));
+    let latencies = Arc::new(std::sync::Mutex::new(Vec::with_capacity(
+        watchers * changes,
+    )));
     let counts: Arc<Vec<AtomicU64>> = Arc::new((0..watchers).map(|_| AtomicU64::new(0)).collect());
     let mut tasks = Vec::new();
     for w in 0..watchers {
@@ -284,20 +338,32 @@ async fn main() {
     for i in 0..changes {
         let due = start + Duration::from_secs_f64(i as f64 / 200.0);
         tokio::time::sleep_until(due.into()).await;
-        let patch = serde_json::json!({"data": {"ts": now_nanos().to_string(), "i": i.to_string()}});
-        wapi.patch("ticker", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&patch))
-            .await
-            .expect("patch");
+        let patch =
+            serde_json::json!({"data": {"ts": now_nanos().to_string(), "i": i.to_string()}});
+        wapi.patch(
+            "ticker",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .expect("patch");
         if i % 200 == 0 {
             peak_rss = peak_rss.max(rss_mib(pid));
         }
     }
     let deadline = Instant::now() + Duration::from_secs(30);
-    while counts.iter().any(|c| c.load(Ordering::Relaxed) < changes as u64) && Instant::now() < deadline {
+    while counts
+        .iter()
+        .any(|c| c.load(Ordering::Relaxed) < changes as u64)
+        && Instant::now() < deadline
+    {
         tokio::time::sleep(Duration::from_millis(100)).await;
         peak_rss = peak_rss.max(rss_mib(pid));
     }
-    let complete = counts.iter().filter(|c| c.load(Ordering::Relaxed) == changes as u64).count();
+    let complete = counts
+        .iter()
+        .filter(|c| c.load(Ordering::Relaxed) == changes as u64)
+        .count();
     for t in tasks {
         t.abort();
     }
