@@ -65,7 +65,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let store = if args.etcd_servers.is_empty() {
         apiserver::launch::StoreChoice::Embedded
     } else {
-        apiserver::launch::StoreChoice::Etcd(storage::etcd::EtcdOptions::new(args.etcd_servers))
+        apiserver::launch::StoreChoice::Etcd(Box::new(storage::etcd::EtcdOptions::new(
+            args.etcd_servers,
+        )))
     };
     let running = apiserver::launch::start(apiserver::launch::ServeOptions {
         data_dir: args.data_dir,

@@ -22,7 +22,7 @@ pub enum StoreChoice {
     /// The embedded store in `DATA_DIR/store`.
     Embedded,
     /// An etcd cluster.
-    Etcd(storage::etcd::EtcdOptions),
+    Etcd(Box<storage::etcd::EtcdOptions>),
 }
 
 /// How to start a server.
@@ -115,7 +115,7 @@ pub async fn open_store(opts: &ServeOptions) -> Result<Arc<dyn Store>, LaunchErr
             store as Arc<dyn Store>
         }
         StoreChoice::Etcd(e) => {
-            storage::etcd::EtcdStore::connect(e.clone()).await? as Arc<dyn Store>
+            storage::etcd::EtcdStore::connect((**e).clone()).await? as Arc<dyn Store>
         }
     })
 }

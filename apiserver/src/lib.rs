@@ -13,6 +13,7 @@ pub mod handler;
 pub mod karmada_tables;
 pub mod launch;
 pub mod managed_fields;
+pub mod metrics;
 pub mod negotiation;
 pub mod object;
 pub mod options;

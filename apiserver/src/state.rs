@@ -37,6 +37,10 @@ pub struct ApiConfig {
     pub default_watch_timeout: Duration,
     /// The address clients reach the server at (for discovery's serverAddressByClientCIDRs).
     pub external_address: String,
+    /// Concurrent read requests before 429 (kube's `--max-requests-inflight`; 0: no limit).
+    pub max_requests_inflight: i64,
+    /// Concurrent mutating requests before 429 (`--max-mutating-requests-inflight`).
+    pub max_mutating_requests_inflight: i64,
 }
 
 impl Default for ApiConfig {
@@ -49,6 +53,8 @@ impl Default for ApiConfig {
             cache: CacheOptions::default(),
             default_watch_timeout: Duration::from_secs(1800),
             external_address: String::new(),
+            max_requests_inflight: 400,
+            max_mutating_requests_inflight: 200,
         }
     }
 }
@@ -64,6 +70,8 @@ pub struct ApiState {
     pub catalog: Arc<Catalog>,
     /// Tunables.
     pub config: ApiConfig,
+    /// Request metrics.
+    pub metrics: crate::metrics::Metrics,
     caches: Mutex<HashMap<String, RunningCache>>,
 }
 
@@ -90,6 +98,7 @@ impl ApiState {
             store,
             catalog,
             config,
+            metrics: Default::default(),
             caches: Mutex::new(HashMap::new()),
         })
     }
