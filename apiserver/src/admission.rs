@@ -27,14 +27,14 @@ pub async fn admit(
     sub: Subresource,
     obj: &mut Value,
     old: Option<&Value>,
-    ctx: &WriteContext,
+    _ctx: &WriteContext,
 ) -> Result<(), ApiError> {
     let (group, kind) = (def.group.as_str(), def.kind.as_str());
     if def.source == Source::BuiltIn {
         builtin::default_object(group, kind, obj);
         match (op, old) {
             (Operation::Create, _) | (_, None) => builtin::prepare_for_create(group, kind, obj),
-            (Operation::Update, Some(old)) if sub == Subresource::Main && !ctx.finalize => {
+            (Operation::Update, Some(old)) if sub == Subresource::Main => {
                 builtin::prepare_for_update(group, kind, obj, old)
             }
             _ => {}

@@ -528,10 +528,7 @@ async fn update(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, Api
 async fn finalize(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
     let opts = WriteOptions::parse(&ctx.query)?;
     let (obj, _) = read_object(ctx, body, &opts).await?;
-    let wctx = WriteContext {
-        finalize: true,
-        ..WriteContext::new(&opts, &ctx.default_manager())
-    };
+    let wctx = WriteContext::new(&opts, &ctx.default_manager());
     let finalizers = obj
         .pointer("/spec/finalizers")
         .cloned()

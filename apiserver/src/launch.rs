@@ -223,7 +223,6 @@ async fn bootstrap(state: &Arc<ApiState>, flavor: Flavor) -> Result<(), crate::e
         manager: "kube-apiserver".into(),
         dry_run: false,
         apply: false,
-        finalize: false,
     };
     for n in names {
         let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}});

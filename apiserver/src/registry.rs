@@ -42,9 +42,6 @@ pub struct WriteContext {
     pub dry_run: bool,
     /// The write is a server-side apply, which records field ownership itself.
     pub apply: bool,
-    /// The write is a namespace `finalize`: only `spec.finalizers` changes, so the update
-    /// strategy (which keeps the old finalizers) does not apply.
-    pub finalize: bool,
 }
 
 impl WriteContext {
@@ -57,7 +54,6 @@ impl WriteContext {
                 .unwrap_or_else(|| default_manager.to_string()),
             dry_run: opts.dry_run,
             apply: false,
-            finalize: false,
         }
     }
 }

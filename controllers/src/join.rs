@@ -29,6 +29,12 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
+use crate::member_clients::brief;
+
+fn is_not_found(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.is_not_found())
+}
+
 /// Lifetime asked for member tokens: Karmada stores non-expiring legacy tokens, so ask for
 /// one that outlives any realistic registration.
 pub const DEFAULT_TOKEN_EXPIRATION: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
@@ -62,15 +68,15 @@ pub enum JoinError {
         message: String,
     },
     /// The member cluster did not answer.
-    #[error("cannot reach the member cluster at {endpoint}: {source}")]
+    #[error("cannot reach the member cluster at {endpoint}: {}", brief(error))]
     Unreachable {
         /// The member's API endpoint.
         endpoint: String,
         /// The cause.
-        source: kube::Error,
+        error: kube::Error,
     },
     /// The control plane did not answer.
-    #[error("cannot reach the Karmada control plane: {0}")]
+    #[error("cannot reach the Karmada control plane: {}", brief(.0))]
     ControlPlaneUnreachable(kube::Error),
     /// The name or the member's cluster ID is already registered.
     #[error("the cluster ID {id} or the cluster name {name} has been registered")]
@@ -81,18 +87,20 @@ pub enum JoinError {
         id: String,
     },
     /// A request to the member failed.
-    #[error("member cluster {cluster}: {step}: {source}")]
+    #[error("member cluster {cluster}: {step}: {}", brief(error))]
     Member {
         /// The cluster.
         cluster: String,
         /// What was being done.
         step: String,
         /// The cause.
-        source: kube::Error,
+        error: kube::Error,
     },
     /// The member has no TokenRequest API.
     #[error(
-        "member cluster {cluster} cannot mint a token for ServiceAccount {service_account}: {source}"
+        "member cluster {cluster} cannot mint a token for ServiceAccount {service_account}: {}{}",
+        brief(error),
+        if is_not_found(error) { " (the member API server does not serve the TokenRequest API)" } else { "" }
     )]
     Token {
         /// The cluster.
@@ -100,15 +108,15 @@ pub enum JoinError {
         /// `namespace/name` of the ServiceAccount.
         service_account: String,
         /// The cause.
-        source: kube::Error,
+        error: kube::Error,
     },
     /// A request to the control plane failed.
-    #[error("control plane: {step}: {source}")]
+    #[error("control plane: {step}: {}", brief(error))]
     ControlPlane {
         /// What was being done.
         step: String,
         /// The cause.
-        source: kube::Error,
+        error: kube::Error,
     },
     /// Unjoin of a cluster that is not registered.
     #[error("no cluster object {0} found in karmada control plane")]
@@ -380,7 +388,7 @@ pub async fn join(
         .await
         .map_err(|source| JoinError::Unreachable {
             endpoint: member.api_endpoint.clone(),
-            source,
+            error: source,
         })?;
     let cluster_id = kube_system.metadata.uid.clone().unwrap_or_default();
 
@@ -425,7 +433,7 @@ async fn register(
 
     let cp = |step: &str| {
         let step = step.to_owned();
-        move |source| JoinError::ControlPlane { step, source }
+        move |error| JoinError::ControlPlane { step, error }
     };
     if ensure_namespace(control_plane, CLUSTER_NAMESPACE)
         .await
@@ -551,7 +559,7 @@ async fn obtain_credentials(
         move |source| JoinError::Member {
             cluster,
             step,
-            source,
+            error: source,
         }
     };
     if ensure_namespace(client, CLUSTER_NAMESPACE)
@@ -646,7 +654,7 @@ async fn mint_token(
     let err = |source| JoinError::Token {
         cluster: cluster.to_owned(),
         service_account: format!("{CLUSTER_NAMESPACE}/{sa}"),
-        source,
+        error: source,
     };
     let answer = service_accounts
         .create_token_request(sa, &PostParams::default(), &request)
@@ -659,7 +667,7 @@ async fn mint_token(
         .ok_or_else(|| JoinError::Token {
             cluster: cluster.to_owned(),
             service_account: format!("{CLUSTER_NAMESPACE}/{sa}"),
-            source: kube::Error::Api(
+            error: kube::Error::Api(
                 kube::core::Status::failure("the TokenRequest answer holds no token", "").boxed(),
             ),
         })
@@ -787,7 +795,7 @@ pub async fn unjoin(
     if cluster.spec.sync_mode == ClusterSyncMode::Pull {
         return Err(JoinError::PullMode(name.to_owned()));
     }
-    let cp = |step: String| move |source| JoinError::ControlPlane { step, source };
+    let cp = |step: String| move |error| JoinError::ControlPlane { step, error };
     let mut report = UnjoinReport::default();
 
     match clusters.delete(name, &DeleteParams::default()).await {
@@ -851,7 +859,7 @@ pub async fn unjoin(
 /// Strips the finalizers that keep a Cluster (Works, execution space, Cluster), as
 /// karmadactl's forced deletion does.
 async fn force_remove(control_plane: &kube::Client, name: &str) -> Result<(), JoinError> {
-    let cp = |step: String| move |source| JoinError::ControlPlane { step, source };
+    let cp = |step: String| move |error| JoinError::ControlPlane { step, error };
     let space = names::execution_space_name(name);
     let works = Api::<Work>::namespaced(control_plane.clone(), &space);
     let list = works
@@ -973,7 +981,7 @@ async fn remove_member_objects(
                 return Err(JoinError::Member {
                     cluster: name.to_owned(),
                     step: format!("deleting {what}"),
-                    source,
+                    error: source,
                 });
             }
             tracing::warn!(cluster = name, object = %what, error = %source, "member object left behind");

@@ -52,20 +52,20 @@ pub enum MemberError {
         proxy: String,
     },
     /// Reading the Cluster or its secret from the control plane failed.
-    #[error("reading the credentials of cluster {cluster}: {source}")]
+    #[error("reading the credentials of cluster {cluster}: {}", brief(error))]
     ControlPlane {
         /// The cluster.
         cluster: String,
         /// The cause.
-        source: kube::Error,
+        error: kube::Error,
     },
     /// The client could not be built (TLS, proxy scheme...).
-    #[error("building a client for cluster {cluster}: {source}")]
+    #[error("building a client for cluster {cluster}: {}", brief(error))]
     Client {
         /// The cluster.
         cluster: String,
         /// The cause.
-        source: kube::Error,
+        error: kube::Error,
     },
 }
 
@@ -109,9 +109,9 @@ impl MemberClients {
         let obj = Api::<Cluster>::all(self.control_plane.clone())
             .get_opt(cluster)
             .await
-            .map_err(|source| MemberError::ControlPlane {
+            .map_err(|error| MemberError::ControlPlane {
                 cluster: cluster.to_owned(),
-                source,
+                error,
             })?
             .ok_or_else(|| MemberError::ClusterNotFound(cluster.to_owned()))?;
         self.for_cluster(&obj).await
@@ -175,9 +175,9 @@ impl MemberClients {
         let secret = Api::<Secret>::namespaced(self.control_plane.clone(), &secret_ref.namespace)
             .get(&secret_ref.name)
             .await
-            .map_err(|source| MemberError::ControlPlane {
+            .map_err(|error| MemberError::ControlPlane {
                 cluster: name.to_owned(),
-                source,
+                error,
             })?;
         let data = secret.data.unwrap_or_default();
         let token = data
@@ -200,6 +200,29 @@ impl MemberClients {
             ca,
         })
     }
+}
+
+/// A one-line description of a client error: an API error's message and code, or the chain
+/// of causes of a transport error.
+pub fn brief(e: &kube::Error) -> String {
+    if let kube::Error::Api(s) = e {
+        let what = if s.message.is_empty() {
+            &s.reason
+        } else {
+            &s.message
+        };
+        return format!("{what} ({})", s.code);
+    }
+    let mut parts: Vec<String> = vec![e.to_string()];
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cause = c.source();
+    }
+    parts.join(": ")
 }
 
 /// Normalises an apiEndpoint (`host`, `host:port` or a URL) to an HTTPS URL, as client-go's
@@ -271,9 +294,9 @@ fn build_client(name: &str, access: &Access) -> Result<kube::Client, MemberError
         config.proxy_url = Some(proxy);
     }
     config.auth_info = token_auth(&access.token);
-    kube::Client::try_from(config).map_err(|source| MemberError::Client {
+    kube::Client::try_from(config).map_err(|error| MemberError::Client {
         cluster: name.to_owned(),
-        source,
+        error,
     })
 }
 

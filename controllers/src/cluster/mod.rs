@@ -35,12 +35,12 @@ use crate::member_clients::{MemberClients, MemberError};
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
     /// A control-plane request failed.
-    #[error("{step}: {source}")]
+    #[error("{step}: {}", crate::member_clients::brief(error))]
     Kube {
         /// What was being done.
         step: String,
         /// The cause.
-        source: kube::Error,
+        error: kube::Error,
     },
     /// No client for the member.
     #[error(transparent)]
@@ -53,7 +53,7 @@ pub enum ClusterError {
 /// Builds the `map_err` closure of a control-plane step.
 pub(crate) fn kube_err(step: impl Into<String>) -> impl FnOnce(kube::Error) -> ClusterError {
     let step = step.into();
-    move |source| ClusterError::Kube { step, source }
+    move |error| ClusterError::Kube { step, error }
 }
 
 /// What the cluster controllers need; `new` gives Karmada's defaults.

@@ -1,13 +1,13 @@
 //! A KWOK-like simulator that makes a bare API server look like a working cluster: it
 //! registers fake Nodes with allocatable cpu/memory/pods, gives Deployments, StatefulSets,
 //! ReplicaSets, DaemonSets, Jobs and Pods the status their controllers and kubelets would
-//! write once everything is running (after a configurable delay), and finalizes deleted
-//! namespaces as kube-controller-manager's namespace controller does.
+//! write once everything is running (after a configurable delay), and binds unscheduled
+//! Pods to its nodes as kube-scheduler would. Namespace deletion and garbage collection come
+//! from the API server's own kube-controller-manager controllers.
 //!
 //! It creates no Pods of its own: workloads report ready replicas without pod objects, which
 //! keeps a member with thousands of workloads cheap. Pods that users create are run.
 
-mod namespaces;
 mod nodes;
 pub mod workloads;
 
@@ -119,7 +119,6 @@ pub async fn start(
             node_store.clone(),
         )));
     }
-    tasks.push(tokio::spawn(namespaces::run(client.clone())));
     Ok(Simulator { tasks })
 }
 
@@ -138,27 +137,98 @@ fn revision(o: &DynamicObject) -> String {
 }
 
 fn world(nodes: &Store<Node>) -> workloads::World {
-    let ready = nodes
+    let mut ready: Vec<(String, String)> = nodes
         .state()
         .iter()
         .filter(|n| crate::cluster::summary::node_ready(n))
-        .count();
+        .map(|n| {
+            let ip = n
+                .status
+                .as_ref()
+                .and_then(|s| s.addresses.as_ref())
+                .and_then(|a| a.iter().find(|a| a.type_ == "InternalIP"))
+                .map(|a| a.address.clone())
+                .unwrap_or_default();
+            (n.name_any(), ip)
+        })
+        .collect();
+    ready.sort();
     workloads::World {
-        ready_nodes: i64::try_from(ready).unwrap_or(i64::MAX),
+        nodes: ready,
         now: k8s_openapi::jiff::Timestamp::now()
             .round(k8s_openapi::jiff::Unit::Second)
             .unwrap_or_else(|_| k8s_openapi::jiff::Timestamp::now())
             .to_string(),
-        node_ip: nodes::NODE_IP.to_owned(),
     }
 }
 
-/// The desired status of an object if it differs from its current one.
-fn wanted(kind: &str, o: &DynamicObject, nodes: &Store<Node>) -> Option<serde_json::Value> {
+/// Whether a pod still has to be bound to a node.
+fn unscheduled(kind: &str, full: &serde_json::Value) -> bool {
+    kind == "Pod"
+        && full
+            .pointer("/spec/nodeName")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+}
+
+/// The desired status of an object if it differs from its current one, and the node an
+/// unscheduled pod is bound to on the way (as kube-scheduler would).
+fn wanted(
+    kind: &str,
+    o: &DynamicObject,
+    nodes: &Store<Node>,
+) -> Option<(serde_json::Value, Option<String>)> {
     // The pure functions read metadata (name, generation) as well as spec and status.
-    let full = serde_json::to_value(o).ok()?;
-    let desired = workloads::ready_status(kind, &full, &world(nodes))?;
-    (!workloads::already(o.data.get("status"), &desired)).then_some(desired)
+    let mut full = serde_json::to_value(o).ok()?;
+    let world = world(nodes);
+    let mut bind = None;
+    if unscheduled(kind, &full) {
+        let node = world.pick_node(&o.name_any())?.to_owned();
+        if let Some(spec) = full
+            .get_mut("spec")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            spec.insert("nodeName".into(), serde_json::Value::String(node.clone()));
+        }
+        bind = Some(node);
+    }
+    let desired = workloads::ready_status(kind, &full, &world)?;
+    (bind.is_some() || !workloads::already(o.data.get("status"), &desired))
+        .then_some((desired, bind))
+}
+
+/// Binds a pod to a node: the `binding` subresource as kube-scheduler does, or setting
+/// `spec.nodeName` where that subresource is not served.
+async fn bind(
+    client: &kube::Client,
+    namespace: &str,
+    pod: &str,
+    node: &str,
+) -> Result<(), kube::Error> {
+    let pods = Api::<k8s_openapi::api::core::v1::Pod>::namespaced(client.clone(), namespace);
+    let binding = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod, "namespace": namespace},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    });
+    let body = serde_json::to_vec(&binding).map_err(kube::Error::SerdeError)?;
+    let url = format!("/api/v1/namespaces/{namespace}/pods/{pod}/binding");
+    let req = http::Request::post(url)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .map_err(kube::Error::HttpError)?;
+    match client.request_text(req).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 405 => {
+            let patch = serde_json::json!({"spec": {"nodeName": node}});
+            pods.patch(pod, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map(|_| ())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Watches one kind and writes the ready status of each object `delay` after it first
@@ -220,15 +290,22 @@ async fn run_kind(
                 for k in due {
                     pending.remove(&k);
                     let Some(o) = latest.get(&k) else { continue };
-                    let Some(desired) = wanted(kind, o, &nodes) else { continue };
+                    let Some((desired, node)) = wanted(kind, o, &nodes) else { continue };
                     let patch = workloads::status_patch(o.data.get("status"), &desired);
                     let api = match &k.0 {
                         ns if ns.is_empty() => Api::<DynamicObject>::all_with(client.clone(), &ar),
                         ns => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar),
                     };
                     let permit = writes.clone().acquire_owned().await;
+                    let client = client.clone();
                     tokio::spawn(async move {
                         let _permit = permit;
+                        if let Some(node) = node
+                            && let Err(e) = bind(&client, &k.0, &k.1, &node).await
+                        {
+                            tracing::warn!(namespace = %k.0, pod = %k.1, %node, error = %e, "simulated scheduling failed");
+                            return;
+                        }
                         match api.patch_status(&k.1, &PatchParams::default(), &Patch::Merge(&patch)).await {
                             Ok(_) => {}
                             Err(kube::Error::Api(s)) if s.is_not_found() => {}

@@ -11,9 +11,6 @@ use super::{SimulatorConfig, SimulatorError};
 /// The label marking nodes this simulator manages (KWOK's `type=kwok`).
 const SIMULATED_LABEL: &str = "type";
 const SIMULATED_VALUE: &str = "kwok";
-/// The address pods report as their host.
-pub(super) const NODE_IP: &str = "10.0.0.1";
-
 /// The InternalIP of the `i`-th node.
 fn node_ip(i: u32) -> String {
     format!("10.0.{}.{}", i / 250, i % 250 + 1)

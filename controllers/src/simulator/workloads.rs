@@ -17,12 +17,31 @@ pub const KINDS: &[(&str, &str, &str)] = &[
 /// What the status depends on besides the object.
 #[derive(Clone, Debug)]
 pub struct World {
-    /// Ready nodes (DaemonSets run one pod on each).
-    pub ready_nodes: i64,
+    /// Ready nodes by name, with their InternalIP (DaemonSets run one pod on each; pods run
+    /// on one).
+    pub nodes: Vec<(String, String)>,
     /// RFC 3339 time for new timestamps.
     pub now: String,
-    /// A node for pods the simulator runs (hostIP and nodeName of Pods).
-    pub node_ip: String,
+}
+
+impl World {
+    /// The node an unscheduled pod goes to: a stable pick among the ready nodes.
+    pub fn pick_node(&self, pod: &str) -> Option<&str> {
+        if self.nodes.is_empty() {
+            return None;
+        }
+        let h = karmada_api::names::fnv32a(pod.as_bytes()) as usize;
+        self.nodes
+            .get(h % self.nodes.len())
+            .map(|(n, _)| n.as_str())
+    }
+
+    fn ip_of(&self, node: &str) -> &str {
+        self.nodes
+            .iter()
+            .find(|(n, _)| n == node)
+            .map_or("", |(_, ip)| ip.as_str())
+    }
 }
 
 fn int(obj: &Value, path: &str) -> Option<i64> {
@@ -156,7 +175,7 @@ pub fn ready_status(kind: &str, obj: &Value, world: &World) -> Option<Value> {
             Some(s)
         }
         "DaemonSet" => {
-            let n = world.ready_nodes;
+            let n = i64::try_from(world.nodes.len()).unwrap_or(i64::MAX);
             Some(json!({
                 "currentNumberScheduled": n,
                 "numberMisscheduled": 0,
@@ -260,7 +279,11 @@ pub fn ready_status(kind: &str, obj: &Value, world: &World) -> Option<Value> {
                     })
                 })
                 .collect();
-            let host_ip = world.node_ip.clone();
+            let node = obj
+                .pointer("/spec/nodeName")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let host_ip = world.ip_of(node).to_owned();
             let h = karmada_api::names::fnv32a(name.as_bytes());
             let pod_ip = format!("10.244.{}.{}", (h >> 8) & 0xff, (h & 0xff).max(2));
             Some(json!({
@@ -309,9 +332,12 @@ mod tests {
 
     fn world() -> World {
         World {
-            ready_nodes: 3,
+            nodes: vec![
+                ("n1".into(), "10.0.0.1".into()),
+                ("n2".into(), "10.0.0.2".into()),
+                ("n3".into(), "10.0.0.3".into()),
+            ],
             now: "2026-01-01T00:00:00Z".into(),
-            node_ip: "10.0.0.1".into(),
         }
     }
 
@@ -351,7 +377,7 @@ mod tests {
             ),
             (
                 "Pod",
-                json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}),
+                json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nginx"}]}}),
                 json!({"phase": "Running", "hostIP": "10.0.0.1"}),
             ),
         ];
@@ -379,6 +405,18 @@ mod tests {
         .unwrap();
         assert_eq!(dep["replicas"], 1);
         assert_eq!(dep["conditions"][0]["type"], "Available");
+    }
+
+    #[test]
+    fn pods_spread_over_ready_nodes() {
+        let w = world();
+        let picked: std::collections::HashSet<&str> = (0..50)
+            .filter_map(|i| w.pick_node(&format!("pod-{i}")))
+            .collect();
+        assert_eq!(picked.len(), 3);
+        assert_eq!(w.pick_node("a"), w.pick_node("a"));
+        let empty = World { nodes: vec![], ..w };
+        assert_eq!(empty.pick_node("a"), None);
     }
 
     #[test]
