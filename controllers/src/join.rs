@@ -876,8 +876,7 @@ async fn force_remove(control_plane: &kube::Client, name: &str) -> Result<(), Jo
         if kept.len() == work.finalizers().len() {
             continue;
         }
-        let patch =
-            json!({"metadata": {"finalizers": kept, "resourceVersion": work.resource_version()}});
+        let patch = json!({"metadata": {"finalizers": kept}});
         ignore_not_found(
             works
                 .patch(
@@ -894,21 +893,27 @@ async fn force_remove(control_plane: &kube::Client, name: &str) -> Result<(), Jo
         )))?;
     }
     let namespaces = Api::<Namespace>::all(control_plane.clone());
-    if let Some(mut ns) = namespaces
-        .get_opt(&space)
-        .await
-        .map_err(cp(format!("reading namespace {space}")))?
-    {
+    // The namespace controller may be updating the namespace at the same time.
+    for attempt in 0..5 {
+        let Some(mut ns) = namespaces
+            .get_opt(&space)
+            .await
+            .map_err(cp(format!("reading namespace {space}")))?
+        else {
+            break;
+        };
         if let Some(spec) = ns.spec.as_mut() {
             spec.finalizers = None;
         }
-        ignore_not_found(
-            namespaces
-                .replace_subresource("finalize", &space, &PostParams::default(), &ns)
-                .await
-                .map(|_| ()),
-        )
-        .map_err(cp(format!("finalizing namespace {space}")))?;
+        match namespaces
+            .replace_subresource("finalize", &space, &PostParams::default(), &ns)
+            .await
+        {
+            Ok(_) => break,
+            Err(kube::Error::Api(s)) if s.is_not_found() => break,
+            Err(kube::Error::Api(s)) if s.code == 409 && attempt < 4 => continue,
+            Err(e) => return Err(cp(format!("finalizing namespace {space}"))(e)),
+        }
     }
     let clusters = Api::<Cluster>::all(control_plane.clone());
     if let Some(cluster) = clusters
