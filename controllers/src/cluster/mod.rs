@@ -115,12 +115,15 @@ pub(crate) trait Reconciler: Send + 'static {
     ) -> impl Future<Output = Result<Option<Duration>, ClusterError>> + Send;
 }
 
+/// Builds the reconciler of a newly seen cluster.
+type MakeReconciler = Box<dyn Fn(&str) -> Box<dyn ReconcilerBox> + Send>;
+
 /// One worker task per cluster name.
 struct Workers {
     kind: &'static str,
     store: Store<Cluster>,
     tasks: HashMap<String, (Arc<Notify>, JoinHandle<()>)>,
-    make: Box<dyn Fn(&str) -> Box<dyn ReconcilerBox> + Send>,
+    make: MakeReconciler,
 }
 
 /// Object-safe wrapper to build reconcilers of different types behind one factory.

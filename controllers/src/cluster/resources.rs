@@ -124,11 +124,11 @@ pub fn format_nanos(nanos: i128, binary: bool) -> String {
     }
     let sign = if nanos < 0 { "-" } else { "" };
     let abs = nanos.unsigned_abs();
-    let whole = abs % (NANOS as u128) == 0;
+    let whole = abs.is_multiple_of(NANOS as u128);
     if binary && whole && abs / (NANOS as u128) >= 1024 {
         let mut units = abs / (NANOS as u128);
         let mut exp = 0;
-        while exp < 6 && units % 1024 == 0 {
+        while exp < 6 && units.is_multiple_of(1024) {
             units /= 1024;
             exp += 1;
         }
@@ -138,7 +138,7 @@ pub fn format_nanos(nanos: i128, binary: bool) -> String {
     // Decimal: find the largest power of 1000 (from nano up to exa) dividing the value.
     let mut mantissa = abs;
     let mut exp3: i32 = -3; // in units of 10^3, starting at nano
-    while exp3 < 6 && mantissa % 1000 == 0 {
+    while exp3 < 6 && mantissa.is_multiple_of(1000) {
         mantissa /= 1000;
         exp3 += 1;
     }
