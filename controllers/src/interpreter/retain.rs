@@ -128,7 +128,51 @@ fn retain_service_fields(desired: &mut Value, observed: &Value) -> Result<(), In
     if !cluster_ip.is_empty() {
         set(desired, &["spec", "clusterIP"], Value::from(cluster_ip));
     }
+    retain_service_allocations(desired, observed);
     Ok(())
+}
+
+/// Fills in the clusterIPs and node ports the member allocated and the desired object leaves
+/// unset. Karmada leaves this to kube-apiserver, whose Service update does the same
+/// (`patchAllocatedValues`), so the stored result is identical; doing it here also keeps updates
+/// valid against API servers that do not.
+fn retain_service_allocations(desired: &mut Value, observed: &Value) {
+    let service_type = str_at(desired, &["spec", "type"]).to_string();
+    if service_type != "ExternalName"
+        && get(desired, &["spec", "clusterIPs"])
+            .and_then(Value::as_array)
+            .is_none_or(|ips| ips.is_empty())
+        && let Some(ips) = get(observed, &["spec", "clusterIPs"]).filter(|v| !is_empty(v))
+    {
+        set(desired, &["spec", "clusterIPs"], ips.clone());
+    }
+    if !matches!(service_type.as_str(), "NodePort" | "LoadBalancer") {
+        return;
+    }
+    let node_port = |p: &Value| p.get("nodePort").and_then(Value::as_i64).unwrap_or(0);
+    let observed_ports: Vec<(String, i64)> = get(observed, &["spec", "ports"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|p| (str_at(p, &["name"]).to_string(), node_port(p)))
+        .collect();
+    let Some(Value::Array(ports)) = desired.get_mut("spec").and_then(|s| s.get_mut("ports")) else {
+        return;
+    };
+    let used: BTreeSet<i64> = ports.iter().map(node_port).filter(|p| *p != 0).collect();
+    for port in ports.iter_mut() {
+        if node_port(port) != 0 {
+            continue;
+        }
+        let name = str_at(port, &["name"]);
+        if let Some((_, allocated)) = observed_ports.iter().find(|(n, _)| n == name)
+            && *allocated != 0
+            && !used.contains(allocated)
+            && let Some(obj) = port.as_object_mut()
+        {
+            obj.insert("nodePort".into(), Value::from(*allocated));
+        }
+    }
 }
 
 /// Desired secret references first, then the member's others, by name (`retainSecretsField`).

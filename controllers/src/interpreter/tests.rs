@@ -209,6 +209,23 @@ fn retained_fields() {
             }),
         ),
         (
+            "service keeps allocated clusterIPs and node ports",
+            json!({"apiVersion": "v1", "kind": "Service", "spec": {"type": "NodePort", "ports": [
+                {"name": "http", "port": 80}, {"name": "https", "port": 443, "nodePort": 30443}, {"name": "new", "port": 8080}]}}),
+            json!({"apiVersion": "v1", "kind": "Service", "spec": {"type": "NodePort", "clusterIP": "10.0.0.9",
+                "clusterIPs": ["10.0.0.9"], "ports": [
+                {"name": "http", "port": 80, "nodePort": 30080}, {"name": "https", "port": 443, "nodePort": 30444}]}}),
+            Box::new(|r: &Value| {
+                assert_eq!(r["spec"]["clusterIPs"], json!(["10.0.0.9"]));
+                assert_eq!(r["spec"]["ports"][0]["nodePort"], 30080);
+                assert_eq!(
+                    r["spec"]["ports"][1]["nodePort"], 30443,
+                    "a desired node port is kept"
+                );
+                assert!(r["spec"]["ports"][2].get("nodePort").is_none());
+            }),
+        ),
+        (
             "deployment replicas kept only with the retain label",
             deployment(Some(2)),
             json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 7}}),
