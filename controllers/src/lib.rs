@@ -1,1 +1,5 @@
-//! placeholder
+//! Karmada's controllers for karmada-rs.
+
+pub mod interpreter;
+pub mod overrides;
+pub mod scheduler;
