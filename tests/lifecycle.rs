@@ -409,3 +409,191 @@ fn events_expire_after_ttl() {
     );
     wait_gone(&s, &["event", "ev1"]);
 }
+
+/// Custom resources: served kinds come and go with CRDs, so the controllers follow the catalog.
+/// (In process: CRDs are registered here directly in the catalog.)
+#[test]
+fn custom_resources_follow_the_catalog() {
+    use apiserver::registry::{Registry, WriteContext};
+    use apiserver::resources::{CustomSource, ResourceDef, Source, Storage};
+    use serde_json::json;
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let running = rt
+        .block_on(apiserver::launch::start(apiserver::launch::ServeOptions {
+            data_dir: dir.path().to_path_buf(),
+            bind: "127.0.0.1:0".parse().expect("addr"),
+            store: apiserver::launch::StoreChoice::Embedded,
+            tls_sans: vec![],
+            flavor: apiserver::state::Flavor::Member,
+            kubeconfig_name: "kubeconfig".into(),
+            context_name: "member".into(),
+            kcm: Default::default(),
+        }))
+        .expect("start");
+    let state = running.state.clone();
+    let ctx = WriteContext {
+        manager: "test".into(),
+        ..Default::default()
+    };
+    let builtin = |plural: &str| {
+        state
+            .catalog
+            .snapshot()
+            .resources
+            .iter()
+            .find(|d| d.group.is_empty() && d.plural == plural)
+            .expect("built-in resource")
+            .clone()
+    };
+    let (configmaps, namespaces) = (builtin("configmaps"), builtin("namespaces"));
+    let exists = |def: &std::sync::Arc<ResourceDef>, ns: &str, name: &str| match rt
+        .block_on(Registry::new(&state, def.clone()).get(ns, name))
+    {
+        Ok(_) => true,
+        Err(e) if e.code == 404 => false,
+        Err(e) => panic!("get {name}: {e}"),
+    };
+    let create = |def: &std::sync::Arc<ResourceDef>, ns: &str, obj: Value| -> Value {
+        rt.block_on(Registry::new(&state, def.clone()).create(ns, obj, &ctx))
+            .expect("create")
+    };
+    let owned_cm = |ns: &str, name: &str, owner: (&str, &str, &str, &str)| {
+        json!({"metadata": {"name": name, "namespace": ns, "ownerReferences": [
+            {"apiVersion": owner.0, "kind": owner.1, "name": owner.2, "uid": owner.3}
+        ]}})
+    };
+
+    // An owner of a kind nobody serves yet is not judged absent.
+    create(
+        &configmaps,
+        "default",
+        owned_cm(
+            "default",
+            "of-widget",
+            ("example.com/v1", "Widget", "w0", "uid-w0"),
+        ),
+    );
+    let probe_owner = create(
+        &configmaps,
+        "default",
+        json!({"metadata": {"name": "probe-owner"}}),
+    );
+    let probe_uid = probe_owner["metadata"]["uid"]
+        .as_str()
+        .expect("uid")
+        .to_string();
+    create(
+        &configmaps,
+        "default",
+        owned_cm(
+            "default",
+            "probe",
+            ("v1", "ConfigMap", "probe-owner", &probe_uid),
+        ),
+    );
+    rt.block_on(Registry::new(&state, configmaps.clone()).delete(
+        "default",
+        "probe-owner",
+        &Default::default(),
+    ))
+    .expect("delete probe owner");
+    wait_for("the probe dependent to be collected", DEADLINE, || {
+        (!exists(&configmaps, "default", "probe")).then_some(())
+    });
+    assert!(exists(&configmaps, "default", "of-widget"));
+
+    // The kind is served now: its owner is looked up, found absent, and the dependent goes.
+    let widgets = ResourceDef {
+        group: "example.com".into(),
+        version: "v1".into(),
+        plural: "widgets".into(),
+        singular: "widget".into(),
+        kind: "Widget".into(),
+        list_kind: "WidgetList".into(),
+        short_names: vec![],
+        categories: vec![],
+        namespaced: true,
+        status: false,
+        scale: None,
+        extra_subresources: vec![],
+        generation: true,
+        strategic_merge: false,
+        storage: Storage::Stored {
+            prefix: "/registry/example.com/widgets/".into(),
+        },
+        source: Source::Custom(Box::new(CustomSource {
+            crd_name: "widgets.example.com".into(),
+            schema: None,
+            printer_columns: vec![],
+            selectable_fields: vec![],
+            scale: None,
+        })),
+    };
+    state.catalog.set_custom(vec![widgets]);
+    let widgets = state
+        .catalog
+        .snapshot()
+        .get("example.com", "v1", "widgets")
+        .expect("served")
+        .clone();
+    wait_for(
+        "the dependent of a missing widget to be collected",
+        DEADLINE,
+        || (!exists(&configmaps, "default", "of-widget")).then_some(()),
+    );
+
+    // Custom resources are owners and namespace content like any other.
+    create(&namespaces, "", json!({"metadata": {"name": "crs"}}));
+    let w1 = create(
+        &widgets,
+        "crs",
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 1}}),
+    );
+    let w1_uid = w1["metadata"]["uid"].as_str().expect("uid").to_string();
+    create(
+        &configmaps,
+        "crs",
+        owned_cm("crs", "of-w1", ("example.com/v1", "Widget", "w1", &w1_uid)),
+    );
+    create(
+        &widgets,
+        "crs",
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w2", "finalizers": ["example.com/hold"]}}),
+    );
+    rt.block_on(Registry::new(&state, namespaces.clone()).delete("", "crs", &Default::default()))
+        .expect("delete namespace");
+    wait_for("the namespace's widgets to be deleted", DEADLINE, || {
+        (!exists(&widgets, "crs", "w1") && !exists(&configmaps, "crs", "of-w1")).then_some(())
+    });
+    let w2 = rt
+        .block_on(Registry::new(&state, widgets.clone()).get("crs", "w2"))
+        .expect("w2 held by its finalizer");
+    assert!(w2["metadata"]["deletionTimestamp"].is_string());
+    assert!(exists(&namespaces, "", "crs"));
+    rt.block_on(Registry::new(&state, widgets.clone()).guaranteed_update(
+        "crs",
+        "w2",
+        apiserver::registry::Subresource::Main,
+        &ctx,
+        |cur| {
+            let mut next = cur.clone();
+            next["metadata"]
+                .as_object_mut()
+                .expect("metadata")
+                .remove("finalizers");
+            Ok(next)
+        },
+    ))
+    .expect("release w2");
+    wait_for("the namespace to be deleted", DEADLINE, || {
+        (!exists(&namespaces, "", "crs")).then_some(())
+    });
+
+    rt.block_on(running.shutdown());
+}

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::informer::{self, Change};
@@ -28,6 +29,9 @@ pub const KUBERNETES_FINALIZER: &str = "kubernetes";
 /// How long before a namespace whose content is still terminating is looked at again even
 /// without a deletion in it (kube's finalizerEstimateSeconds).
 const REMAINING_RECHECK: Duration = Duration::from_secs(15);
+
+/// Deletes in flight at once while emptying a namespace.
+const DELETE_CONCURRENCY: usize = 16;
 
 /// What one pass over a namespace's content found.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -419,34 +423,46 @@ impl NamespaceController {
                     continue;
                 }
             };
-            let mut remaining = 0;
-            for item in page.items {
-                let obj = item.value();
-                let left = if object::is_terminating(&obj) {
-                    Some(obj)
-                } else {
-                    let opts = DeleteOptions {
-                        precondition_uid: Some(object::uid(&obj).to_string()),
-                        propagation: Some(Propagation::Background),
-                        ..Default::default()
-                    };
-                    match reg.delete(ns, &item.name, &opts).await {
-                        Ok(DeleteOutcome::Deleted(_)) => None,
-                        Ok(DeleteOutcome::Terminating(v)) => Some(v),
-                        Err(e) if e.code == 404 => None,
-                        // Replaced meanwhile: the next pass deletes the new one.
-                        Err(e) if e.code == 409 => Some(Value::Null),
-                        Err(e) => {
-                            report.errors.push(format!("{label}: {}", e.message));
-                            Some(Value::Null)
+            // Deleted a few at a time: each delete waits for a durable write.
+            let left: Vec<Result<Option<Value>, String>> =
+                futures::stream::iter(page.items.into_iter().map(|item| {
+                    let reg = &reg;
+                    async move {
+                        let obj = item.value();
+                        if object::is_terminating(&obj) {
+                            return Ok(Some(obj));
+                        }
+                        let opts = DeleteOptions {
+                            precondition_uid: Some(object::uid(&obj).to_string()),
+                            propagation: Some(Propagation::Background),
+                            ..Default::default()
+                        };
+                        match reg.delete(ns, &item.name, &opts).await {
+                            Ok(DeleteOutcome::Deleted(_)) => Ok(None),
+                            Ok(DeleteOutcome::Terminating(v)) => Ok(Some(v)),
+                            Err(e) if e.code == 404 => Ok(None),
+                            // Replaced meanwhile: the next pass deletes the new one.
+                            Err(e) if e.code == 409 => Ok(Some(Value::Null)),
+                            Err(e) => Err(e.message),
                         }
                     }
-                };
-                if let Some(obj) = left {
-                    remaining += 1;
-                    for f in object::finalizers(&obj) {
-                        *report.finalizers.entry(f).or_insert(0) += 1;
+                }))
+                .buffer_unordered(DELETE_CONCURRENCY)
+                .collect()
+                .await;
+            let mut remaining = 0;
+            for l in left {
+                let obj = match l {
+                    Ok(None) => continue,
+                    Ok(Some(obj)) => obj,
+                    Err(message) => {
+                        report.errors.push(format!("{label}: {message}"));
+                        Value::Null
                     }
+                };
+                remaining += 1;
+                for f in object::finalizers(&obj) {
+                    *report.finalizers.entry(f).or_insert(0) += 1;
                 }
             }
             if remaining > 0 {

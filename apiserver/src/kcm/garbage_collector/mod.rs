@@ -3,9 +3,10 @@
 //! are gone, and releases dependents of owners deleted with `propagationPolicy: Orphan`.
 //!
 //! One task keeps the owner graph of every stored resource from the watch caches (through
-//! [`informer`](super::informer)) and works a queue of uids. Decisions come from the graph;
-//! before acting on an owner believed absent it confirms with a consistent read, so a cache
-//! that lags another cannot make it delete a dependent whose owner exists.
+//! [`informer`](super::informer)) and works a queue of uids: it decides from the graph, then
+//! carries out a batch of decisions concurrently (kube runs 20 workers). Before acting on an
+//! owner believed absent it confirms with a consistent read, so a cache that lags another
+//! cannot make it delete a dependent whose owner exists.
 
 pub mod graph;
 
@@ -13,6 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::join_all;
 use serde_json::Value;
 
 use self::graph::{Graph, Item, Node, OwnerRef, Verdict};
@@ -24,6 +26,7 @@ use crate::options::{DeleteOptions, Propagation};
 use crate::registry::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Registry, Subresource};
 use crate::resources::ResourceDef;
 use crate::state::ApiState;
+use crate::watch_cache::EventType;
 
 /// Why one work item failed (it is retried with back-off).
 #[derive(Debug, thiserror::Error)]
@@ -33,10 +36,44 @@ pub enum GcError {
     Api(#[from] ApiError),
 }
 
+/// Work items carried out together.
+const BATCH: usize = 16;
+
 /// How an item ended.
 enum Outcome {
     Done,
     RetryLater,
+}
+
+/// An object an action writes: its resource and identity at decision time.
+#[derive(Clone, Debug)]
+struct Target {
+    def: Arc<ResourceDef>,
+    namespace: String,
+    name: String,
+    uid: String,
+}
+
+/// What the collector does for one item, with everything it needs (no borrow of the graph).
+#[derive(Debug)]
+enum Action {
+    None,
+    RemoveFinalizer(Target, &'static str),
+    RemoveOwnerRefs {
+        target: Target,
+        uids: Vec<String>,
+        verify: Vec<OwnerRef>,
+    },
+    Delete {
+        target: Target,
+        propagation: Propagation,
+        unblock: bool,
+        verify: Vec<OwnerRef>,
+    },
+    Orphan {
+        owner: Target,
+        dependents: Vec<Target>,
+    },
 }
 
 /// The collector's state, owned by its task.
@@ -67,11 +104,18 @@ impl GarbageCollector {
             while let Ok(change) = changes.try_recv() {
                 self.apply(change);
             }
-            if self.synced
-                && let Some(item) = self.queue.pop()
-            {
-                self.process(item).await;
-                continue;
+            if self.synced {
+                let mut batch = Vec::new();
+                while batch.len() < BATCH
+                    && let Some(item) = self.queue.pop()
+                {
+                    let action = self.plan(&item);
+                    batch.push((item, action));
+                }
+                if !batch.is_empty() {
+                    self.execute(batch).await;
+                    continue;
+                }
             }
             tokio::select! {
                 change = changes.recv() => match change {
@@ -102,17 +146,10 @@ impl GarbageCollector {
                 self.defs.insert(prefix.clone(), def);
                 self.graph.resync(&prefix, nodes)
             }
-            Change::Event { def, event } => match event.kind {
-                crate::watch_cache::EventType::Deleted => {
-                    match self.node(&def, &event.object.json) {
-                        Some(n) => self.graph.remove(&n.uid),
-                        None => Vec::new(),
-                    }
-                }
-                _ => match self.node(&def, &event.object.json) {
-                    Some(n) => self.graph.upsert(n),
-                    None => Vec::new(),
-                },
+            Change::Event { def, event } => match self.node(&def, &event.object.json) {
+                Some(n) if event.kind == EventType::Deleted => self.graph.remove(&n.uid),
+                Some(n) => self.graph.upsert(n),
+                None => Vec::new(),
             },
             Change::Gone { def } => {
                 let prefix = def.prefix().unwrap_or_default().to_string();
@@ -133,247 +170,299 @@ impl GarbageCollector {
         }
     }
 
-    async fn process(&mut self, item: Item) {
-        let result = match &item {
-            Item::AttemptToDelete(uid) => self.attempt_to_delete(uid).await,
-            Item::AttemptToOrphan(uid) => self.attempt_to_orphan(uid).await,
-        };
-        match result {
-            Ok(Outcome::Done) => self.queue.forget(&item),
-            Ok(Outcome::RetryLater) => self.queue.retry(item),
-            Err(e) => {
-                tracing::warn!(?item, error = %e, "garbage collector will retry");
-                self.queue.retry(item);
-            }
-        }
+    fn target(&self, uid: &str) -> Option<Target> {
+        let node = self.graph.node(uid)?;
+        Some(Target {
+            def: self.defs.get(&node.resource)?.clone(),
+            namespace: node.namespace.clone(),
+            name: node.name.clone(),
+            uid: node.uid.clone(),
+        })
     }
 
-    fn scopes(&self) -> impl Fn(&str, &str) -> Option<bool> + use<> {
-        let snapshot = self.state.catalog.snapshot();
-        move |group: &str, kind: &str| {
-            snapshot
-                .by_kind(group, kind)
-                .filter(|d| d.prefix().is_some())
-                .map(|d| d.namespaced)
-        }
-    }
-
-    /// The registry of a node's resource.
-    fn registry(&self, node: &Node) -> Option<Registry<'_>> {
-        let def = self.defs.get(&node.resource)?;
-        Some(Registry::new(&self.state, def.clone()))
-    }
-
-    async fn attempt_to_delete(&mut self, uid: &str) -> Result<Outcome, GcError> {
-        let verdict = self.graph.decide(uid, &self.scopes());
-        let Some(node) = self.graph.node(uid).cloned() else {
-            return Ok(Outcome::Done);
-        };
-        match verdict {
-            Verdict::Nothing | Verdict::Unresolvable => Ok(Outcome::Done),
-            Verdict::AwaitDependents(deps) => {
-                // The owner is examined again when one of them goes away.
-                for d in deps {
-                    self.queue.add(Item::AttemptToDelete(d));
-                }
-                Ok(Outcome::Done)
-            }
-            Verdict::RemoveForegroundFinalizer => {
-                tracing::debug!(kind = %node.kind, namespace = %node.namespace, name = %node.name, "foreground deletion complete");
-                self.remove_finalizer(&node, FOREGROUND_FINALIZER).await
-            }
-            Verdict::RemoveOwnerRefs { uids, verify } => {
-                if !self.confirm_absent(&node, &verify).await? {
-                    return Ok(Outcome::RetryLater);
-                }
-                tracing::debug!(kind = %node.kind, namespace = %node.namespace, name = %node.name, ?uids, "removing references to owners that are gone");
-                self.edit_owner_refs(&node, |refs| {
-                    refs.retain(|r| !uids.iter().any(|u| ref_uid(r) == u));
-                })
-                .await
-            }
-            Verdict::Delete {
-                propagation,
-                unblock,
-                verify,
-            } => {
-                if !self.confirm_absent(&node, &verify).await? {
-                    return Ok(Outcome::RetryLater);
-                }
-                if unblock {
-                    self.edit_owner_refs(&node, |refs| {
-                        for r in refs.iter_mut() {
-                            if let Some(m) = r.as_object_mut()
-                                && m.get("blockOwnerDeletion") == Some(&Value::Bool(true))
-                            {
-                                m.insert("blockOwnerDeletion".into(), Value::Bool(false));
-                            }
+    /// Decides what an item calls for (kube's attemptToDeleteItem and orphanDependents).
+    fn plan(&mut self, item: &Item) -> Action {
+        match item {
+            Item::AttemptToDelete(uid) => {
+                let snapshot = self.state.catalog.snapshot();
+                let scopes = |group: &str, kind: &str| {
+                    snapshot
+                        .by_kind(group, kind)
+                        .filter(|d| d.prefix().is_some())
+                        .map(|d| d.namespaced)
+                };
+                let verdict = self.graph.decide(uid, &scopes);
+                let Some(target) = self.target(uid) else {
+                    return Action::None;
+                };
+                match verdict {
+                    Verdict::Nothing | Verdict::Unresolvable => Action::None,
+                    Verdict::AwaitDependents(deps) => {
+                        // The owner is examined again when one of them goes away.
+                        for d in deps {
+                            self.queue.add(Item::AttemptToDelete(d));
                         }
-                    })
-                    .await?;
-                }
-                tracing::debug!(kind = %node.kind, namespace = %node.namespace, name = %node.name, ?propagation, "deleting an object whose owners are gone");
-                self.delete(&node, propagation).await
-            }
-        }
-    }
-
-    async fn attempt_to_orphan(&mut self, uid: &str) -> Result<Outcome, GcError> {
-        let Some(targets) = self.graph.orphan_targets(uid) else {
-            return Ok(Outcome::Done);
-        };
-        let Some(owner) = self.graph.node(uid).cloned() else {
-            return Ok(Outcome::Done);
-        };
-        for dep in targets {
-            let Some(node) = self.graph.node(&dep).cloned() else {
-                continue;
-            };
-            self.edit_owner_refs(&node, |refs| refs.retain(|r| ref_uid(r) != uid))
-                .await?;
-        }
-        tracing::debug!(kind = %owner.kind, namespace = %owner.namespace, name = %owner.name, "dependents orphaned");
-        self.remove_finalizer(&owner, ORPHAN_FINALIZER).await
-    }
-
-    /// Confirms with consistent reads that the referenced owners do not exist (kube looks each
-    /// owner up live before acting). False when one does: the graph is behind.
-    async fn confirm_absent(&self, dep: &Node, refs: &[OwnerRef]) -> Result<bool, GcError> {
-        let snapshot = self.state.catalog.snapshot();
-        for r in refs {
-            let Some(def) = snapshot
-                .by_kind(r.group(), &r.kind)
-                .filter(|d| d.prefix().is_some())
-            else {
-                return Ok(false);
-            };
-            let ns = if def.namespaced {
-                dep.namespace.as_str()
-            } else {
-                ""
-            };
-            match Registry::new(&self.state, def.clone())
-                .get(ns, &r.name)
-                .await
-            {
-                Ok(owner) if object::uid(&owner) == r.uid => {
-                    tracing::debug!(owner = %r.name, "owner exists in storage; the graph is behind");
-                    return Ok(false);
-                }
-                Ok(_) => {}
-                Err(e) if e.code == 404 => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(true)
-    }
-
-    async fn delete(&self, node: &Node, propagation: Propagation) -> Result<Outcome, GcError> {
-        let Some(reg) = self.registry(node) else {
-            return Ok(Outcome::Done);
-        };
-        let opts = DeleteOptions {
-            precondition_uid: Some(node.uid.clone()),
-            propagation: Some(propagation),
-            ..Default::default()
-        };
-        match reg.delete(&node.namespace, &node.name, &opts).await {
-            Ok(_) => Ok(Outcome::Done),
-            // Gone already, or replaced by another object of the same name.
-            Err(e) if e.code == 404 || e.code == 409 => Ok(Outcome::Done),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Removes one finalizer from the object `node` names (if it is still that object).
-    async fn remove_finalizer(&self, node: &Node, finalizer: &str) -> Result<Outcome, GcError> {
-        self.update(node, |obj| {
-            let mut f = object::finalizers(obj);
-            let before = f.len();
-            f.retain(|x| x != finalizer);
-            if f.len() == before {
-                return false;
-            }
-            object::set_finalizers(obj, &f);
-            true
-        })
-        .await
-    }
-
-    /// Edits `metadata.ownerReferences` of the object `node` names.
-    async fn edit_owner_refs(
-        &self,
-        node: &Node,
-        edit: impl Fn(&mut Vec<Value>),
-    ) -> Result<Outcome, GcError> {
-        self.update(node, |obj| {
-            let refs = object::meta(obj)
-                .and_then(|m| m.get("ownerReferences"))
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let mut next = refs.clone();
-            edit(&mut next);
-            if next == refs {
-                return false;
-            }
-            let m = object::meta_mut(obj);
-            if next.is_empty() {
-                m.remove("ownerReferences");
-            } else {
-                m.insert("ownerReferences".into(), Value::Array(next));
-            }
-            true
-        })
-        .await
-    }
-
-    /// A guaranteed update of the object `node` names, skipped when `edit` changes nothing or
-    /// the object was replaced.
-    async fn update(
-        &self,
-        node: &Node,
-        edit: impl Fn(&mut Value) -> bool,
-    ) -> Result<Outcome, GcError> {
-        let Some(reg) = self.registry(node) else {
-            return Ok(Outcome::Done);
-        };
-        let current = match reg.get(&node.namespace, &node.name).await {
-            Ok(v) => v,
-            Err(e) if e.code == 404 => return Ok(Outcome::Done),
-            Err(e) => return Err(e.into()),
-        };
-        let mut probe = current.clone();
-        if object::uid(&current) != node.uid || !edit(&mut probe) {
-            return Ok(Outcome::Done);
-        }
-        let ctx = super::write_context();
-        let result = reg
-            .guaranteed_update(
-                &node.namespace,
-                &node.name,
-                Subresource::Main,
-                &ctx,
-                |cur| {
-                    if object::uid(cur) != node.uid {
-                        return Err(ApiError::conflict(
-                            "",
-                            &node.resource,
-                            &node.name,
-                            "the object was replaced",
-                        ));
+                        Action::None
                     }
-                    let mut next = cur.clone();
-                    edit(&mut next);
-                    Ok(next)
-                },
-            )
-            .await;
-        match result {
-            Ok(_) => Ok(Outcome::Done),
-            Err(e) if e.code == 404 || e.code == 409 => Ok(Outcome::Done),
-            Err(e) => Err(e.into()),
+                    Verdict::RemoveForegroundFinalizer => {
+                        Action::RemoveFinalizer(target, FOREGROUND_FINALIZER)
+                    }
+                    Verdict::RemoveOwnerRefs { uids, verify } => Action::RemoveOwnerRefs {
+                        target,
+                        uids,
+                        verify,
+                    },
+                    Verdict::Delete {
+                        propagation,
+                        unblock,
+                        verify,
+                    } => Action::Delete {
+                        target,
+                        propagation,
+                        unblock,
+                        verify,
+                    },
+                }
+            }
+            Item::AttemptToOrphan(uid) => {
+                let (Some(dependents), Some(owner)) =
+                    (self.graph.orphan_targets(uid), self.target(uid))
+                else {
+                    return Action::None;
+                };
+                Action::Orphan {
+                    owner,
+                    dependents: dependents.iter().filter_map(|d| self.target(d)).collect(),
+                }
+            }
         }
+    }
+
+    /// Carries out a batch concurrently and requeues what failed.
+    async fn execute(&mut self, batch: Vec<(Item, Action)>) {
+        let state = &self.state;
+        let results = join_all(
+            batch
+                .into_iter()
+                .map(|(item, action)| async move { (item, run_action(state, action).await) }),
+        )
+        .await;
+        for (item, result) in results {
+            match result {
+                Ok(Outcome::Done) => self.queue.forget(&item),
+                Ok(Outcome::RetryLater) => self.queue.retry(item),
+                Err(e) => {
+                    tracing::warn!(?item, error = %e, "garbage collector will retry");
+                    self.queue.retry(item);
+                }
+            }
+        }
+    }
+}
+
+async fn run_action(state: &ApiState, action: Action) -> Result<Outcome, GcError> {
+    match action {
+        Action::None => Ok(Outcome::Done),
+        Action::RemoveFinalizer(target, finalizer) => {
+            tracing::debug!(resource = %target.def.qualified(), namespace = %target.namespace, name = %target.name, finalizer, "removing the collector's finalizer");
+            remove_finalizer(state, &target, finalizer).await
+        }
+        Action::RemoveOwnerRefs {
+            target,
+            uids,
+            verify,
+        } => {
+            if !confirm_absent(state, &target, &verify).await? {
+                return Ok(Outcome::RetryLater);
+            }
+            tracing::debug!(resource = %target.def.qualified(), namespace = %target.namespace, name = %target.name, ?uids, "removing references to owners that are gone");
+            edit_owner_refs(state, &target, |refs| {
+                refs.retain(|r| !uids.iter().any(|u| ref_uid(r) == u));
+            })
+            .await
+        }
+        Action::Delete {
+            target,
+            propagation,
+            unblock,
+            verify,
+        } => {
+            if !confirm_absent(state, &target, &verify).await? {
+                return Ok(Outcome::RetryLater);
+            }
+            if unblock {
+                edit_owner_refs(state, &target, |refs| {
+                    for r in refs.iter_mut() {
+                        if let Some(m) = r.as_object_mut()
+                            && m.get("blockOwnerDeletion") == Some(&Value::Bool(true))
+                        {
+                            m.insert("blockOwnerDeletion".into(), Value::Bool(false));
+                        }
+                    }
+                })
+                .await?;
+            }
+            tracing::debug!(resource = %target.def.qualified(), namespace = %target.namespace, name = %target.name, ?propagation, "deleting an object whose owners are gone");
+            delete(state, &target, propagation).await
+        }
+        Action::Orphan { owner, dependents } => {
+            let edits = join_all(dependents.iter().map(|dep| {
+                edit_owner_refs(state, dep, |refs| refs.retain(|r| ref_uid(r) != owner.uid))
+            }))
+            .await;
+            for e in edits {
+                e?;
+            }
+            tracing::debug!(resource = %owner.def.qualified(), namespace = %owner.namespace, name = %owner.name, "dependents orphaned");
+            remove_finalizer(state, &owner, ORPHAN_FINALIZER).await
+        }
+    }
+}
+
+/// Confirms with consistent reads that the referenced owners do not exist (kube looks each
+/// owner up live before acting). False when one does: the graph is behind.
+async fn confirm_absent(
+    state: &ApiState,
+    dep: &Target,
+    refs: &[OwnerRef],
+) -> Result<bool, GcError> {
+    let snapshot = state.catalog.snapshot();
+    for r in refs {
+        let Some(def) = snapshot
+            .by_kind(r.group(), &r.kind)
+            .filter(|d| d.prefix().is_some())
+        else {
+            return Ok(false);
+        };
+        let ns = if def.namespaced {
+            dep.namespace.as_str()
+        } else {
+            ""
+        };
+        match Registry::new(state, def.clone()).get(ns, &r.name).await {
+            Ok(owner) if object::uid(&owner) == r.uid => {
+                tracing::debug!(owner = %r.name, "owner exists in storage; the graph is behind");
+                return Ok(false);
+            }
+            Ok(_) => {}
+            Err(e) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(true)
+}
+
+async fn delete(
+    state: &ApiState,
+    target: &Target,
+    propagation: Propagation,
+) -> Result<Outcome, GcError> {
+    let opts = DeleteOptions {
+        precondition_uid: Some(target.uid.clone()),
+        propagation: Some(propagation),
+        ..Default::default()
+    };
+    match Registry::new(state, target.def.clone())
+        .delete(&target.namespace, &target.name, &opts)
+        .await
+    {
+        Ok(_) => Ok(Outcome::Done),
+        // Gone already, or replaced by another object of the same name.
+        Err(e) if e.code == 404 || e.code == 409 => Ok(Outcome::Done),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Removes one finalizer from the target (if it is still that object).
+async fn remove_finalizer(
+    state: &ApiState,
+    target: &Target,
+    finalizer: &str,
+) -> Result<Outcome, GcError> {
+    update(state, target, |obj| {
+        let mut f = object::finalizers(obj);
+        let before = f.len();
+        f.retain(|x| x != finalizer);
+        if f.len() == before {
+            return false;
+        }
+        object::set_finalizers(obj, &f);
+        true
+    })
+    .await
+}
+
+/// Edits the target's `metadata.ownerReferences`.
+async fn edit_owner_refs(
+    state: &ApiState,
+    target: &Target,
+    edit: impl Fn(&mut Vec<Value>),
+) -> Result<Outcome, GcError> {
+    update(state, target, |obj| {
+        let refs = object::meta(obj)
+            .and_then(|m| m.get("ownerReferences"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut next = refs.clone();
+        edit(&mut next);
+        if next == refs {
+            return false;
+        }
+        let m = object::meta_mut(obj);
+        if next.is_empty() {
+            m.remove("ownerReferences");
+        } else {
+            m.insert("ownerReferences".into(), Value::Array(next));
+        }
+        true
+    })
+    .await
+}
+
+/// A guaranteed update of the target, skipped when `edit` changes nothing or the object was
+/// replaced.
+async fn update(
+    state: &ApiState,
+    target: &Target,
+    edit: impl Fn(&mut Value) -> bool,
+) -> Result<Outcome, GcError> {
+    let reg = Registry::new(state, target.def.clone());
+    let current = match reg.get(&target.namespace, &target.name).await {
+        Ok(v) => v,
+        Err(e) if e.code == 404 => return Ok(Outcome::Done),
+        Err(e) => return Err(e.into()),
+    };
+    let mut probe = current.clone();
+    if object::uid(&current) != target.uid || !edit(&mut probe) {
+        return Ok(Outcome::Done);
+    }
+    let ctx = super::write_context();
+    let result = reg
+        .guaranteed_update(
+            &target.namespace,
+            &target.name,
+            Subresource::Main,
+            &ctx,
+            |cur| {
+                if object::uid(cur) != target.uid {
+                    return Err(ApiError::conflict(
+                        &target.def.group,
+                        &target.def.plural,
+                        &target.name,
+                        "the object was replaced",
+                    ));
+                }
+                let mut next = cur.clone();
+                edit(&mut next);
+                Ok(next)
+            },
+        )
+        .await;
+    match result {
+        Ok(_) => Ok(Outcome::Done),
+        Err(e) if e.code == 404 || e.code == 409 => Ok(Outcome::Done),
+        Err(e) => Err(e.into()),
     }
 }
 
