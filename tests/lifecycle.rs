@@ -597,3 +597,32 @@ fn custom_resources_follow_the_catalog() {
 
     rt.block_on(running.shutdown());
 }
+
+#[test]
+fn garbage_collection_many_dependents() {
+    let s = Server::start();
+    s.kubectl_ok(&["create", "configmap", "owner", "--from-literal=a=1"]);
+    let owner = uid(&s, &["configmap", "owner"]);
+    let items: Vec<String> = (0..200)
+        .map(|i| {
+            let cm = owned_configmap(
+                "default",
+                &format!("dep-{i}"),
+                &[("v1", "ConfigMap", "owner", &owner)],
+                true,
+            );
+            cm.replace("  name:", "  labels: {role: dep}\n  name:")
+        })
+        .collect();
+    create(&s, &items.join("---\n"));
+    let count = |s: &Server| {
+        s.kubectl_ok(&["get", "configmaps", "-l", "role=dep", "-o", "name"])
+            .lines()
+            .count()
+    };
+    assert_eq!(count(&s), 200);
+
+    // Foreground: the owner is gone only after every blocking dependent.
+    s.kubectl_ok(&["delete", "configmap", "owner", "--cascade=foreground"]);
+    assert_eq!(count(&s), 0);
+}

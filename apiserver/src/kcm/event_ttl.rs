@@ -17,8 +17,15 @@ use crate::state::ApiState;
 /// kube-apiserver's default `--event-ttl`.
 pub const DEFAULT_EVENT_TTL: Duration = Duration::from_secs(3600);
 
-/// The shortest sleep between sweeps (bounds the work when Events are due in quick succession).
+/// The shortest sleep between sweeps, whatever the TTL.
 const MIN_SLEEP: Duration = Duration::from_millis(200);
+
+/// The shortest sleep between sweeps under `ttl`: a sixtieth of it, up to a minute. Events due
+/// in quick succession are then deleted in batches, each at most that late (kube-apiserver
+/// shares one lease among the Events of a minute, with the same effect).
+pub fn sweep_interval(ttl: Duration) -> Duration {
+    (ttl / 60).clamp(MIN_SLEEP, Duration::from_secs(60))
+}
 
 /// The last time an Event was recorded: the latest of its creation, `lastTimestamp`,
 /// `eventTime`, `series.lastObservedTime` and the times of its managedFields entries (every
@@ -52,6 +59,7 @@ pub async fn run(state: Arc<ApiState>, ttl: Duration) {
         // Nothing to expire on a server without Events.
         return std::future::pending().await;
     };
+    let min_sleep = sweep_interval(ttl);
     loop {
         let sleep = match sweep(&state, &def, ttl).await {
             Ok(next) => next
@@ -60,10 +68,10 @@ pub async fn run(state: Arc<ApiState>, ttl: Duration) {
                     Duration::try_from(d).unwrap_or(Duration::ZERO)
                 })
                 .unwrap_or(ttl)
-                .clamp(MIN_SLEEP, ttl.max(MIN_SLEEP)),
+                .clamp(min_sleep, ttl.max(min_sleep)),
             Err(e) => {
                 tracing::warn!(error = %e, "event TTL sweep failed; retrying");
-                Duration::from_secs(5).min(ttl.max(MIN_SLEEP))
+                Duration::from_secs(5).max(min_sleep)
             }
         };
         tokio::time::sleep(sleep).await;
@@ -138,6 +146,18 @@ mod tests {
         for (ev, want) in cases {
             let want = want.map(|s| s.parse::<Timestamp>().unwrap());
             assert_eq!(last_recorded(&ev), want, "{ev}");
+        }
+    }
+
+    #[test]
+    fn sweep_intervals() {
+        for (ttl, want) in [
+            (DEFAULT_EVENT_TTL, Duration::from_secs(60)),
+            (Duration::from_secs(24 * 3600), Duration::from_secs(60)),
+            (Duration::from_secs(600), Duration::from_secs(10)),
+            (Duration::from_secs(2), MIN_SLEEP),
+        ] {
+            assert_eq!(sweep_interval(ttl), want, "{ttl:?}");
         }
     }
 
