@@ -66,7 +66,9 @@ pub async fn admit(
     if def.source == Source::Karmada {
         let kop = match (op, sub) {
             (Operation::Create, _) => karmada_api::Operation::Create,
-            (Operation::Update, Subresource::Main) => karmada_api::Operation::Update,
+            (Operation::Update, Subresource::Main | Subresource::Finalize) => {
+                karmada_api::Operation::Update
+            }
             (Operation::Update, Subresource::Status) => karmada_api::Operation::UpdateStatus,
         };
         karmada_api::admit(kind, kop, obj, old).map_err(|e| karmada_error(def, obj, &e))?;

@@ -536,14 +536,20 @@ async fn finalize(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
     let user_rv = object::resource_version(&obj)?;
     let updated = ctx
         .registry()
-        .guaranteed_update(&ctx.ns, &ctx.info.name, Subresource::Main, &wctx, |cur| {
-            let mut next = cur.clone();
-            object::set_path(&mut next, ".spec.finalizers", finalizers.clone());
-            if let Some(rv) = user_rv {
-                object::set_resource_version(&mut next, rv);
-            }
-            Ok(next)
-        })
+        .guaranteed_update(
+            &ctx.ns,
+            &ctx.info.name,
+            Subresource::Finalize,
+            &wctx,
+            |cur| {
+                let mut next = cur.clone();
+                object::set_path(&mut next, ".spec.finalizers", finalizers.clone());
+                if let Some(rv) = user_rv {
+                    object::set_resource_version(&mut next, rv);
+                }
+                Ok(next)
+            },
+        )
         .await?;
     render_object(ctx, StatusCode::OK, &updated, vec![])
 }

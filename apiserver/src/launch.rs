@@ -42,6 +42,8 @@ pub struct ServeOptions {
     pub kubeconfig_name: String,
     /// Context/cluster name inside the kubeconfig.
     pub context_name: String,
+    /// The kube-controller-manager controllers run inside the server.
+    pub kcm: crate::kcm::KcmOptions,
 }
 
 /// Why a server could not start.
@@ -84,6 +86,7 @@ pub struct Running {
     /// The PKI.
     pub pki: Arc<certs::Pki>,
     serving: Serving,
+    _kcm: crate::kcm::Kcm,
 }
 
 impl Running {
@@ -163,6 +166,7 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
     );
     state.warm(Duration::from_secs(30)).await?;
     bootstrap(&state, opts.flavor).await?;
+    let kcm = crate::kcm::start(&state, &opts.kcm);
 
     let router = crate::handler::router(state.clone());
     let tls = crate::server::server_config(&TlsFiles {
@@ -200,6 +204,7 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
         kubeconfig,
         pki,
         serving,
+        _kcm: kcm,
     })
 }
 

@@ -11,6 +11,7 @@ pub mod error;
 pub mod fields;
 pub mod handler;
 pub mod karmada_tables;
+pub mod kcm;
 pub mod launch;
 pub mod managed_fields;
 pub mod metrics;
