@@ -59,6 +59,19 @@ impl Default for ApiConfig {
     }
 }
 
+/// Whether a cache built for `a` serves `b` too: versions of one kind share a storage
+/// prefix and a cache; only what the cache extracts (scope, selectable fields) matters.
+fn same_cache_shape(a: &ResourceDef, b: &ResourceDef) -> bool {
+    let selectable = |d: &ResourceDef| match &d.source {
+        crate::resources::Source::Custom(c) => c.selectable_fields.clone(),
+        _ => Vec::new(),
+    };
+    a.group == b.group
+        && a.kind == b.kind
+        && a.namespaced == b.namespaced
+        && selectable(a) == selectable(b)
+}
+
 /// A watch cache and the task feeding it.
 type RunningCache = (Arc<WatchCache>, JoinHandle<()>);
 
@@ -112,7 +125,7 @@ impl ApiState {
         let mut caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((c, h)) = caches.get(&prefix)
             && !h.is_finished()
-            && c.def() == def
+            && same_cache_shape(c.def(), def)
         {
             return Ok(c.clone());
         }
