@@ -84,6 +84,7 @@ pub struct Running {
     /// The PKI.
     pub pki: Arc<certs::Pki>,
     serving: Serving,
+    crd_controller: tokio::task::JoinHandle<()>,
 }
 
 impl Running {
@@ -94,6 +95,7 @@ impl Running {
 
     /// Stops serving.
     pub async fn shutdown(self) {
+        self.crd_controller.abort();
         self.serving.shutdown(Duration::from_secs(5)).await;
     }
 }
@@ -163,6 +165,8 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
     );
     state.warm(Duration::from_secs(30)).await?;
     bootstrap(&state, opts.flavor).await?;
+    // Serves the stored CRDs before the first request and follows their changes.
+    let crd_controller = crate::crd::controller::start(&state).await;
 
     let router = crate::handler::router(state.clone());
     let tls = crate::server::server_config(&TlsFiles {
@@ -200,6 +204,7 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
         kubeconfig,
         pki,
         serving,
+        crd_controller,
     })
 }
 

@@ -119,7 +119,8 @@ impl<'a> Registry<'a> {
         let key = self.key(ns, name)?;
         let (kv, _) = store_of(self.state).get(&key).await?;
         let kv = kv.ok_or_else(|| self.not_found(name))?;
-        object::from_stored(&kv.value, kv.mod_revision)
+        let obj = object::from_stored(&kv.value, kv.mod_revision)?;
+        Ok(crate::crd::defaults_on_read(&self.def, &obj).unwrap_or(obj))
     }
 
     /// Reads one object with kube's resourceVersion semantics for get (`"0"`: from cache).
@@ -808,6 +809,7 @@ impl<'a> Registry<'a> {
                 }
                 Some(Propagation::Background) | None => {}
             }
+            crate::crd::add_cleanup_finalizer(&self.def, &current, &mut finalizers);
             let namespace_pending = self.def.group.is_empty() && self.def.plural == "namespaces";
             if finalizers.is_empty() && !namespace_pending {
                 if opts.dry_run {
@@ -842,6 +844,7 @@ impl<'a> Registry<'a> {
                 if namespace_pending {
                     object::set_path(&mut updated, ".status.phase", json!("Terminating"));
                 }
+                crate::crd::mark_terminating(&self.def, &mut updated);
             } else if !changed_finalizers {
                 return Ok(DeleteOutcome::Terminating(current));
             }
