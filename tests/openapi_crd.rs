@@ -375,12 +375,10 @@ fn definitions_are_validated_named_and_survive_restarts() {
     let mut s = Server::start();
 
     // A v1 CRD needs a structural schema.
-    let non_structural = CRD
-        .replace(
-            "          spec:\n            type: object\n",
-            "          spec:\n",
-        )
-        .replace("crontabs.stable.example.com", "crontabs.stable.example.com");
+    let non_structural = CRD.replace(
+        "          spec:\n            type: object\n",
+        "          spec:\n",
+    );
     let out = s.kubectl_stdin(&["create", "-f", "-"], &non_structural);
     assert!(!out.status.success());
     let err = stderr_of(&out);
@@ -422,4 +420,95 @@ fn definitions_are_validated_named_and_survive_restarts() {
     s.restart();
     let kept = s.get_json(&["ct", "kept"]);
     assert_eq!(kept["spec"]["replicas"], 1);
+}
+
+const WIDGETS: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Cluster
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1beta1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              color: {type: string}
+  - name: v1
+    served: true
+    storage: true
+    selectableFields:
+    - jsonPath: .spec.color
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              color: {type: string}
+              size: {type: string SIZE_DEFAULT}
+";
+
+#[test]
+fn versions_read_defaults_and_field_selectors() {
+    let s = Server::start();
+    s.kubectl_stdin_ok(&["apply", "-f", "-"], &WIDGETS.replace(" SIZE_DEFAULT", ""));
+    s.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/widgets.example.com",
+        "--timeout=30s",
+    ]);
+    for (name, color) in [("w1", "red"), ("w2", "blue")] {
+        s.kubectl_stdin_ok(
+            &["create", "-f", "-"],
+            &format!(
+                "apiVersion: example.com/v1\nkind: Widget\nmetadata: {{name: {name}}}\nspec: {{color: {color}}}\n"
+            ),
+        );
+    }
+
+    // The preferred version comes first; other served versions read the same objects.
+    let w1 = s.get_json(&["widgets.v1beta1.example.com", "w1"]);
+    assert_eq!(w1["apiVersion"], "example.com/v1beta1");
+    assert_eq!(w1["spec"]["color"], "red");
+    assert_eq!(
+        s.get_json(&["widget", "w1"])["apiVersion"],
+        "example.com/v1"
+    );
+
+    // selectableFields.
+    let out = s.kubectl_ok(&[
+        "get",
+        "widgets",
+        "--field-selector",
+        "spec.color=blue",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(out.trim(), "widget.example.com/w2");
+    let err = s.kubectl_err(&["get", "widgets", "--field-selector", "spec.size=M"]);
+    assert!(
+        err.contains("\"spec.size\" is not a known field selector"),
+        "{err}"
+    );
+
+    // A default added to the schema shows on objects stored before.
+    s.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        &WIDGETS.replace(" SIZE_DEFAULT", ", default: M"),
+    );
+    wait_for("the new default on an existing object", DEADLINE, || {
+        let w = s.get_json(&["widget", "w1"]);
+        (w["spec"]["size"] == "M").then_some(())
+    });
 }

@@ -120,7 +120,7 @@ impl<'a> Registry<'a> {
         let (kv, _) = store_of(self.state).get(&key).await?;
         let kv = kv.ok_or_else(|| self.not_found(name))?;
         let obj = object::from_stored(&kv.value, kv.mod_revision)?;
-        Ok(crate::crd::defaults_on_read(&self.def, &obj).unwrap_or(obj))
+        Ok(crate::crd::on_read(&self.def, &obj).unwrap_or(obj))
     }
 
     /// Reads one object with kube's resourceVersion semantics for get (`"0"`: from cache).
@@ -587,6 +587,7 @@ impl<'a> Registry<'a> {
             let (kv, _) = store_of(self.state).get(&key).await?;
             let kv = kv.ok_or_else(|| self.not_found(name))?;
             let current = object::from_stored(&kv.value, kv.mod_revision)?;
+            let current = crate::crd::on_read(&self.def, &current).unwrap_or(current);
             let mut new = mutate(&current)?;
             let user_rv = object::resource_version(&new)?;
             if let Some(rv) = user_rv

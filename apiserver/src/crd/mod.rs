@@ -55,18 +55,27 @@ pub fn default_custom_resource(def: &ResourceDef, obj: &mut Value) {
     defaulting::apply_defaults(obj, compiled.as_deref());
 }
 
-/// Structural defaulting of a custom resource read from storage (kube defaults on every
-/// decode, so defaults added to a CRD show on existing objects); `None` when nothing changes.
-pub fn defaults_on_read(def: &ResourceDef, obj: &Value) -> Option<Value> {
+/// A custom resource read from storage as the requested version serves it: kube's `None`
+/// conversion (the object is stored in whichever version wrote it; only `apiVersion`
+/// changes) and structural defaulting (kube defaults on every decode, so defaults added to a
+/// CRD show on existing objects). `None` when nothing changes.
+pub fn on_read(def: &ResourceDef, obj: &Value) -> Option<Value> {
     if !def.is_custom() {
         return None;
     }
-    let compiled = schema::compiled(def)?;
-    if !compiled.any_default {
+    let api_version = def.api_version();
+    let convert = obj.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str());
+    let compiled = schema::compiled(def).filter(|s| s.any_default);
+    if !convert && compiled.is_none() {
         return None;
     }
     let mut out = obj.clone();
-    defaulting::apply_defaults(&mut out, Some(&compiled));
+    if convert && let Value::Object(m) = &mut out {
+        m.insert("apiVersion".into(), Value::String(api_version));
+    }
+    if let Some(s) = compiled {
+        defaulting::apply_defaults(&mut out, Some(&s));
+    }
     (out != *obj).then_some(out)
 }
 
