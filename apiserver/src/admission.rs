@@ -51,7 +51,7 @@ pub async fn admit(
     }
     // kube validates metadata for every kind; the built-in rules add the kind's own checks.
     let mut causes = builtin::validate(group, kind, obj, old);
-    causes.extend(crate::crd::validate(def, obj));
+    causes.extend(crate::crd::validate(def, obj, old));
     if def.source == Source::Karmada
         && let Some(info) = karmada_api::kind_info(kind)
     {

@@ -80,10 +80,17 @@ pub fn on_read(def: &ResourceDef, obj: &Value) -> Option<Value> {
 }
 
 /// Validation causes this module adds to kube's generic checks: a custom resource against
-/// its schema (and its scale replicas), a CRD's schemas against the structural rules.
-pub fn validate(def: &ResourceDef, obj: &Value) -> Vec<Cause> {
+/// its schema (and its scale replicas), a CRD's schemas against the structural rules. A CRD
+/// stored with schemas that break the rules may keep them (kube ratchets these checks).
+pub fn validate(def: &ResourceDef, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
     if is_crd_resource(def) {
-        return structural::validate_crd_versions(obj);
+        let causes = structural::validate_crd_versions(obj);
+        if !causes.is_empty()
+            && old.is_some_and(|o| !structural::validate_crd_versions(o).is_empty())
+        {
+            return Vec::new();
+        }
+        return causes;
     }
     let Source::Custom(custom) = &def.source else {
         return Vec::new();
@@ -168,4 +175,116 @@ pub fn mark_terminating(def: &ResourceDef, obj: &mut Value) {
         &object::now_rfc3339(),
     );
     obj["status"] = status;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::{CustomSource, Storage};
+
+    fn def(version: &str, schema: Value) -> ResourceDef {
+        ResourceDef {
+            group: "example.com".into(),
+            version: version.into(),
+            plural: "widgets".into(),
+            singular: "widget".into(),
+            kind: "Widget".into(),
+            list_kind: "WidgetList".into(),
+            short_names: vec![],
+            categories: vec![],
+            namespaced: false,
+            status: false,
+            scale: None,
+            extra_subresources: vec![],
+            generation: true,
+            strategic_merge: false,
+            storage: Storage::Stored {
+                prefix: "/registry/example.com/widgets/".into(),
+            },
+            source: Source::Custom(Box::new(CustomSource {
+                crd_name: format!("widgets.example.com-{version}-test"),
+                schema: Some(schema),
+                printer_columns: vec![],
+                selectable_fields: vec![],
+                scale: None,
+            })),
+        }
+    }
+
+    #[test]
+    fn reads_convert_and_default() {
+        let d = def(
+            "v2",
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+                "properties": {"size": {"type": "string", "default": "M"}}}}}),
+        );
+        let stored = json!({"apiVersion": "example.com/v1", "kind": "Widget", "spec": {}});
+        assert_eq!(
+            on_read(&d, &stored),
+            Some(json!({"apiVersion": "example.com/v2", "kind": "Widget", "spec": {"size": "M"}}))
+        );
+        let current =
+            json!({"apiVersion": "example.com/v2", "kind": "Widget", "spec": {"size": "S"}});
+        assert_eq!(on_read(&d, &current), None);
+    }
+
+    #[test]
+    fn admission_prunes_defaults_and_validates() {
+        let d = def(
+            "v1",
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+                "properties": {"size": {"type": "string", "enum": ["S", "M"], "default": "M"}}}}}),
+        );
+        let mut obj = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                             "metadata": {"name": "w"}, "spec": {"extra": 1}});
+        default_custom_resource(&d, &mut obj);
+        assert_eq!(obj["spec"], json!({"size": "M"}));
+        assert!(validate(&d, &obj, None).is_empty());
+        obj["spec"]["size"] = json!("XL");
+        let causes = validate(&d, &obj, None);
+        assert_eq!(causes.len(), 1);
+        assert_eq!(causes[0].field, "spec.size");
+    }
+
+    #[test]
+    fn crd_deletion_hooks() {
+        let crd_def = crate::resources::built_in()
+            .into_iter()
+            .find(|d| d.plural == "customresourcedefinitions")
+            .unwrap_or_else(|| panic!("crd resource"));
+        let crd =
+            json!({"metadata": {"name": "widgets.example.com"}, "status": {"conditions": []}});
+        let mut finalizers = vec![];
+        add_cleanup_finalizer(&crd_def, &crd, &mut finalizers);
+        assert_eq!(finalizers, vec![CLEANUP_FINALIZER.to_string()]);
+        add_cleanup_finalizer(&crd_def, &crd, &mut finalizers);
+        assert_eq!(finalizers.len(), 1);
+        let mut marked = crd.clone();
+        mark_terminating(&crd_def, &mut marked);
+        assert_eq!(marked["status"]["conditions"][0]["type"], "Terminating");
+        assert_eq!(
+            marked["status"]["conditions"][0]["reason"],
+            "InstanceDeletionPending"
+        );
+
+        let other = crate::resources::built_in()
+            .into_iter()
+            .find(|d| d.plural == "configmaps")
+            .unwrap_or_else(|| panic!("configmaps"));
+        let mut none = vec![];
+        add_cleanup_finalizer(&other, &crd, &mut none);
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn non_structural_crds_may_keep_their_schemas() {
+        let crd_def = crate::resources::built_in()
+            .into_iter()
+            .find(|d| d.plural == "customresourcedefinitions")
+            .unwrap_or_else(|| panic!("crd resource"));
+        let bad = json!({"spec": {"versions": [{"name": "v1",
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {}}}}}]}});
+        assert_eq!(validate(&crd_def, &bad, None).len(), 1);
+        assert!(validate(&crd_def, &bad, Some(&bad)).is_empty());
+    }
 }
