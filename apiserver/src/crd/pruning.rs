@@ -39,6 +39,13 @@ pub fn prune_custom_resource(obj: &mut Value, schema: Option<&Schema>) -> Vec<St
     out
 }
 
+/// Prunes a value by a schema without reporting (`pruning.Prune`); `root` treats the value as
+/// a resource whose type meta and metadata are kept.
+pub fn prune_value(v: &mut Value, schema: &Schema, root: bool) {
+    let mut ignored = Vec::new();
+    prune_node(v, Some(schema), root, "", &mut ignored);
+}
+
 fn append_key(path: &str, k: &str) -> String {
     if path.is_empty() {
         k.to_string()

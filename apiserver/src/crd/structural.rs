@@ -42,7 +42,56 @@ pub fn validate_schema(schema: &Value, path: &str) -> Vec<Cause> {
         format!("{}: {}", a.field, a.message).cmp(&format!("{}: {}", b.field, b.message))
     });
     errs.extend(structural);
+    if errs.is_empty() {
+        defaults(schema, path, false, &mut errs);
+    }
     errs
+}
+
+/// defaulting.ValidateDefaults: a default may not carry fields its schema prunes, and must
+/// validate against its schema (defaults inside `metadata` are not checked here).
+fn defaults(s: &Value, path: &str, inside_meta: bool, errs: &mut Vec<Cause>) {
+    let Some(m) = obj(s) else {
+        return;
+    };
+    if let Some(default) = m.get("default")
+        && !inside_meta
+    {
+        let compiled = super::schema::Schema::compile(s);
+        let mut pruned = default.clone();
+        super::pruning::prune_value(&mut pruned, &compiled, compiled.embedded);
+        let at = format!("{path}.default");
+        if &pruned != default {
+            errs.push(invalid(
+                &at,
+                Shown::Json(default.clone()),
+                "must not have unknown fields",
+            ));
+        }
+        errs.extend(super::validation::validate_value_at(
+            default, &compiled, &at,
+        ));
+    }
+    if let Some(props) = m.get("properties").and_then(Value::as_object) {
+        for (k, p) in props {
+            let meta = inside_meta
+                || (k == "metadata"
+                    && (path.ends_with("openAPIV3Schema")
+                        || flag(m, "x-kubernetes-embedded-resource")));
+            defaults(p, &key_path(path, k), meta, errs);
+        }
+    }
+    if let Some(items) = m.get("items") {
+        defaults(items, &format!("{path}.items"), inside_meta, errs);
+    }
+    if let Some(ap) = m.get("additionalProperties") {
+        defaults(
+            ap,
+            &format!("{path}.additionalProperties"),
+            inside_meta,
+            errs,
+        );
+    }
 }
 
 fn obj(v: &Value) -> Option<&Map<String, Value>> {
@@ -769,6 +818,29 @@ mod tests {
             ),
             (
                 json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+                vec![],
+            ),
+            (
+                json!({"type": "object", "properties": {"n": {"type": "integer", "default": "x"}}}),
+                vec![format!(
+                    "{p}.properties[n].default: Invalid value: \"string\":  in body must be of type integer: \"string\""
+                )],
+            ),
+            (
+                json!({"type": "object", "properties": {"o": {"type": "object", "default": {"a": 1, "b": 2},
+                    "properties": {"a": {"type": "integer", "minimum": 2}}}}}),
+                vec![
+                    format!(
+                        "{p}.properties[o].default: Invalid value: map[string]interface {{}}{{\"a\":1, \"b\":2}}: must not have unknown fields"
+                    ),
+                    format!(
+                        "{p}.properties[o].default.a: Invalid value: 1: a in body should be greater than or equal to 2"
+                    ),
+                ],
+            ),
+            (
+                json!({"type": "object", "properties": {"o": {"type": "object", "default": {"a": 3},
+                    "properties": {"a": {"type": "integer", "minimum": 2}}}}}),
                 vec![],
             ),
         ];

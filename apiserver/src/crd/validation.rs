@@ -31,6 +31,21 @@ pub fn validate_custom_resource(obj: &Value, schema: &Schema) -> Vec<Cause> {
     errs
 }
 
+/// Validates a value against a schema with errors under `base` (kube's
+/// `ValidateCustomResource(fldPath, ...)`, used for a CRD's default values).
+pub fn validate_value_at(v: &Value, schema: &Schema, base: &str) -> Vec<Cause> {
+    let mut errs = Vec::new();
+    validate_node(v, schema, "", &mut errs);
+    for c in &mut errs {
+        c.field = if c.field == NIL_PATH {
+            base.to_string()
+        } else {
+            format!("{base}.{}", c.field)
+        };
+    }
+    errs
+}
+
 /// The JSON type go-openapi infers for a decoded value, with the number format it reports.
 fn json_type(v: &Value) -> (&'static str, &'static str) {
     match v {
