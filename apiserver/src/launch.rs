@@ -18,6 +18,8 @@ use crate::state::{ApiConfig, ApiState, Flavor};
 
 /// Which storage backend to use.
 #[derive(Clone, Debug)]
+// Chosen once at start; boxing the etcd options would only complicate callers.
+#[allow(clippy::large_enum_variant)]
 pub enum StoreChoice {
     /// The embedded store in `DATA_DIR/store`.
     Embedded,

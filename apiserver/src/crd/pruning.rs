@@ -32,7 +32,7 @@ pub fn prune_custom_resource(obj: &mut Value, schema: Option<&Schema>) -> Vec<St
     prune_non_nullable_nulls(obj, schema);
     let mut coerced = Vec::new();
     if let Some(s) = schema {
-        coerce_embedded(obj, s, false, "", &mut coerced);
+        coerce_embedded(obj, s, "", &mut coerced);
     }
     coerced.sort();
     out.extend(coerced);
@@ -155,7 +155,7 @@ fn field_child(path: &str, k: &str) -> String {
 }
 
 /// Prunes unknown ObjectMeta fields of embedded resources (kube's `coercer.coerce`).
-fn coerce_embedded(x: &mut Value, s: &Schema, _root: bool, path: &str, out: &mut Vec<String>) {
+fn coerce_embedded(x: &mut Value, s: &Schema, path: &str, out: &mut Vec<String>) {
     match x {
         Value::Object(m) => {
             if s.embedded
@@ -168,16 +168,16 @@ fn coerce_embedded(x: &mut Value, s: &Schema, _root: bool, path: &str, out: &mut
             }
             for (k, v) in m.iter_mut() {
                 if let Some(prop) = s.properties.get(k) {
-                    coerce_embedded(v, prop, false, &field_child(path, k), out);
+                    coerce_embedded(v, prop, &field_child(path, k), out);
                 } else if let Additional::Schema(a) = &s.additional {
-                    coerce_embedded(v, a, false, &format!("{path}[{k}]"), out);
+                    coerce_embedded(v, a, &format!("{path}[{k}]"), out);
                 }
             }
         }
         Value::Array(items) => {
             if let Some(item_schema) = s.items.as_deref() {
                 for (i, v) in items.iter_mut().enumerate() {
-                    coerce_embedded(v, item_schema, false, &format!("{path}[{i}]"), out);
+                    coerce_embedded(v, item_schema, &format!("{path}[{i}]"), out);
                 }
             }
         }
