@@ -18,6 +18,8 @@ use crate::state::{ApiConfig, ApiState, Flavor};
 
 /// Which storage backend to use.
 #[derive(Clone, Debug)]
+// Chosen once at start; boxing the etcd options would only complicate callers.
+#[allow(clippy::large_enum_variant)]
 pub enum StoreChoice {
     /// The embedded store in `DATA_DIR/store`.
     Embedded,
@@ -87,6 +89,7 @@ pub struct Running {
     pub pki: Arc<certs::Pki>,
     serving: Serving,
     _kcm: crate::kcm::Kcm,
+    crd_controller: tokio::task::JoinHandle<()>,
 }
 
 impl Running {
@@ -97,6 +100,7 @@ impl Running {
 
     /// Stops serving.
     pub async fn shutdown(self) {
+        self.crd_controller.abort();
         self.serving.shutdown(Duration::from_secs(5)).await;
     }
 }
@@ -167,6 +171,8 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
     state.warm(Duration::from_secs(30)).await?;
     bootstrap(&state, opts.flavor).await?;
     let kcm = crate::kcm::start(&state, &opts.kcm);
+    // Serves the stored CRDs before the first request and follows their changes.
+    let crd_controller = crate::crd::controller::start(&state).await;
 
     let router = crate::handler::router(state.clone());
     let tls = crate::server::server_config(&TlsFiles {
@@ -205,6 +211,7 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
         pki,
         serving,
         _kcm: kcm,
+        crd_controller,
     })
 }
 

@@ -41,6 +41,8 @@ pub struct CachedObject {
 impl CachedObject {
     /// Builds a cached object from a served JSON value.
     pub fn from_value(def: &ResourceDef, key: String, rv: i64, value: &Value) -> CachedObject {
+        let defaulted = crate::crd::on_read(def, value);
+        let value = defaulted.as_ref().unwrap_or(value);
         CachedObject {
             key,
             namespace: object::namespace(value).to_string(),
