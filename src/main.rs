@@ -50,6 +50,9 @@ struct ServeArgs {
     tls_sans: Vec<String>,
     #[command(flatten)]
     cluster: cmd::ClusterFlags,
+    /// How long Events are kept after they were last recorded (Go duration, e.g. 1h0m0s).
+    #[arg(long, env = "KARMADA_RS_EVENT_TTL", default_value = "1h0m0s", value_parser = apiserver::kcm::parse_duration)]
+    event_ttl: std::time::Duration,
 }
 
 fn init_tracing() {
@@ -77,6 +80,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         flavor: apiserver::state::Flavor::ControlPlane,
         kubeconfig_name: "karmada.kubeconfig".into(),
         context_name: "karmada".into(),
+        kcm: apiserver::kcm::KcmOptions {
+            event_ttl: args.event_ttl,
+            ..Default::default()
+        },
     })
     .await
     .context("starting the API server")?;

@@ -211,6 +211,9 @@ async fn non_resource(
         .and_then(|v| v.to_str().ok());
     let path = info.path.trim_end_matches('/');
     let snapshot = state.catalog.snapshot();
+    if crate::openapi::handles(path) {
+        return crate::openapi::serve(&snapshot, path, parts);
+    }
     match path {
         "/version" => Ok(json_response(StatusCode::OK, &discovery::version())),
         "/metrics" => {
@@ -536,14 +539,20 @@ async fn finalize(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
     let user_rv = object::resource_version(&obj)?;
     let updated = ctx
         .registry()
-        .guaranteed_update(&ctx.ns, &ctx.info.name, Subresource::Main, &wctx, |cur| {
-            let mut next = cur.clone();
-            object::set_path(&mut next, ".spec.finalizers", finalizers.clone());
-            if let Some(rv) = user_rv {
-                object::set_resource_version(&mut next, rv);
-            }
-            Ok(next)
-        })
+        .guaranteed_update(
+            &ctx.ns,
+            &ctx.info.name,
+            Subresource::Finalize,
+            &wctx,
+            |cur| {
+                let mut next = cur.clone();
+                object::set_path(&mut next, ".spec.finalizers", finalizers.clone());
+                if let Some(rv) = user_rv {
+                    object::set_resource_version(&mut next, rv);
+                }
+                Ok(next)
+            },
+        )
         .await?;
     render_object(ctx, StatusCode::OK, &updated, vec![])
 }

@@ -104,6 +104,7 @@ pub async fn start(
         tls_sans,
         flavor: apiserver::state::Flavor::Member,
         kubeconfig_name: "kubeconfig".into(),
+        kcm: apiserver::kcm::KcmOptions::default(),
         context_name: name.to_owned(),
     })
     .await

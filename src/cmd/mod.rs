@@ -20,43 +20,8 @@ pub fn controller_user() -> apiserver::auth::UserInfo {
     )
 }
 
-/// Parses a Go-style duration: `500ms`, `10s`, `1m30s`, `2h`; a bare number is seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    if let Ok(secs) = s.parse::<f64>() {
-        return Duration::try_from_secs_f64(secs).map_err(|e| format!("{s:?}: {e}"));
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = s;
-    if rest.is_empty() {
-        return Err("empty duration".into());
-    }
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(|| format!("{s:?}: missing unit (ms, s, m, h)"))?;
-        let (num, tail) = rest.split_at(num_len);
-        let value: f64 = num
-            .parse()
-            .map_err(|_| format!("{s:?}: {num:?} is not a number"))?;
-        let unit_len = tail
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(tail.len());
-        let (unit, next) = tail.split_at(unit_len);
-        let scale = match unit {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            other => return Err(format!("{s:?}: unknown unit {other:?}")),
-        };
-        total += Duration::try_from_secs_f64(value * scale).map_err(|e| format!("{s:?}: {e}"))?;
-        rest = next;
-    }
-    Ok(total)
-}
+/// Duration flags are written as Go's time.ParseDuration reads them (`500ms`, `10s`, `1m30s`).
+pub use apiserver::kcm::parse_duration;
 
 /// Flags of the cluster and cluster-status controllers (Karmada's names); unset ones take
 /// the command's defaults.
@@ -144,29 +109,4 @@ pub fn reuse_port(bind: SocketAddr, kubeconfig: &Path) -> SocketAddr {
         }
     }
     bind
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        let cases = [
-            ("500ms", Some(Duration::from_millis(500))),
-            ("10s", Some(Duration::from_secs(10))),
-            ("1m30s", Some(Duration::from_secs(90))),
-            ("2h", Some(Duration::from_secs(7200))),
-            ("1.5s", Some(Duration::from_millis(1500))),
-            ("3", Some(Duration::from_secs(3))),
-            ("0", Some(Duration::ZERO)),
-            ("", None),
-            ("10x", None),
-            ("ms", None),
-            ("-1s", None),
-        ];
-        for (input, want) in cases {
-            assert_eq!(parse_duration(input).ok(), want, "{input:?}");
-        }
-    }
 }

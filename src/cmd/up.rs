@@ -68,6 +68,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         tls_sans: Vec::new(),
         flavor: apiserver::state::Flavor::ControlPlane,
         kubeconfig_name: "karmada.kubeconfig".into(),
+        kcm: apiserver::kcm::KcmOptions::default(),
         context_name: "karmada".into(),
     });
     let names: Vec<String> = (1..=args.members).map(|i| format!("member{i}")).collect();

@@ -1,0 +1,3 @@
+//! The Karmada scheduler: the pure algorithm lives in [`algorithm`].
+
+pub mod algorithm;
