@@ -55,9 +55,10 @@ struct ServeArgs {
     event_ttl: std::time::Duration,
 }
 
-fn init_tracing() {
+/// Logs to stderr, filtered by `KARMADA_RS_LOG` or else at `default`.
+fn init_tracing(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("KARMADA_RS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -111,8 +112,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    init_tracing();
     let cli = Cli::parse();
+    // The quick start and the one-shot commands talk to a person on the terminal: only
+    // problems are logged unless asked for more.
+    init_tracing(match cli.command {
+        Command::Serve(_) | Command::Member(_) => "info",
+        Command::Join(_) | Command::Unjoin(_) | Command::Up(_) => "warn",
+    });
     match cli.command {
         Command::Serve(a) => serve(a).await,
         Command::Member(cmd::member::MemberCommand::Serve(a)) => cmd::member::serve(a).await,

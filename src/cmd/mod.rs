@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
-use controllers::cluster::ClusterControllers;
+use controllers::cluster::{ClusterControllers, ClusterSettings};
 use controllers::member_clients::MemberClients;
 
 /// The identity the in-process controllers act as.
@@ -63,28 +63,39 @@ pub const KARMADA_DEFAULTS: ClusterDefaults = ClusterDefaults {
 };
 
 impl ClusterFlags {
-    /// The controllers' settings from these flags over `defaults`.
+    /// The controllers' timings from these flags over `defaults`.
+    pub fn settings(&self, defaults: ClusterDefaults) -> ClusterSettings {
+        let mut s = ClusterSettings {
+            cluster_status_interval: self
+                .cluster_status_update_frequency
+                .unwrap_or(defaults.status_update_frequency),
+            cluster_success_threshold: self
+                .cluster_success_threshold
+                .unwrap_or(defaults.success_threshold),
+            cluster_failure_threshold: self
+                .cluster_failure_threshold
+                .unwrap_or(defaults.failure_threshold),
+            enable_resource_modeling: self.enable_cluster_resource_modeling,
+            ..ClusterSettings::default()
+        };
+        if let Some(t) = self.cluster_cache_sync_timeout {
+            s.cache_sync_timeout = t;
+        }
+        s
+    }
+
+    /// The cluster controllers over these clients, with these flags over `defaults`.
     pub fn controllers(
         &self,
         client: kube::Client,
         members: MemberClients,
         defaults: ClusterDefaults,
     ) -> ClusterControllers {
-        let mut c = ClusterControllers::new(client, members);
-        c.cluster_status_interval = self
-            .cluster_status_update_frequency
-            .unwrap_or(defaults.status_update_frequency);
-        c.cluster_success_threshold = self
-            .cluster_success_threshold
-            .unwrap_or(defaults.success_threshold);
-        c.cluster_failure_threshold = self
-            .cluster_failure_threshold
-            .unwrap_or(defaults.failure_threshold);
-        if let Some(t) = self.cluster_cache_sync_timeout {
-            c.cache_sync_timeout = t;
+        ClusterControllers {
+            client,
+            members,
+            settings: self.settings(defaults),
         }
-        c.enable_resource_modeling = self.enable_cluster_resource_modeling;
-        c
     }
 }
 

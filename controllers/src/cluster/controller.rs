@@ -28,7 +28,7 @@ impl ClusterReconciler {
     pub(super) fn new(ctx: &ClusterControllers) -> ClusterReconciler {
         ClusterReconciler {
             client: ctx.client.clone(),
-            cleanup_check_interval: ctx.cleanup_check_interval,
+            cleanup_check_interval: ctx.settings.cleanup_check_interval,
         }
     }
 

@@ -56,13 +56,9 @@ pub(crate) fn kube_err(step: impl Into<String>) -> impl FnOnce(kube::Error) -> C
     move |error| ClusterError::Kube { step, error }
 }
 
-/// What the cluster controllers need; `new` gives Karmada's defaults.
-#[derive(Clone)]
-pub struct ClusterControllers {
-    /// The control-plane client.
-    pub client: kube::Client,
-    /// Member clients, shared with the other push-mode controllers.
-    pub members: MemberClients,
+/// Timings of the cluster controllers; the default is Karmada's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterSettings {
     /// How often a member is probed and its status collected
     /// (`--cluster-status-update-frequency`, 10 s).
     pub cluster_status_interval: Duration,
@@ -74,21 +70,20 @@ pub struct ClusterControllers {
     pub cluster_failure_threshold: Duration,
     /// Timeout of one health probe.
     pub probe_timeout: Duration,
-    /// How long to wait for a member's node and pod caches (`--cluster-cache-sync-timeout`).
+    /// How long to wait for a member's node and pod caches (`--cluster-cache-sync-timeout`,
+    /// 2 min).
     pub cache_sync_timeout: Duration,
-    /// Interval between checks while a deleted cluster's execution space drains.
+    /// Interval between checks while a deleted cluster's execution space drains (Karmada
+    /// polls every 10 s; namespace deletions wake the controller sooner here).
     pub cleanup_check_interval: Duration,
     /// Whether to collect resource summaries from nodes and pods
     /// (`--enable-cluster-resource-modeling`, true).
     pub enable_resource_modeling: bool,
 }
 
-impl ClusterControllers {
-    /// Karmada's defaults around the given clients.
-    pub fn new(client: kube::Client, members: MemberClients) -> ClusterControllers {
-        ClusterControllers {
-            client,
-            members,
+impl Default for ClusterSettings {
+    fn default() -> ClusterSettings {
+        ClusterSettings {
             cluster_status_interval: Duration::from_secs(10),
             cluster_success_threshold: Duration::from_secs(30),
             cluster_failure_threshold: Duration::from_secs(30),
@@ -96,6 +91,29 @@ impl ClusterControllers {
             cache_sync_timeout: Duration::from_secs(120),
             cleanup_check_interval: Duration::from_secs(1),
             enable_resource_modeling: true,
+        }
+    }
+}
+
+/// What the cluster controllers need.
+#[derive(Clone)]
+pub struct ClusterControllers {
+    /// The control-plane client.
+    pub client: kube::Client,
+    /// Member clients, shared with the other push-mode controllers (cached clients are
+    /// dropped here when a Cluster's access fields or secrets change).
+    pub members: MemberClients,
+    /// Timings.
+    pub settings: ClusterSettings,
+}
+
+impl ClusterControllers {
+    /// The controllers with Karmada's timings.
+    pub fn new(client: kube::Client, members: MemberClients) -> ClusterControllers {
+        ClusterControllers {
+            client,
+            members,
+            settings: ClusterSettings::default(),
         }
     }
 }

@@ -21,71 +21,10 @@ pub struct Parsed {
 impl Parsed {
     /// Parses the Kubernetes quantity syntax (`100m`, `1.5Gi`, `2e3`).
     pub fn parse(s: &str) -> Option<Parsed> {
-        let s = s.trim();
-        let (negative, rest) = match s.as_bytes().first() {
-            Some(b'-') => (true, &s[1..]),
-            Some(b'+') => (false, &s[1..]),
-            _ => (false, s),
-        };
-        let number_len = rest
-            .bytes()
-            .take_while(|b| b.is_ascii_digit() || *b == b'.')
-            .count();
-        let (number, suffix) = rest.split_at(number_len);
-        let (int_part, frac_part) = number.split_once('.').unwrap_or((number, ""));
-        if (int_part.is_empty() && frac_part.is_empty()) || frac_part.contains('.') {
-            return None;
-        }
-        let (pow10, pow2): (i32, u32) = match suffix {
-            "" => (0, 0),
-            "n" => (-9, 0),
-            "u" => (-6, 0),
-            "m" => (-3, 0),
-            "k" => (3, 0),
-            "M" => (6, 0),
-            "G" => (9, 0),
-            "T" => (12, 0),
-            "P" => (15, 0),
-            "E" => (18, 0),
-            "Ki" => (0, 10),
-            "Mi" => (0, 20),
-            "Gi" => (0, 30),
-            "Ti" => (0, 40),
-            "Pi" => (0, 50),
-            "Ei" => (0, 60),
-            exp if exp.starts_with(['e', 'E']) => {
-                let v: i32 = exp[1..].parse().ok()?;
-                if !(-64..=64).contains(&v) {
-                    return None;
-                }
-                (v, 0)
-            }
-            _ => return None,
-        };
-        let mut mantissa: i128 = 0;
-        for b in int_part.bytes().chain(frac_part.bytes()) {
-            mantissa = mantissa
-                .saturating_mul(10)
-                .saturating_add(i128::from(b - b'0'));
-        }
-        let exp10 = pow10 - frac_part.len() as i32 + 9;
-        let mut nanos = mantissa;
-        if exp10 >= 0 {
-            for _ in 0..exp10 {
-                nanos = nanos.saturating_mul(10);
-            }
-        } else {
-            let mut divisor: i128 = 1;
-            for _ in 0..(-exp10).min(38) {
-                divisor = divisor.saturating_mul(10);
-            }
-            let up = nanos % divisor != 0;
-            nanos = nanos / divisor + i128::from(up);
-        }
-        nanos = nanos.saturating_mul(1i128 << pow2);
+        let q = karmada_api::quantity::ParsedQuantity::parse(s).ok()?;
         Some(Parsed {
-            nanos: if negative { -nanos } else { nanos },
-            binary: pow2 > 0,
+            nanos: q.nanos(),
+            binary: s.trim_end().ends_with('i'),
         })
     }
 
