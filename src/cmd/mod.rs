@@ -20,8 +20,14 @@ pub fn controller_user() -> apiserver::auth::UserInfo {
     )
 }
 
-/// Duration flags are written as Go's time.ParseDuration reads them (`500ms`, `10s`, `1m30s`).
-pub use apiserver::kcm::parse_duration;
+/// Parses a duration flag as Go's time.ParseDuration reads them (`500ms`, `10s`, `1m30s`,
+/// and a bare `0`).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    if s.trim() == "0" {
+        return Ok(Duration::ZERO);
+    }
+    apiserver::kcm::parse_duration(s)
+}
 
 /// Flags of the cluster and cluster-status controllers (Karmada's names); unset ones take
 /// the command's defaults.
