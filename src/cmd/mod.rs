@@ -33,16 +33,18 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// the command's defaults.
 #[derive(Args, Clone, Debug, Default)]
 pub struct ClusterFlags {
-    /// How often member clusters are probed and their status collected.
+    /// How often member clusters are probed and their status collected [default: 10s; up: 2s].
     #[arg(long, value_parser = parse_duration, env = "KARMADA_RS_CLUSTER_STATUS_UPDATE_FREQUENCY")]
     pub cluster_status_update_frequency: Option<Duration>,
-    /// How long a recovered cluster must stay healthy before it is Ready again.
+    /// How long a recovered cluster must stay healthy before it is Ready again [default: 30s;
+    /// up: 2s].
     #[arg(long, value_parser = parse_duration, env = "KARMADA_RS_CLUSTER_SUCCESS_THRESHOLD")]
     pub cluster_success_threshold: Option<Duration>,
-    /// How long a failing cluster must stay unhealthy before it is not Ready.
+    /// How long a failing cluster must stay unhealthy before it is not Ready [default: 30s;
+    /// up: 2s].
     #[arg(long, value_parser = parse_duration, env = "KARMADA_RS_CLUSTER_FAILURE_THRESHOLD")]
     pub cluster_failure_threshold: Option<Duration>,
-    /// How long to wait for a member's node and pod caches to fill.
+    /// How long to wait for a member's node and pod caches to fill [default: 2m].
     #[arg(long, value_parser = parse_duration)]
     pub cluster_cache_sync_timeout: Option<Duration>,
     /// Collect node and pod resource summaries of members.
