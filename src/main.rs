@@ -37,6 +37,29 @@ struct ServeArgs {
     /// Extra subject alternative names for the serving certificate.
     #[arg(long = "tls-san", env = "KARMADA_RS_TLS_SAN", value_delimiter = ',')]
     tls_sans: Vec<String>,
+    /// Static bearer tokens: a CSV file of `token,user,uid[,"group1,group2"]` lines.
+    #[arg(long, env = "KARMADA_RS_TOKEN_AUTH_FILE")]
+    token_auth_file: Option<PathBuf>,
+    /// Issuer (`iss`) of service-account tokens.
+    #[arg(long, env = "KARMADA_RS_SERVICE_ACCOUNT_ISSUER")]
+    service_account_issuer: Option<String>,
+    /// Serving certificate chain (PEM) to use instead of the generated one.
+    #[arg(
+        long,
+        env = "KARMADA_RS_TLS_CERT_FILE",
+        requires = "tls_private_key_file"
+    )]
+    tls_cert_file: Option<PathBuf>,
+    /// Private key (PEM) of --tls-cert-file.
+    #[arg(
+        long,
+        env = "KARMADA_RS_TLS_PRIVATE_KEY_FILE",
+        requires = "tls_cert_file"
+    )]
+    tls_private_key_file: Option<PathBuf>,
+    /// CA bundle (PEM) whose client certificates authenticate users, besides the server's own CA.
+    #[arg(long, env = "KARMADA_RS_CLIENT_CA_FILE")]
+    client_ca_file: Option<PathBuf>,
 }
 
 fn init_tracing() {
@@ -54,15 +77,26 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     } else {
         apiserver::launch::StoreChoice::Etcd(storage::etcd::EtcdOptions::new(args.etcd_servers))
     };
-    let running = apiserver::launch::start(apiserver::launch::ServeOptions {
-        data_dir: args.data_dir,
-        bind: args.bind,
-        store,
-        tls_sans: args.tls_sans,
-        flavor: apiserver::state::Flavor::ControlPlane,
-        kubeconfig_name: "karmada.kubeconfig".into(),
-        context_name: "karmada".into(),
-    })
+    let security = apiserver::launch::SecurityOptions {
+        token_auth_file: args.token_auth_file,
+        service_account_issuer: args.service_account_issuer,
+        tls_cert_file: args.tls_cert_file,
+        tls_private_key_file: args.tls_private_key_file,
+        client_ca_file: args.client_ca_file,
+        ..Default::default()
+    };
+    let running = apiserver::launch::start_with(
+        apiserver::launch::ServeOptions {
+            data_dir: args.data_dir,
+            bind: args.bind,
+            store,
+            tls_sans: args.tls_sans,
+            flavor: apiserver::state::Flavor::ControlPlane,
+            kubeconfig_name: "karmada.kubeconfig".into(),
+            context_name: "karmada".into(),
+        },
+        security,
+    )
     .await
     .context("starting the API server")?;
     println!(

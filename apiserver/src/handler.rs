@@ -86,10 +86,25 @@ impl Ctx {
 }
 
 async fn handle(state: &Arc<ApiState>, req: http::Request<Body>) -> Result<Response, ApiError> {
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
     let query = parse_query(parts.uri.query());
     let info = request_info(&parts.method, parts.uri.path(), &query);
-    let user = auth::authenticate(&parts).ok_or_else(ApiError::unauthorized)?;
+    let user = auth::admit(state, &mut parts, &info).await?;
+    auth::scope(
+        user.clone(),
+        dispatch(state, parts, body, query, info, (*user).clone()),
+    )
+    .await
+}
+
+async fn dispatch(
+    state: &Arc<ApiState>,
+    parts: http::request::Parts,
+    body: Body,
+    query: HashMap<String, Vec<String>>,
+    info: RequestInfo,
+    user: UserInfo,
+) -> Result<Response, ApiError> {
     if !info.is_resource_request {
         return non_resource(state, &parts, &info).await;
     }
@@ -263,6 +278,10 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
             "update" => crate::scale::update(&ctx, body).await,
             "patch" => crate::scale::patch(&ctx, body).await,
             _ => Err(ApiError::method_not_allowed(&verb, "Scale")),
+        },
+        "token" if ctx.def.extra_subresources.iter().any(|s| s == "token") => match verb.as_str() {
+            "create" => crate::auth::token_request::create(&ctx, body).await,
+            _ => Err(ApiError::method_not_allowed(&verb, "TokenRequest")),
         },
         "finalize" if ctx.def.extra_subresources.iter().any(|s| s == "finalize") => {
             match verb.as_str() {

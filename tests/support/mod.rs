@@ -127,11 +127,10 @@ impl Server {
         self.bind = url.trim_start_matches("https://").to_string();
         self.url = url;
         self.child = Some(child);
-        let ok = wait_for("the server to be ready", DEADLINE, || {
+        wait_for("the server to be ready", DEADLINE, || {
             let out = self.kubectl(&["get", "--raw", "/readyz"]);
             (out.status.success()).then_some(())
         });
-        let _ = ok;
     }
 
     /// Stops the process (SIGKILL) and starts it again on the same port and data.
@@ -261,4 +260,169 @@ pub fn run_stdin(cmd: &mut Command, stdin: &str) -> Output {
         .write_all(stdin.as_bytes())
         .expect("write stdin");
     child.wait_with_output().expect("wait")
+}
+
+/// Per-user kubeconfigs (client certificates from the server's CA, bearer tokens, none) and
+/// kubectl runs with them.
+impl Server {
+    /// The server's CA certificate (PEM).
+    pub fn ca_pem(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("pki/ca.crt")).expect("read ca.crt")
+    }
+
+    /// The server's CA, able to issue client certificates.
+    pub fn ca(&self) -> certs::Ca {
+        let key = std::fs::read_to_string(self.dir.path().join("pki/ca.key")).expect("ca.key");
+        certs::Ca::from_pem(&self.ca_pem(), &key).expect("load CA")
+    }
+
+    fn write_user_kubeconfig(
+        &self,
+        file: &str,
+        credentials: Option<certs::KubeconfigCredentials>,
+    ) -> PathBuf {
+        let path = self
+            .dir
+            .path()
+            .join("users")
+            .join(format!("{file}.kubeconfig"));
+        let config = certs::Kubeconfig {
+            name: "karmada".into(),
+            server: self.url.clone(),
+            ca_pem: self.ca_pem(),
+            credentials: credentials.unwrap_or(certs::KubeconfigCredentials::Token(String::new())),
+            namespace: None,
+        };
+        certs::write_kubeconfig(&path, &config).expect("write kubeconfig");
+        path
+    }
+
+    /// A kubeconfig authenticating with a client certificate for `user` in `group` (if any),
+    /// issued by the server's CA.
+    pub fn cert_kubeconfig(&self, user: &str, group: Option<&str>) -> PathBuf {
+        let groups: Vec<&str> = group.into_iter().collect();
+        let cert = self
+            .ca()
+            .issue_client(user, &groups)
+            .expect("issue client cert");
+        self.write_user_kubeconfig(
+            &format!("cert-{}", sanitize(user)),
+            Some(certs::KubeconfigCredentials::ClientCert {
+                cert_pem: cert.cert_pem,
+                key_pem: cert.key_pem,
+            }),
+        )
+    }
+
+    /// A kubeconfig authenticating with a client certificate issued by a CA the server does
+    /// not trust.
+    pub fn foreign_cert_kubeconfig(&self, user: &str, group: Option<&str>) -> PathBuf {
+        let groups: Vec<&str> = group.into_iter().collect();
+        let ca = certs::Ca::generate().expect("foreign CA");
+        let cert = ca.issue_client(user, &groups).expect("issue client cert");
+        self.write_user_kubeconfig(
+            &format!("foreign-{}", sanitize(user)),
+            Some(certs::KubeconfigCredentials::ClientCert {
+                cert_pem: cert.cert_pem,
+                key_pem: cert.key_pem,
+            }),
+        )
+    }
+
+    /// A kubeconfig authenticating with a bearer token (`name` names the file).
+    pub fn token_kubeconfig(&self, name: &str, token: &str) -> PathBuf {
+        self.write_user_kubeconfig(
+            &format!("token-{}", sanitize(name)),
+            Some(certs::KubeconfigCredentials::Token(token.to_string())),
+        )
+    }
+
+    /// A kubeconfig without credentials (anonymous requests).
+    pub fn anonymous_kubeconfig(&self) -> PathBuf {
+        self.write_user_kubeconfig("anonymous", None)
+    }
+
+    /// A kubectl command for another kubeconfig, with its own cache directory.
+    pub fn kubectl_as_cmd(&self, kubeconfig: &Path) -> Command {
+        let stem = kubeconfig
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let cache = self.dir.path().join("caches").join(stem).join("cache");
+        kubectl_cmd(kubeconfig, &cache)
+    }
+
+    /// Runs kubectl with another kubeconfig.
+    pub fn kubectl_as(&self, kubeconfig: &Path, args: &[&str]) -> Output {
+        run(self.kubectl_as_cmd(kubeconfig).args(args))
+    }
+
+    /// Runs kubectl with another kubeconfig, failing the test on a non-zero exit.
+    pub fn kubectl_as_ok(&self, kubeconfig: &Path, args: &[&str]) -> String {
+        let out = self.kubectl_as(kubeconfig, args);
+        assert!(
+            out.status.success(),
+            "kubectl {} ({}) failed: {}{}",
+            args.join(" "),
+            kubeconfig.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The path of a file in the server's data directory.
+    pub fn data_path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+impl Server {
+    /// Sends one request with no credentials at all (as an anonymous client would) through
+    /// kube-rs; returns the HTTP status and the body or error message.
+    pub fn anonymous_request(&self, method: &str, path: &str) -> (u16, String) {
+        let url: http::Uri = self.url.parse().expect("server URL");
+        let ca = pem_to_der(&self.ca_pem());
+        self.rt.block_on(async move {
+            let mut config = kube::Config::new(url);
+            config.root_cert = Some(vec![ca]);
+            let client = kube::Client::try_from(config).expect("client");
+            let req = http::Request::builder()
+                .method(method)
+                .uri(path)
+                .body(Vec::new())
+                .expect("request");
+            match client.request_text(req).await {
+                Ok(text) => (200, text),
+                Err(kube::Error::Api(s)) => (s.code, s.message),
+                Err(e) => panic!("anonymous {method} {path}: {e}"),
+            }
+        })
+    }
+}
+
+/// The DER bytes of the first certificate of a PEM bundle.
+pub fn pem_to_der(pem: &str) -> Vec<u8> {
+    use base64::Engine;
+    let b64: String = pem
+        .lines()
+        .skip_while(|l| !l.starts_with("-----BEGIN"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("-----END"))
+        .collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .expect("PEM base64")
 }
