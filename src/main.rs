@@ -60,6 +60,27 @@ struct ServeArgs {
     /// CA bundle (PEM) whose client certificates authenticate users, besides the server's own CA.
     #[arg(long, env = "KARMADA_RS_CLIENT_CA_FILE")]
     client_ca_file: Option<PathBuf>,
+    /// Serve requests without credentials as system:anonymous (they get only what RBAC grants
+    /// system:unauthenticated: /healthz, /livez, /readyz, /version by default).
+    #[arg(
+        long,
+        env = "KARMADA_RS_ANONYMOUS_AUTH",
+        num_args = 0..=1,
+        default_value_t = false,
+        default_missing_value = "true",
+        action = clap::ArgAction::Set
+    )]
+    anonymous_auth: bool,
+    /// Write an audit log (audit.k8s.io/v1 events, one JSON line per request that is not a
+    /// read) to this file; `-` is standard output.
+    #[arg(long, env = "KARMADA_RS_AUDIT_LOG_PATH")]
+    audit_log_path: Option<PathBuf>,
+    /// Rotate the audit log when it reaches this many megabytes (0: 100).
+    #[arg(long, env = "KARMADA_RS_AUDIT_LOG_MAXSIZE", default_value_t = 0)]
+    audit_log_maxsize: u64,
+    /// Rotated audit logs to keep (0: all).
+    #[arg(long, env = "KARMADA_RS_AUDIT_LOG_MAXBACKUP", default_value_t = 0)]
+    audit_log_maxbackup: usize,
 }
 
 fn init_tracing() {
@@ -78,12 +99,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         apiserver::launch::StoreChoice::Etcd(storage::etcd::EtcdOptions::new(args.etcd_servers))
     };
     let security = apiserver::launch::SecurityOptions {
+        anonymous_auth: args.anonymous_auth,
         token_auth_file: args.token_auth_file,
         service_account_issuer: args.service_account_issuer,
         tls_cert_file: args.tls_cert_file,
         tls_private_key_file: args.tls_private_key_file,
         client_ca_file: args.client_ca_file,
-        ..Default::default()
+        audit: args
+            .audit_log_path
+            .map(|path| apiserver::audit::AuditOptions {
+                path,
+                max_size_mb: args.audit_log_maxsize,
+                max_backups: args.audit_log_maxbackup,
+            }),
     };
     let running = apiserver::launch::start_with(
         apiserver::launch::ServeOptions {

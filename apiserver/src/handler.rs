@@ -33,10 +33,9 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let started = std::time::Instant::now();
-    let resp = match handle(&state, req).await {
-        Ok(r) => r,
-        Err(e) => e.into_response(),
-    };
+    let mut audit = crate::audit::RequestAudit::begin(&req);
+    let result = handle(&state, req, &mut audit).await;
+    let resp = crate::audit::complete(&state, &mut audit, result).await;
     tracing::debug!(
         method = %method,
         path = %path,
@@ -85,11 +84,16 @@ impl Ctx {
     }
 }
 
-async fn handle(state: &Arc<ApiState>, req: http::Request<Body>) -> Result<Response, ApiError> {
+async fn handle(
+    state: &Arc<ApiState>,
+    req: http::Request<Body>,
+    audit: &mut crate::audit::RequestAudit,
+) -> Result<Response, ApiError> {
     let (mut parts, body) = req.into_parts();
     let query = parse_query(parts.uri.query());
     let info = request_info(&parts.method, parts.uri.path(), &query);
-    let user = auth::admit(state, &mut parts, &info).await?;
+    audit.set_request(&info);
+    let user = auth::admit(state, &mut parts, &info, audit).await?;
     auth::scope(
         user.clone(),
         dispatch(state, parts, body, query, info, (*user).clone()),
@@ -253,7 +257,10 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
     let verb = ctx.info.verb.clone();
     let sub = ctx.info.subresource.clone();
     if ctx.def.storage == crate::resources::Storage::Virtual {
-        return Err(ApiError::method_not_allowed(&verb, &ctx.def.kind));
+        return match (verb.as_str(), sub.as_str()) {
+            ("create", "") => crate::auth::review::create(&ctx, body).await,
+            _ => Err(ApiError::method_not_allowed(&verb, &ctx.def.kind)),
+        };
     }
     match sub.as_str() {
         "" => match verb.as_str() {

@@ -63,6 +63,8 @@ pub struct SecurityOptions {
     /// Extra CAs for client certificates (`--client-ca-file`); the server's own CA, which
     /// signs the admin kubeconfig, stays trusted.
     pub client_ca_file: Option<PathBuf>,
+    /// The audit log (`--audit-log-path`, `--audit-log-maxsize`, `--audit-log-maxbackup`).
+    pub audit: Option<crate::audit::AuditOptions>,
 }
 
 fn read_file(path: &std::path::Path) -> Result<String, LaunchError> {
@@ -100,6 +102,9 @@ pub enum LaunchError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The audit log could not be opened.
+    #[error("audit log: {0}")]
+    Audit(std::io::Error),
     /// The security configuration is unusable.
     #[error("{0}")]
     Auth(#[from] crate::auth::AuthError),
@@ -225,17 +230,28 @@ pub async fn start_with(
                 ));
             }
         };
-    let auth = crate::auth::Auth::new(&crate::auth::AuthOptions {
-        anonymous: security.anonymous_auth,
-        token_auth_file: security.token_auth_file.clone(),
-        client_ca_pems: client_ca_pems.clone(),
-        service_account_key_pem: pki.service_account_key_pem.clone(),
-        service_account_issuer: security.service_account_issuer.clone().unwrap_or_default(),
-        api_audiences: vec![],
-    })?;
-    state.set_auth(Arc::new(auth));
+    let audit = match &security.audit {
+        Some(a) => Some(crate::audit::AuditLog::start(a).map_err(LaunchError::Audit)?),
+        None => None,
+    };
+    let auth = Arc::new(crate::auth::Auth::new(
+        &crate::auth::AuthOptions {
+            anonymous: security.anonymous_auth,
+            token_auth_file: security.token_auth_file.clone(),
+            client_ca_pems: client_ca_pems.clone(),
+            service_account_key_pem: pki.service_account_key_pem.clone(),
+            service_account_issuer: security.service_account_issuer.clone().unwrap_or_default(),
+            api_audiences: vec![],
+        },
+        audit,
+    )?);
+    state.set_auth(auth.clone());
     state.warm(Duration::from_secs(30)).await?;
     bootstrap(&state, opts.flavor).await?;
+    // The bootstrap RBAC policy, aggregated and indexed before the first request is served.
+    crate::auth::bootstrap::ensure(&state).await?;
+    crate::auth::rbac::controller::settle(&state, &auth.authorizer).await?;
+    crate::auth::rbac::controller::spawn(Arc::downgrade(&state), auth.authorizer.clone());
 
     let router = crate::handler::router(state.clone());
     let tls = crate::server::server_config(&TlsFiles {

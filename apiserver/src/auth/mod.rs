@@ -1,11 +1,18 @@
-//! Authentication: who is making a request.
+//! Authentication, impersonation and authorization: who is making a request and whether
+//! they may.
 //!
-//! A request passes, in kube-apiserver's order, the authenticator chain ([`authenticator`]:
-//! in-process identity, x509 client certificate, bearer tokens). [`admit`] runs it for the
-//! request handler.
+//! A request passes, in kube-apiserver's order: the authenticator chain ([`authenticator`]:
+//! in-process identity, x509 client certificate, bearer tokens, anonymous), impersonation
+//! ([`impersonation`]), then the authorizer ([`rbac`], after the `system:masters`
+//! short-circuit). [`admit`] runs all three for the request handler.
 
+pub mod attributes;
 pub mod authenticator;
+pub mod bootstrap;
+pub mod impersonation;
 mod jwt_ring;
+pub mod rbac;
+pub mod review;
 pub mod service_account;
 pub mod token_file;
 pub mod token_request;
@@ -18,11 +25,14 @@ use std::sync::{Arc, OnceLock};
 
 use rustls_pki_types::CertificateDer;
 
+use crate::audit::{AuditLog, RequestAudit};
 use crate::error::ApiError;
 use crate::request_info::RequestInfo;
 use crate::state::ApiState;
 
+pub use attributes::Attributes;
 pub use authenticator::Authenticator;
+pub use rbac::Authorizer;
 pub use service_account::ServiceAccountTokens;
 
 /// The group every authenticated user is in.
@@ -44,16 +54,20 @@ pub const CONTROLLERS_GROUP: &str = "system:karmada:controllers";
 /// The issuer kube-apiserver is usually given, used when none is configured.
 pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 
-/// An authenticated identity (user.Info).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// An authenticated identity (user.Info); serializes as kube's `UserInfo`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct UserInfo {
     /// User name.
+    #[serde(rename = "username")]
     pub name: String,
     /// User uid (service accounts).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub uid: String,
     /// Groups, including `system:authenticated`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
     /// Extra attributes.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, Vec<String>>,
 }
 
@@ -95,25 +109,16 @@ impl UserInfo {
         self.groups.iter().any(|g| g == group)
     }
 
-    /// The identity as the `userInfo` JSON of reviews and audit events.
+    /// The identity as the `userInfo` JSON of reviews.
     pub fn to_json(&self) -> serde_json::Value {
-        let mut m = serde_json::Map::new();
-        m.insert("username".into(), self.name.clone().into());
-        if !self.uid.is_empty() {
-            m.insert("uid".into(), self.uid.clone().into());
-        }
-        if !self.groups.is_empty() {
-            m.insert("groups".into(), serde_json::json!(self.groups));
-        }
-        if !self.extra.is_empty() {
-            m.insert("extra".into(), serde_json::json!(self.extra));
-        }
-        serde_json::Value::Object(m)
+        serde_json::to_value(self).unwrap_or_default()
     }
 }
 
 /// The identity of the in-process Karmada controllers: user `system:karmada:controller-manager`
-/// in group `system:karmada:controllers`.
+/// in group `system:karmada:controllers`, bound by the bootstrap policy to the ClusterRole of
+/// the same name ([`bootstrap::CONTROLLER_MANAGER_ROLE`]). It is authorized like any other
+/// user: no bypass.
 pub fn controller_manager_user() -> UserInfo {
     UserInfo::new(CONTROLLER_MANAGER_USER, vec![CONTROLLERS_GROUP.to_string()])
 }
@@ -202,12 +207,17 @@ pub struct AuthOptions {
     pub api_audiences: Vec<String>,
 }
 
-/// The security stack of one API server.
+/// The security stack of one API server: authenticators, the RBAC authorizer and the audit
+/// log.
 pub struct Auth {
     /// The authenticator chain.
     pub authenticator: Authenticator,
+    /// The authorizer (RBAC over an index fed by the RBAC watch caches).
+    pub authorizer: Arc<Authorizer>,
     /// Service-account token issuance and validation.
     pub tokens: Arc<ServiceAccountTokens>,
+    /// The audit log, when enabled.
+    pub audit: Option<Arc<AuditLog>>,
 }
 
 impl std::fmt::Debug for Auth {
@@ -218,7 +228,7 @@ impl std::fmt::Debug for Auth {
 
 impl Auth {
     /// Builds the stack from options (reads the token file).
-    pub fn new(opts: &AuthOptions) -> Result<Auth, AuthError> {
+    pub fn new(opts: &AuthOptions, audit: Option<Arc<AuditLog>>) -> Result<Auth, AuthError> {
         let issuer = if opts.service_account_issuer.is_empty() {
             DEFAULT_ISSUER.to_string()
         } else {
@@ -246,7 +256,9 @@ impl Auth {
         );
         Ok(Auth {
             authenticator,
+            authorizer: Arc::new(Authorizer::new()),
             tokens,
+            audit,
         })
     }
 }
@@ -267,17 +279,35 @@ pub fn current_user() -> Option<Arc<UserInfo>> {
     CURRENT_USER.try_with(|u| u.clone()).ok()
 }
 
-/// Authenticates one request (kube's WithAuthentication filter). Returns the identity the
-/// request acts as.
+/// Authenticates, applies impersonation and authorizes one request (kube's
+/// WithAuthentication, WithImpersonation and WithAuthorization filters). Returns the identity
+/// the request acts as.
 pub async fn admit(
     state: &ApiState,
     parts: &mut http::request::Parts,
-    _info: &RequestInfo,
+    info: &RequestInfo,
+    audit: &mut RequestAudit,
 ) -> Result<Arc<UserInfo>, ApiError> {
     let auth = state
         .auth()
         .ok_or_else(|| ApiError::unavailable("the server's authentication is not configured"))?;
     let user = auth.authenticator.authenticate(state, parts).await?;
+    audit.set_user(&user);
+    let user = match impersonation::impersonate(&auth.authorizer, &user, &parts.headers)? {
+        Some(acting_as) => {
+            audit.set_impersonated(&acting_as);
+            impersonation::strip_headers(&mut parts.headers);
+            acting_as
+        }
+        None => user,
+    };
+    let attrs = Attributes::from_request(&user, info);
+    let decision = auth.authorizer.authorize(&attrs);
+    audit.set_decision(decision.allowed, &decision.reason);
+    if !decision.allowed {
+        tracing::debug!(user = %user.name, verb = %info.verb, path = %info.path, "forbidden");
+        return Err(attrs.forbidden(&decision.reason));
+    }
     Ok(Arc::new(user))
 }
 
