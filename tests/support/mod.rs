@@ -47,6 +47,8 @@ pub struct Server {
     rt: tokio::runtime::Runtime,
     extra_args: Vec<String>,
     bind: String,
+    /// When set, the server's stderr goes to this file at debug level (tests grep it).
+    log_file: Option<PathBuf>,
 }
 
 impl Server {
@@ -80,9 +82,40 @@ impl Server {
             rt,
             extra_args: extra.iter().map(|s| s.to_string()).collect(),
             bind: "127.0.0.1:0".into(),
+            log_file: None,
         };
         s.spawn();
         s
+    }
+
+    /// Starts a control plane on the embedded store whose debug log is kept in
+    /// [`Server::log_path`].
+    pub fn start_logged(extra: &[&str]) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let mut s = Server {
+            kubeconfig: dir.path().join("karmada.kubeconfig"),
+            cache_dir: dir.path().join("kubectl-cache"),
+            log_file: Some(dir.path().join("server.log")),
+            dir,
+            url: String::new(),
+            child: None,
+            etcd: None,
+            rt,
+            extra_args: extra.iter().map(|s| s.to_string()).collect(),
+            bind: "127.0.0.1:0".into(),
+        };
+        s.spawn();
+        s
+    }
+
+    /// The server's log file (see [`Server::start_logged`]).
+    pub fn log_path(&self) -> Option<&Path> {
+        self.log_file.as_deref()
     }
 
     /// The backend this server runs on.
@@ -110,6 +143,14 @@ impl Server {
             std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "warn".into()),
         );
         cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
+        if let Some(f) = &self.log_file {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(f)
+                .expect("open server log");
+            cmd.env("KARMADA_RS_LOG", "debug").stderr(file);
+        }
         let mut child = cmd.spawn().expect("spawn karmada-rs");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = mpsc::channel();
@@ -279,7 +320,7 @@ impl Server {
     fn write_user_kubeconfig(
         &self,
         file: &str,
-        credentials: Option<certs::KubeconfigCredentials>,
+        credentials: certs::KubeconfigCredentials,
     ) -> PathBuf {
         let path = self
             .dir
@@ -290,7 +331,7 @@ impl Server {
             name: "karmada".into(),
             server: self.url.clone(),
             ca_pem: self.ca_pem(),
-            credentials: credentials.unwrap_or(certs::KubeconfigCredentials::Token(String::new())),
+            credentials,
             namespace: None,
         };
         certs::write_kubeconfig(&path, &config).expect("write kubeconfig");
@@ -307,10 +348,10 @@ impl Server {
             .expect("issue client cert");
         self.write_user_kubeconfig(
             &format!("cert-{}", sanitize(user)),
-            Some(certs::KubeconfigCredentials::ClientCert {
+            certs::KubeconfigCredentials::ClientCert {
                 cert_pem: cert.cert_pem,
                 key_pem: cert.key_pem,
-            }),
+            },
         )
     }
 
@@ -322,10 +363,10 @@ impl Server {
         let cert = ca.issue_client(user, &groups).expect("issue client cert");
         self.write_user_kubeconfig(
             &format!("foreign-{}", sanitize(user)),
-            Some(certs::KubeconfigCredentials::ClientCert {
+            certs::KubeconfigCredentials::ClientCert {
                 cert_pem: cert.cert_pem,
                 key_pem: cert.key_pem,
-            }),
+            },
         )
     }
 
@@ -333,13 +374,23 @@ impl Server {
     pub fn token_kubeconfig(&self, name: &str, token: &str) -> PathBuf {
         self.write_user_kubeconfig(
             &format!("token-{}", sanitize(name)),
-            Some(certs::KubeconfigCredentials::Token(token.to_string())),
+            certs::KubeconfigCredentials::Token(token.to_string()),
         )
     }
 
-    /// A kubeconfig without credentials (anonymous requests).
+    /// A kubeconfig for anonymous requests: a basic-auth user name without password, which
+    /// keeps kubectl from prompting and which the server (like kube-apiserver) ignores.
     pub fn anonymous_kubeconfig(&self) -> PathBuf {
-        self.write_user_kubeconfig("anonymous", None)
+        use base64::Engine;
+        let path = self.dir.path().join("users").join("anonymous.kubeconfig");
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("users dir");
+        let ca = base64::engine::general_purpose::STANDARD.encode(self.ca_pem());
+        let yaml = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: karmada\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: anonymous\n  user:\n    username: anonymous\ncontexts:\n- name: karmada\n  context:\n    cluster: karmada\n    user: anonymous\ncurrent-context: karmada\n",
+            self.url
+        );
+        std::fs::write(&path, yaml).expect("write kubeconfig");
+        path
     }
 
     /// A kubectl command for another kubeconfig, with its own cache directory.
