@@ -591,6 +591,42 @@ subjects:
         mismatches.join("\n")
     );
 
+    // A LocalSubjectAccessReview (what namespace admins may ask) about the viewer.
+    let lsar = |ns: &str, verb: &str, resource: &str| -> serde_json::Value {
+        let body = serde_json::json!({
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "LocalSubjectAccessReview",
+            "metadata": {"namespace": ns},
+            "spec": {"user": "viewer", "resourceAttributes": {"namespace": "team-a", "verb": verb, "resource": resource}},
+        });
+        let file = dir.path().join(format!("lsar-{ns}-{verb}-{resource}.json"));
+        std::fs::write(&file, body.to_string()).unwrap();
+        let path =
+            format!("/apis/authorization.k8s.io/v1/namespaces/{ns}/localsubjectaccessreviews");
+        let out = s.kubectl(&["create", "--raw", &path, "-f", file.to_str().unwrap()]);
+        if out.status.success() {
+            serde_json::from_slice(&out.stdout).unwrap()
+        } else {
+            serde_json::json!({"error": String::from_utf8_lossy(&out.stderr)})
+        }
+    };
+    assert_eq!(
+        lsar("team-a", "list", "configmaps")["status"]["allowed"],
+        true
+    );
+    assert_eq!(
+        lsar("team-a", "list", "configmaps")["status"]["reason"],
+        r#"RBAC: allowed by RoleBinding "viewer/team-a" of ClusterRole "view" to User "viewer""#
+    );
+    assert_ne!(lsar("team-a", "list", "secrets")["status"]["allowed"], true);
+    let mismatch = lsar("team-b", "list", "configmaps");
+    assert!(
+        mismatch["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("must match metadata.namespace")),
+        "{mismatch}"
+    );
+
     // Anonymous requests reach exactly what system:public-info-viewer grants.
     for path in ["/healthz", "/livez", "/readyz", "/version"] {
         assert_eq!(s.anonymous_request("GET", path).0, 200, "{path}");

@@ -78,6 +78,40 @@ fn service_account_tokens() {
         "a token for another audience is not accepted by the API"
     );
 
+    // TokenReview: what an aggregated server or webhook asks.
+    let review = |token: &str, audiences: &[&str]| -> serde_json::Value {
+        let body = serde_json::json!({
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenReview",
+            "spec": {"token": token, "audiences": audiences},
+        });
+        let out = s.kubectl_stdin_ok(
+            &["create", "--validate=false", "-f", "-", "-o", "json"],
+            &body.to_string(),
+        );
+        serde_json::from_str(&out).unwrap()
+    };
+    let ok = review(&token, &[]);
+    assert_eq!(ok["status"]["authenticated"], true);
+    assert_eq!(
+        ok["status"]["user"]["username"],
+        "system:serviceaccount:team:robot"
+    );
+    assert_eq!(ok["status"]["user"]["uid"], uid.as_str());
+    let for_vault = review(&vault, &["vault"]);
+    assert_eq!(for_vault["status"]["authenticated"], true);
+    assert_eq!(
+        for_vault["status"]["audiences"],
+        serde_json::json!(["vault"])
+    );
+    let bad = review("not-a-token", &[]);
+    assert_ne!(bad["status"]["authenticated"], true);
+    assert!(
+        bad["status"]["error"]
+            .as_str()
+            .is_some_and(|e| !e.is_empty())
+    );
+
     // Validation and missing accounts.
     let err = s.kubectl_err(&["-n", "team", "create", "token", "robot", "--duration=1m"]);
     assert!(

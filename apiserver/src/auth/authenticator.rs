@@ -65,7 +65,7 @@ impl Authenticator {
         parts: &mut http::request::Parts,
     ) -> Result<UserInfo, ApiError> {
         if let Some(InProcessIdentity(u)) = parts.extensions.get::<InProcessIdentity>() {
-            return Ok((**u).clone());
+            return Ok(with_authenticated_group((**u).clone()));
         }
         let mut failures: Vec<String> = Vec::new();
         if let Some(peer) = parts.extensions.get::<PeerCertificates>() {
@@ -149,6 +149,15 @@ impl Authenticator {
             Err(e) => fail(e),
         }
     }
+}
+
+/// kube's `AuthenticatedGroupAdder`: every authenticated user is in `system:authenticated`,
+/// unless it already names that group or `system:unauthenticated`.
+pub fn with_authenticated_group(mut user: UserInfo) -> UserInfo {
+    if !user.in_group(super::AUTHENTICATED_GROUP) && !user.in_group(super::UNAUTHENTICATED_GROUP) {
+        user.groups.push(super::AUTHENTICATED_GROUP.to_string());
+    }
+    user
 }
 
 /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive, as

@@ -42,18 +42,12 @@ pub fn parse(text: &str) -> Result<StaticTokens, String> {
             .get(3)
             .map(|g| g.split(',').map(str::to_string).collect())
             .unwrap_or_default();
-        let mut user = UserInfo {
+        let user = super::authenticator::with_authenticated_group(UserInfo {
             name: record[1].clone(),
             uid: record[2].clone(),
             groups,
             ..Default::default()
-        };
-        // kube's AuthenticatedGroupAdder leaves users that already name either group alone.
-        if !user.in_group(super::AUTHENTICATED_GROUP)
-            && !user.in_group(super::UNAUTHENTICATED_GROUP)
-        {
-            user.groups.push(super::AUTHENTICATED_GROUP.to_string());
-        }
+        });
         tokens.insert(record[0].clone(), user);
     }
     Ok(tokens)
