@@ -226,3 +226,64 @@ fn static_tokens_and_foreign_certificates() {
     assert_eq!(s.anonymous_request("GET", "/version").0, 401);
     assert_eq!(s.anonymous_request("GET", "/api/v1/namespaces").0, 401);
 }
+
+#[test]
+fn legacy_service_account_token_secrets() {
+    // karmada-cluster exists from the start.
+    let s = Server::start();
+    // As `karmadactl join` does: the Secret first, its account afterwards.
+    s.kubectl_stdin_ok(
+        &["create", "--validate=false", "-f", "-"],
+        r#"{"apiVersion":"v1","kind":"Secret","type":"kubernetes.io/service-account-token",
+            "metadata":{"name":"karmada-member1","namespace":"karmada-cluster",
+                        "annotations":{"kubernetes.io/service-account.name":"karmada-member1"}}}"#,
+    );
+    s.kubectl_ok(&[
+        "-n",
+        "karmada-cluster",
+        "create",
+        "serviceaccount",
+        "karmada-member1",
+    ]);
+    let secret = wait_for("the token controller to fill the secret", DEADLINE, || {
+        let v = s.get_json(&["-n", "karmada-cluster", "secret", "karmada-member1"]);
+        v["data"]["token"].as_str().map(|_| v.clone())
+    });
+    let decode = |k: &str| {
+        String::from_utf8(
+            base64::engine::general_purpose::STANDARD
+                .decode(secret["data"][k].as_str().unwrap())
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    assert_eq!(decode("namespace"), "karmada-cluster");
+    assert_eq!(decode("ca.crt"), s.ca_pem());
+    let sa = s.get_json(&["-n", "karmada-cluster", "serviceaccount", "karmada-member1"]);
+    assert_eq!(
+        secret["metadata"]["annotations"]["kubernetes.io/service-account.uid"],
+        sa["metadata"]["uid"]
+    );
+    let token = decode("token");
+    assert_eq!(decode_claims(&token)["iss"], "kubernetes/serviceaccount");
+    let kc = s.token_kubeconfig("legacy", &token);
+    let who: serde_json::Value =
+        serde_json::from_str(&s.kubectl_as_ok(&kc, &["auth", "whoami", "-o", "json"])).unwrap();
+    assert_eq!(
+        who["status"]["userInfo"]["username"],
+        "system:serviceaccount:karmada-cluster:karmada-member1"
+    );
+    // The token lives as long as its Secret.
+    s.kubectl_ok(&[
+        "-n",
+        "karmada-cluster",
+        "delete",
+        "secret",
+        "karmada-member1",
+    ]);
+    wait_for(
+        "the deleted secret's token to stop working",
+        DEADLINE,
+        || (!authenticates(&s, &kc)).then_some(()),
+    );
+}

@@ -252,6 +252,18 @@ pub async fn start_with(
     crate::auth::bootstrap::ensure(&state).await?;
     crate::auth::rbac::controller::settle(&state, &auth.authorizer).await?;
     crate::auth::rbac::controller::spawn(Arc::downgrade(&state), auth.authorizer.clone());
+    // With a user-supplied serving certificate, its chain is trusted too (a self-signed
+    // certificate is its own anchor).
+    let cluster_ca_pem = if security.tls_cert_file.is_some() {
+        format!("{}{serving_cert_pem}", pki.ca.cert_pem())
+    } else {
+        pki.ca.cert_pem().to_string()
+    };
+    crate::auth::token_controller::spawn(
+        Arc::downgrade(&state),
+        auth.tokens.clone(),
+        cluster_ca_pem.clone(),
+    );
 
     let router = crate::handler::router(state.clone());
     let tls = crate::server::server_config(&TlsFiles {
@@ -272,13 +284,7 @@ pub async fn start_with(
         &certs::Kubeconfig {
             name: opts.context_name.clone(),
             server: url.clone(),
-            // With a user-supplied serving certificate, its chain is trusted too (a
-            // self-signed certificate is its own anchor).
-            ca_pem: if security.tls_cert_file.is_some() {
-                format!("{}{serving_cert_pem}", pki.ca.cert_pem())
-            } else {
-                pki.ca.cert_pem().to_string()
-            },
+            ca_pem: cluster_ca_pem,
             credentials: certs::KubeconfigCredentials::ClientCert {
                 cert_pem: pki.admin.cert_pem.clone(),
                 key_pem: pki.admin.key_pem.clone(),

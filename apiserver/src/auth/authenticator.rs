@@ -137,6 +137,29 @@ impl Authenticator {
                 error: String::new(),
             };
         }
+        // Legacy Secret tokens carry no audience; kube accepts them for the API's own.
+        if service_account::unverified_issuer(token).as_deref()
+            == Some(service_account::LEGACY_ISSUER)
+        {
+            if !audiences.is_empty()
+                && !audiences
+                    .iter()
+                    .any(|a| self.tokens.audiences().contains(a))
+            {
+                return fail("token audiences are not accepted".into());
+            }
+            return match self.tokens.validate_legacy(token) {
+                Ok(claims) => match service_account::legacy_user_for(state, token, &claims).await {
+                    Ok(u) => TokenOutcome {
+                        user: Some(u),
+                        audiences: self.tokens.audiences().to_vec(),
+                        error: String::new(),
+                    },
+                    Err(e) => fail(e),
+                },
+                Err(e) => fail(e),
+            };
+        }
         match self.tokens.validate(token, audiences) {
             Ok((claims, matched)) => match service_account::user_for(state, &claims).await {
                 Ok(u) => TokenOutcome {

@@ -241,6 +241,137 @@ impl ServiceAccountTokens {
     }
 }
 
+/// The issuer of legacy (Secret-based, non-expiring) service-account tokens.
+pub const LEGACY_ISSUER: &str = "kubernetes/serviceaccount";
+
+/// The claims of a legacy service-account token (kube's `legacyPrivateClaims`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LegacyClaims {
+    /// Always [`LEGACY_ISSUER`].
+    pub iss: String,
+    /// Subject: `system:serviceaccount:NS:NAME`.
+    pub sub: String,
+    /// The service account's namespace.
+    #[serde(rename = "kubernetes.io/serviceaccount/namespace")]
+    pub namespace: String,
+    /// The Secret holding the token.
+    #[serde(rename = "kubernetes.io/serviceaccount/secret.name")]
+    pub secret_name: String,
+    /// The service account.
+    #[serde(rename = "kubernetes.io/serviceaccount/service-account.name")]
+    pub service_account_name: String,
+    /// The service account's uid.
+    #[serde(rename = "kubernetes.io/serviceaccount/service-account.uid")]
+    pub service_account_uid: String,
+}
+
+impl ServiceAccountTokens {
+    /// Issues a legacy token for a `kubernetes.io/service-account-token` Secret (kube's
+    /// tokens controller does): no expiry, valid while the Secret holds it and the account
+    /// exists.
+    pub fn issue_legacy(
+        &self,
+        namespace: &str,
+        service_account: &Ref,
+        secret_name: &str,
+    ) -> Result<String, String> {
+        let claims = LegacyClaims {
+            iss: LEGACY_ISSUER.into(),
+            sub: format!(
+                "{SERVICE_ACCOUNT_PREFIX}{namespace}:{}",
+                service_account.name
+            ),
+            namespace: namespace.into(),
+            secret_name: secret_name.into(),
+            service_account_name: service_account.name.clone(),
+            service_account_uid: service_account.uid.clone(),
+        };
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.key_id.clone());
+        jsonwebtoken::encode(&header, &claims, &self.encoding).map_err(|e| e.to_string())
+    }
+
+    /// Checks a legacy token's signature and claims.
+    pub fn validate_legacy(&self, token: &str) -> Result<LegacyClaims, String> {
+        let mut v = Validation::new(Algorithm::ES256);
+        v.set_issuer(&[LEGACY_ISSUER]);
+        v.set_required_spec_claims(&["iss", "sub"]);
+        v.validate_exp = false;
+        v.validate_aud = false;
+        let c = jsonwebtoken::decode::<LegacyClaims>(token, &self.decoding, &v)
+            .map_err(|e| format!("invalid service-account token: {e}"))?
+            .claims;
+        let expected = format!(
+            "{SERVICE_ACCOUNT_PREFIX}{}:{}",
+            c.namespace, c.service_account_name
+        );
+        if c.namespace.is_empty() || c.secret_name.is_empty() || c.sub != expected {
+            return Err("invalid service-account token: malformed claims".into());
+        }
+        Ok(c)
+    }
+}
+
+/// The issuer a token claims, read without verifying it (to pick the validator).
+pub fn unverified_issuer(token: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Iss {
+        iss: String,
+    }
+    jsonwebtoken::dangerous::insecure_decode_claims::<Iss>(token)
+        .ok()
+        .map(|c| c.iss)
+}
+
+/// The user a legacy token stands for, once its Secret still holds it and its account
+/// exists with the same uid (kube's legacy validator with service-account lookup).
+pub async fn legacy_user_for(
+    state: &ApiState,
+    token: &str,
+    claims: &LegacyClaims,
+) -> Result<UserInfo, String> {
+    let secret = lookup(state, "secrets", &claims.namespace, &claims.secret_name)
+        .await?
+        .ok_or_else(|| {
+            format!(
+                "secret \"{}\" holding the token is gone",
+                claims.secret_name
+            )
+        })?;
+    let held = secret
+        .pointer("/data/token")
+        .and_then(Value::as_str)
+        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok());
+    if held.as_deref() != Some(token.as_bytes()) {
+        return Err("the token no longer matches its secret".into());
+    }
+    if object::is_terminating(&secret) {
+        return Err("the token's secret is being deleted".into());
+    }
+    let sa = Ref {
+        name: claims.service_account_name.clone(),
+        uid: claims.service_account_uid.clone(),
+    };
+    check_ref(
+        state,
+        "ServiceAccount",
+        "serviceaccounts",
+        &claims.namespace,
+        &sa,
+    )
+    .await?;
+    Ok(UserInfo {
+        name: claims.sub.clone(),
+        uid: sa.uid,
+        groups: vec![
+            SERVICE_ACCOUNTS_GROUP.to_string(),
+            format!("{SERVICE_ACCOUNTS_GROUP}:{}", claims.namespace),
+            super::AUTHENTICATED_GROUP.to_string(),
+        ],
+        extra: BTreeMap::new(),
+    })
+}
+
 /// Reads an object from the watch cache, or from storage when the cache has not seen it yet
 /// (kube's clientGetter falls back to a live lookup the same way).
 async fn lookup(
@@ -459,6 +590,27 @@ mod tests {
         assert!(t.validate(&none, &[]).is_err());
         assert!(t.validate("not-a-jwt", &[]).is_err());
         assert!(t.validate("", &[]).is_err());
+    }
+
+    #[test]
+    fn legacy_tokens() {
+        let t = tokens();
+        let sa = Ref {
+            name: "robot".into(),
+            uid: "u-1".into(),
+        };
+        let tok = t.issue_legacy("ns1", &sa, "robot-token").unwrap();
+        assert_eq!(unverified_issuer(&tok).as_deref(), Some(LEGACY_ISSUER));
+        let c = t.validate_legacy(&tok).unwrap();
+        assert_eq!(c.sub, "system:serviceaccount:ns1:robot");
+        assert_eq!(c.secret_name, "robot-token");
+        assert_eq!(c.service_account_uid, "u-1");
+        // Neither validator accepts the other's tokens.
+        assert!(t.validate(&tok, &[]).is_err());
+        let (bound, _) = t.issue(&spec()).unwrap();
+        assert!(t.validate_legacy(&bound).is_err());
+        assert!(tokens().validate_legacy(&tok).is_err(), "another key");
+        assert_eq!(unverified_issuer("garbage"), None);
     }
 
     #[test]
