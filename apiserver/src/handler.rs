@@ -79,10 +79,9 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
             },
         });
     let path = info.path.clone();
-    let resp = match handle(&state, req, info, query).await {
-        Ok(r) => r,
-        Err(e) => e.into_response(),
-    };
+    let mut audit = crate::audit::RequestAudit::begin(&req);
+    let result = handle(&state, req, info, query, &mut audit).await;
+    let resp = crate::audit::complete(&state, &mut audit, result).await;
     drop(guard);
     let elapsed = started.elapsed();
     if let Some(l) = labels {
@@ -143,9 +142,26 @@ async fn handle(
     req: http::Request<Body>,
     info: RequestInfo,
     query: HashMap<String, Vec<String>>,
+    audit: &mut crate::audit::RequestAudit,
 ) -> Result<Response, ApiError> {
-    let (parts, body) = req.into_parts();
-    let user = auth::authenticate(&parts).ok_or_else(ApiError::unauthorized)?;
+    let (mut parts, body) = req.into_parts();
+    audit.set_request(&info);
+    let user = auth::admit(state, &mut parts, &info, audit).await?;
+    auth::scope(
+        user.clone(),
+        dispatch(state, parts, body, query, info, (*user).clone()),
+    )
+    .await
+}
+
+async fn dispatch(
+    state: &Arc<ApiState>,
+    parts: http::request::Parts,
+    body: Body,
+    query: HashMap<String, Vec<String>>,
+    info: RequestInfo,
+    user: UserInfo,
+) -> Result<Response, ApiError> {
     if !info.is_resource_request {
         return non_resource(state, &parts, &info).await;
     }
@@ -306,7 +322,10 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
     let verb = ctx.info.verb.clone();
     let sub = ctx.info.subresource.clone();
     if ctx.def.storage == crate::resources::Storage::Virtual {
-        return Err(ApiError::method_not_allowed(&verb, &ctx.def.kind));
+        return match (verb.as_str(), sub.as_str()) {
+            ("create", "") => crate::auth::review::create(&ctx, body).await,
+            _ => Err(ApiError::method_not_allowed(&verb, &ctx.def.kind)),
+        };
     }
     match sub.as_str() {
         "" => match verb.as_str() {
@@ -331,6 +350,10 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
             "update" => crate::scale::update(&ctx, body).await,
             "patch" => crate::scale::patch(&ctx, body).await,
             _ => Err(ApiError::method_not_allowed(&verb, "Scale")),
+        },
+        "token" if ctx.def.extra_subresources.iter().any(|s| s == "token") => match verb.as_str() {
+            "create" => crate::auth::token_request::create(&ctx, body).await,
+            _ => Err(ApiError::method_not_allowed(&verb, "TokenRequest")),
         },
         "finalize" if ctx.def.extra_subresources.iter().any(|s| s == "finalize") => {
             match verb.as_str() {

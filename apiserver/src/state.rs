@@ -1,7 +1,7 @@
 //! The API server's shared state: storage, the resource catalog and the watch caches.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use storage::Store;
@@ -86,6 +86,8 @@ pub struct ApiState {
     /// Request metrics.
     pub metrics: crate::metrics::Metrics,
     caches: Mutex<HashMap<String, RunningCache>>,
+    /// Authentication, authorization and audit; requests fail closed until it is set.
+    auth: OnceLock<Arc<crate::auth::Auth>>,
 }
 
 impl std::fmt::Debug for ApiState {
@@ -113,7 +115,18 @@ impl ApiState {
             config,
             metrics: Default::default(),
             caches: Mutex::new(HashMap::new()),
+            auth: OnceLock::new(),
         })
+    }
+
+    /// The security stack, once configured.
+    pub fn auth(&self) -> Option<&Arc<crate::auth::Auth>> {
+        self.auth.get()
+    }
+
+    /// Configures the security stack (once; later calls are ignored).
+    pub fn set_auth(&self, auth: Arc<crate::auth::Auth>) {
+        let _ = self.auth.set(auth);
     }
 
     /// The cache of a stored resource, started on first use. Must run inside a runtime.
