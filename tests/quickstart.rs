@@ -121,7 +121,7 @@ fn up_runs_a_control_plane_with_joined_members() {
         text.contains(&format!("export KUBECONFIG={}", karmada.display())),
         "{text}"
     );
-    assert!(text.contains("kubectl apply -f samples/"), "{text}");
+    assert!(text.contains("kubectl get clusters"), "{text}");
     assert!(karmada.exists());
     for i in 1..=3 {
         assert!(member_kubeconfig(i).exists(), "member{i}.kubeconfig");

@@ -32,7 +32,7 @@ pub struct UpArgs {
     #[arg(long, default_value_t = 2)]
     pub members: u32,
     /// Directory for all state; an existing one is reused (the members are rejoined).
-    /// Default: $HOME/.karmada-rs.
+    /// Default: ./karmada-rs-data.
     #[arg(long, env = "KARMADA_RS_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
     /// Address of the control plane; port 0 reuses the previous port when free, else any
@@ -45,11 +45,9 @@ pub struct UpArgs {
     pub cluster: ClusterFlags,
 }
 
-/// The default data directory.
+/// The default data directory, next to where `up` runs (as the README's commands expect).
 fn default_data_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(|h| PathBuf::from(h).join(".karmada-rs"))
-        .unwrap_or_else(|| PathBuf::from("karmada-rs-data"))
+    PathBuf::from("karmada-rs-data")
 }
 
 /// Runs `up` until Ctrl-C.
@@ -185,8 +183,11 @@ fn print_usage(
     println!("Use the control plane:");
     println!("  export KUBECONFIG={}", karmada.display());
     println!("  kubectl get clusters");
-    println!("  kubectl apply -f samples/");
-    println!("  kubectl get deployments,resourcebindings,works -A");
+    println!(
+        "  kubectl apply -f samples/nginx-deployment.yaml -f samples/propagationpolicy-duplicated.yaml"
+    );
+    println!("  kubectl get deployment nginx");
+    println!("  kubectl get rb,work -A");
     if !names.is_empty() {
         println!();
         println!("Look into the members:");
