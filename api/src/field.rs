@@ -254,7 +254,9 @@ fn render_value(value: &Value) -> String {
 }
 
 /// Quotes a string like Go's `strconv.Quote`.
-pub(crate) fn go_quote(s: &str) -> String {
+/// Go's `strconv.Quote`: how kube-apiserver prints string values in messages.
+pub fn go_quote(s: &str) -> String {
+    use std::fmt::Write;
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -269,10 +271,15 @@ pub(crate) fn go_quote(s: &str) -> String {
             '\t' => out.push_str("\\t"),
             '\u{b}' => out.push_str("\\v"),
             c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
+                let _ = write!(out, "\\x{:02x}", c as u32);
             }
             c if c.is_control() => {
-                out.push_str(&format!("\\u{:04x}", c as u32));
+                let code = c as u32;
+                if code <= 0xffff {
+                    let _ = write!(out, "\\u{code:04x}");
+                } else {
+                    let _ = write!(out, "\\U{code:08x}");
+                }
             }
             c => out.push(c),
         }

@@ -30,7 +30,7 @@ mod resource;
 
 pub use admission::{AdmissionError, Operation, admit, admit_delete};
 pub use catalog::{KindInfo, ServedBy, kind_info, kinds};
-pub use field::{FieldError, FieldErrorKind, FieldPath, aggregate_message};
+pub use field::{FieldError, FieldErrorKind, FieldPath, aggregate_message, go_quote};
 pub use printers::{PrinterColumn, cluster_row, printer_columns};
 
 /// A string that is not one of an enum's values.

@@ -89,6 +89,12 @@ pub fn field_value(def: &ResourceDef, obj: &Value, field: &str) -> Option<String
     }
 }
 
+/// True when the kind has selectable fields beyond metadata.name/namespace (the watch cache
+/// then needs the whole object parsed).
+pub fn has_kind_fields(def: &ResourceDef) -> bool {
+    !kind_fields(def).is_empty()
+}
+
 /// Precomputes the kind-specific field values of an object (for the watch cache).
 pub fn extract(def: &ResourceDef, obj: &Value) -> Vec<(String, String)> {
     kind_fields(def)

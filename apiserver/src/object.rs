@@ -165,6 +165,14 @@ pub fn from_stored(value: &[u8], rv: i64) -> Result<Value, ApiError> {
 /// Served object → the bytes to store: kube clears resourceVersion and selfLink before
 /// writing (storage.APIObjectVersioner.PrepareObjectForStorage).
 pub fn to_stored(obj: &Value) -> Result<Bytes, ApiError> {
+    let has_server_fields =
+        meta(obj).is_some_and(|m| m.contains_key("resourceVersion") || m.contains_key("selfLink"));
+    if !has_server_fields {
+        // The common case on the write path: nothing to strip, no copy.
+        return serde_json::to_vec(obj)
+            .map(Bytes::from)
+            .map_err(ApiError::internal);
+    }
     let mut copy = obj.clone();
     let m = meta_mut(&mut copy);
     m.remove("resourceVersion");

@@ -301,8 +301,12 @@ impl<'a> Registry<'a> {
             more = resp.more;
             let n = resp.kvs.len();
             for (i, kv) in resp.kvs.into_iter().enumerate() {
-                let v = object::from_stored(&kv.value, kv.mod_revision)?;
-                let o = CachedObject::from_value(&self.def, kv.key.clone(), kv.mod_revision, &v);
+                let o = CachedObject::from_stored(
+                    &self.def,
+                    kv.key.clone(),
+                    kv.mod_revision,
+                    &kv.value,
+                )?;
                 last_key = Some(kv.key.clone());
                 if filter.matches(&o) {
                     items.push(Arc::new(o));

@@ -38,7 +38,78 @@ pub struct CachedObject {
     pub json: Bytes,
 }
 
+/// The part of an object's metadata the cache indexes, read without building a tree.
+#[derive(serde::Deserialize)]
+struct MetaEnvelope<'a> {
+    #[serde(borrow, default)]
+    metadata: Option<MetaLite<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct MetaLite<'a> {
+    #[serde(borrow, default)]
+    name: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    namespace: std::borrow::Cow<'a, str>,
+    #[serde(default)]
+    labels: Option<BTreeMap<String, String>>,
+}
+
 impl CachedObject {
+    /// Builds a cached object from stored bytes (which carry no resourceVersion). Most kinds
+    /// take a fast path: the resourceVersion is spliced into the bytes and only metadata is
+    /// read; kinds with conversions, defaults or non-metadata field selectors are parsed.
+    pub fn from_stored(
+        def: &ResourceDef,
+        key: String,
+        rv: i64,
+        stored: &[u8],
+    ) -> Result<CachedObject, crate::error::ApiError> {
+        if !def.is_custom()
+            && !fields::has_kind_fields(def)
+            && let Some(json) = crate::json_splice::with_resource_version(stored, rv)
+            && let Ok(env) = serde_json::from_slice::<MetaEnvelope<'_>>(stored)
+        {
+            let meta = env.metadata.unwrap_or(MetaLite {
+                name: Default::default(),
+                namespace: Default::default(),
+                labels: None,
+            });
+            return Ok(CachedObject {
+                key,
+                namespace: meta.namespace.into_owned(),
+                name: meta.name.into_owned(),
+                labels: meta.labels.unwrap_or_default(),
+                fields: Vec::new(),
+                rv,
+                json: Bytes::from(json),
+            });
+        }
+        let value = object::from_stored(stored, rv)?;
+        Ok(CachedObject::from_value(def, key, rv, &value))
+    }
+
+    /// The same object stamped with another resourceVersion (a delete's).
+    pub fn restamped(&self, rv: i64) -> CachedObject {
+        let json = match crate::json_splice::with_resource_version(&self.json, rv) {
+            Some(j) => Bytes::from(j),
+            None => {
+                let mut v = self.value();
+                object::set_resource_version(&mut v, rv);
+                object::to_json_bytes(&v)
+            }
+        };
+        CachedObject {
+            key: self.key.clone(),
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            labels: self.labels.clone(),
+            fields: self.fields.clone(),
+            rv,
+            json,
+        }
+    }
+
     /// Builds a cached object from a served JSON value.
     pub fn from_value(def: &ResourceDef, key: String, rv: i64, value: &Value) -> CachedObject {
         let defaulted = crate::crd::on_read(def, value);
@@ -148,19 +219,7 @@ impl CacheEvent {
     pub fn prev_stamped(&self) -> Arc<CachedObject> {
         self.prev_as_deleted
             .get_or_init(|| match &self.prev {
-                Some(p) => {
-                    let mut v = p.value();
-                    object::set_resource_version(&mut v, self.rv);
-                    Arc::new(CachedObject {
-                        key: p.key.clone(),
-                        namespace: p.namespace.clone(),
-                        name: p.name.clone(),
-                        labels: p.labels.clone(),
-                        fields: p.fields.clone(),
-                        rv: self.rv,
-                        json: object::to_json_bytes(&v),
-                    })
-                }
+                Some(p) => Arc::new(p.restamped(self.rv)),
                 None => self.object.clone(),
             })
             .clone()
@@ -448,20 +507,21 @@ impl WatchCache {
     fn apply(&self, ev: storage::Event) {
         let rv = ev.kv.mod_revision;
         let key = ev.kv.key.clone();
-        let mut st = self.write();
-        let prev = st.objects.get(&key).cloned();
+        // Only this task writes the state, so the object can be built before taking the write
+        // lock: readers (lists, new watchers) are never blocked by a parse.
+        let prev = self.read().objects.get(&key).cloned();
         let cache_ev = match ev.kind {
             EventKind::Put => {
-                let value = match object::from_stored(&ev.kv.value, rv) {
-                    Ok(v) => v,
+                let obj = match CachedObject::from_stored(&self.def, key.clone(), rv, &ev.kv.value)
+                {
+                    Ok(o) => Arc::new(o),
                     Err(e) => {
                         tracing::error!(key = %key, error = %e, "skipping undecodable stored object");
+                        let mut st = self.write();
                         st.revision = st.revision.max(rv);
                         return;
                     }
                 };
-                let obj = Arc::new(CachedObject::from_value(&self.def, key.clone(), rv, &value));
-                st.objects.insert(key, obj.clone());
                 let t = if prev.is_some() {
                     EventType::Modified
                 } else {
@@ -470,18 +530,25 @@ impl WatchCache {
                 CacheEvent::new(rv, t, obj, prev)
             }
             EventKind::Delete => {
-                st.objects.remove(&key);
                 let Some(p) = prev else {
+                    let mut st = self.write();
                     st.revision = st.revision.max(rv);
                     return;
                 };
                 // A deleted object is its last state with the delete's revision.
-                let mut v = p.value();
-                object::set_resource_version(&mut v, rv);
-                let obj = Arc::new(CachedObject::from_value(&self.def, key, rv, &v));
+                let obj = Arc::new(p.restamped(rv));
                 CacheEvent::new(rv, EventType::Deleted, obj, Some(p))
             }
         };
+        let mut st = self.write();
+        match cache_ev.kind {
+            EventType::Deleted => {
+                st.objects.remove(&key);
+            }
+            _ => {
+                st.objects.insert(key, cache_ev.object.clone());
+            }
+        }
         let cache_ev = Arc::new(cache_ev);
         st.revision = st.revision.max(rv);
         st.last_change = rv;

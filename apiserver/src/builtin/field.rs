@@ -2,7 +2,6 @@
 //! renders them (`Error.ErrorBody`), so that a [`Cause`] reads exactly like kube-apiserver's.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 use crate::error::Cause;
 
@@ -168,39 +167,7 @@ pub(crate) fn not_found(path: &Path, value: Bad) -> Cause {
     cause(NOT_FOUND, path, with_value("Not found", &value, ""))
 }
 
-/// Go's `strconv.Quote`: double quotes, backslash escapes for quotes, backslashes and
-/// non-printable characters.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() => {
-                let code = c as u32;
-                if code <= 0xffff {
-                    let _ = write!(out, "\\u{code:04x}");
-                } else {
-                    let _ = write!(out, "\\U{code:08x}");
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub(crate) use karmada_api::go_quote;
 
 /// Go's `%#v` of a `map[string]string` (keys sorted, as fmt prints maps).
 pub(crate) fn go_string_map(m: Option<&BTreeMap<String, String>>) -> String {

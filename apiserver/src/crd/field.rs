@@ -2,8 +2,6 @@
 //! k8s.io/apimachinery/pkg/util/validation/field renders them (`Error.ErrorBody`), with the
 //! offending JSON value printed the way Go's fmt prints the decoded `interface{}`.
 
-use std::fmt::Write;
-
 use serde_json::Value;
 
 use crate::error::Cause;
@@ -143,33 +141,7 @@ pub(crate) fn child(path: &str, name: &str) -> String {
     }
 }
 
-/// Go's `strconv.Quote`.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub(crate) use karmada_api::go_quote;
 
 /// Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)` with %v's exponent range:
 /// plain notation for exponents in [-4, 21)).

@@ -1,0 +1,199 @@
+//! Edits of serialized JSON without parsing it into a tree: stamping
+//! `metadata.resourceVersion` into stored objects is on the path of every write and every
+//! watch event, and a full parse + serialize there costs more than the rest of the event.
+//!
+//! The scanner only walks structure (strings, nesting) and never allocates; anything it does
+//! not understand makes it give up (`None`), and callers then take the slow, general path.
+
+/// Skips JSON whitespace from `pos`.
+fn skip_ws(json: &[u8], mut pos: usize) -> usize {
+    while pos < json.len() && matches!(json[pos], b' ' | b'\t' | b'\n' | b'\r') {
+        pos += 1;
+    }
+    pos
+}
+
+/// At a `"`, returns the position after the closing quote.
+fn skip_string(json: &[u8], pos: usize) -> Option<usize> {
+    if json.get(pos) != Some(&b'"') {
+        return None;
+    }
+    let mut i = pos + 1;
+    while i < json.len() {
+        match json[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Skips one JSON value starting at `pos`; returns the position after it.
+fn skip_value(json: &[u8], pos: usize) -> Option<usize> {
+    match *json.get(pos)? {
+        b'"' => skip_string(json, pos),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = pos;
+            while i < json.len() {
+                match json[i] {
+                    b'"' => {
+                        i = skip_string(json, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            None
+        }
+        _ => {
+            // A number, true, false or null: up to the next delimiter.
+            let mut i = pos;
+            while i < json.len()
+                && !matches!(json[i], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            {
+                i += 1;
+            }
+            (i > pos).then_some(i)
+        }
+    }
+}
+
+/// Finds member `key` of the object starting at `obj` (a `{`); returns the byte range of its
+/// value. Keys are compared as written (a key with escapes never matches).
+pub fn object_member(json: &[u8], obj: usize, key: &str) -> Option<(usize, usize)> {
+    if json.get(obj) != Some(&b'{') {
+        return None;
+    }
+    let mut pos = skip_ws(json, obj + 1);
+    if json.get(pos) == Some(&b'}') {
+        return None;
+    }
+    loop {
+        let key_end = skip_string(json, pos)?;
+        let k = &json[pos + 1..key_end - 1];
+        pos = skip_ws(json, key_end);
+        if json.get(pos) != Some(&b':') {
+            return None;
+        }
+        let value_start = skip_ws(json, pos + 1);
+        let value_end = skip_value(json, value_start)?;
+        if k == key.as_bytes() {
+            return Some((value_start, value_end));
+        }
+        pos = skip_ws(json, value_end);
+        match json.get(pos) {
+            Some(b',') => pos = skip_ws(json, pos + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// The top-level object with `metadata.resourceVersion` set to `rv` (replaced when present,
+/// inserted when not). `None` when the input is not an object with a `metadata` object.
+pub fn with_resource_version(json: &[u8], rv: i64) -> Option<Vec<u8>> {
+    let top = skip_ws(json, 0);
+    let (meta_start, _) = object_member(json, top, "metadata")?;
+    if json.get(meta_start) != Some(&b'{') {
+        return None;
+    }
+    let value = format!("\"{rv}\"");
+    let mut out = Vec::with_capacity(json.len() + 32);
+    match object_member(json, meta_start, "resourceVersion") {
+        Some((vs, ve)) => {
+            out.extend_from_slice(&json[..vs]);
+            out.extend_from_slice(value.as_bytes());
+            out.extend_from_slice(&json[ve..]);
+        }
+        None => {
+            let inner = meta_start + 1;
+            let empty = json.get(skip_ws(json, inner)) == Some(&b'}');
+            out.extend_from_slice(&json[..inner]);
+            out.extend_from_slice(b"\"resourceVersion\":");
+            out.extend_from_slice(value.as_bytes());
+            if !empty {
+                out.push(b',');
+            }
+            out.extend_from_slice(&json[inner..]);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn stamped(input: &str, rv: i64) -> Value {
+        let out = with_resource_version(input.as_bytes(), rv).expect("stamped");
+        serde_json::from_slice(&out).expect("valid JSON")
+    }
+
+    #[test]
+    fn inserts_and_replaces() {
+        let v = stamped(
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"metadata":{"x":"}{\"]["}}}"#,
+            7,
+        );
+        assert_eq!(v["metadata"]["resourceVersion"], "7");
+        assert_eq!(v["metadata"]["name"], "a");
+        assert!(v["data"]["metadata"].get("resourceVersion").is_none());
+        let v = stamped(r#"{"metadata":{}}"#, 1);
+        assert_eq!(v, json!({"metadata": {"resourceVersion": "1"}}));
+        let v = stamped(
+            r#" { "metadata" : { "resourceVersion" : "3" , "name":"b" } } "#,
+            9,
+        );
+        assert_eq!(v["metadata"]["resourceVersion"], "9");
+        assert_eq!(v["metadata"]["name"], "b");
+        // Nested structures before metadata are skipped correctly.
+        let v = stamped(
+            r#"{"a":[1,{"b":"\\\"}"},[true,null,-1.5e3]],"metadata":{"name":"c"}}"#,
+            2,
+        );
+        assert_eq!(v["metadata"]["resourceVersion"], "2");
+        assert_eq!(v["a"][1]["b"], "\\\"}");
+    }
+
+    #[test]
+    fn gives_up_on_what_it_cannot_handle() {
+        for bad in [
+            r#"[]"#,
+            r#"{"metadata":[]}"#,
+            r#"{"kind":"x"}"#,
+            r#"{"metadata":{"name":"a""#,
+            "",
+            "{",
+            r#"{"a" 1}"#,
+        ] {
+            assert!(with_resource_version(bad.as_bytes(), 1).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn agrees_with_a_full_parse() {
+        let objects = [
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "labels": {"a": "b"}, "annotations": {"x": "{\"y\": [1]}"}}, "spec": {"template": {"metadata": {"labels": {"a": "b"}}}}}),
+            json!({"metadata": {"name": "ünïcödé", "resourceVersion": "5"}, "data": {"k": "line\nbreak"}}),
+        ];
+        for o in objects {
+            let text = serde_json::to_vec(&o).expect("json");
+            let fast: Value =
+                serde_json::from_slice(&with_resource_version(&text, 42).expect("stamped"))
+                    .expect("json");
+            let mut slow = o.clone();
+            slow["metadata"]["resourceVersion"] = json!("42");
+            assert_eq!(fast, slow);
+        }
+    }
+}
