@@ -65,6 +65,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
     .await
     .context("starting the API server")?;
+    // The controllers act through the in-process client with a privileged loopback identity,
+    // as karmada-controller-manager does with its admin kubeconfig.
+    let controllers = controllers::start(
+        controllers::ControllersConfig::default(),
+        running.client(apiserver::auth::UserInfo::new(
+            "system:karmada-controller-manager",
+            vec![apiserver::auth::MASTERS_GROUP.to_string()],
+        )),
+    );
     println!(
         "karmada-rs control plane serving at {}\nkubeconfig: {}",
         running.url,
@@ -73,6 +82,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tokio::signal::ctrl_c()
         .await
         .context("waiting for Ctrl-C")?;
+    controllers.shutdown();
     running.shutdown().await;
     Ok(())
 }

@@ -23,8 +23,9 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::detector::policy::{TemplateView, matches_any};
-use crate::pending::{interpreter, overrides};
-use crate::runtime::bindings::{Binding, target_clusters};
+use crate::pending::interpreter::{self, Operation};
+use crate::pending::overrides;
+use crate::runtime::bindings::{Binding, existing_clusters, target_clusters};
 use crate::runtime::context::BY_ID;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::{
@@ -115,7 +116,12 @@ pub fn binding_of(meta: &ObjectMeta) -> Option<Key> {
 /// The template a binding points at.
 pub fn template_key(spec: &karmada_api::work::v1alpha2::ResourceBindingSpec) -> ObjectKey {
     let r = &spec.resource;
-    ObjectKey::new(r.api_version.clone(), r.kind.clone(), r.namespace.clone(), r.name.clone())
+    ObjectKey::new(
+        r.api_version.clone(),
+        r.kind.clone(),
+        r.namespace.clone(),
+        r.name.clone(),
+    )
 }
 
 /// A template from the cache, or from the API server when its informer has not seen it.
@@ -124,7 +130,10 @@ pub async fn fetch_template(ctx: &Context, key: &ObjectKey) -> Result<Option<Arc
         return Ok(Some(t));
     }
     let Some(r) = ctx.served_resource(&key.api_version, &key.kind) else {
-        return Err(Error::msg(format!("resource {} {} is not served", key.api_version, key.kind)));
+        return Err(Error::msg(format!(
+            "resource {} {} is not served",
+            key.api_version, key.kind
+        )));
     };
     let api: Api<RawObject> = if r.namespaced {
         Api::namespaced_with(ctx.client.clone(), &key.namespace, &r.api_resource())
@@ -170,7 +179,11 @@ impl Controller {
         }
     }
 
-    fn selected(&self, spec: &karmada_api::work::v1alpha2::ResourceBindingSpec, selectors: &[ResourceSelector]) -> bool {
+    fn selected(
+        &self,
+        spec: &karmada_api::work::v1alpha2::ResourceBindingSpec,
+        selectors: &[ResourceSelector],
+    ) -> bool {
         if selectors.is_empty() {
             return true;
         }
@@ -199,9 +212,9 @@ impl Controller {
             return Ok(Requeue::No);
         }
         let targets = target_clusters(b.spec());
-        let keep: HashSet<String> = targets
+        let keep: HashSet<String> = existing_clusters(b.spec())
             .iter()
-            .map(|t| names::execution_space_name(&t.name))
+            .map(|c| names::execution_space_name(c))
             .collect();
         let removed = self.delete_works(b.id(), Some(&keep)).await?;
         let tkey = template_key(b.spec());
@@ -211,18 +224,24 @@ impl Controller {
         };
         let rb_target = EventTarget::of(b.as_ref());
         let t_target = crate::detector::template_target(&template);
-        match self.ensure_works(b.as_ref(), &key, &template, &targets).await {
+        match self
+            .ensure_works(b.as_ref(), &key, &template, &targets)
+            .await
+        {
             Ok(written) => {
                 if written || removed {
                     let msg = format!("Sync work of {}({key}) successful.", B::KIND);
-                    self.recorder.normal(&rb_target, "SyncWorkSucceed", msg.clone());
+                    self.recorder
+                        .normal(&rb_target, "SyncWorkSucceed", msg.clone());
                     self.recorder.normal(&t_target, "SyncWorkSucceed", msg);
                 }
                 Ok(Requeue::No)
             }
             Err(e) => {
-                self.recorder.warning(&rb_target, "SyncWorkFailed", e.to_string());
-                self.recorder.warning(&t_target, "SyncWorkFailed", e.to_string());
+                self.recorder
+                    .warning(&rb_target, "SyncWorkFailed", e.to_string());
+                self.recorder
+                    .warning(&t_target, "SyncWorkFailed", e.to_string());
                 Err(e)
             }
         }
@@ -259,7 +278,8 @@ impl Controller {
             return Ok(());
         }
         let rest: Vec<String> = fins.into_iter().filter(|f| f != B::FINALIZER).collect();
-        let patch = json!({"metadata": {"finalizers": rest, "resourceVersion": meta.resource_version}});
+        let patch =
+            json!({"metadata": {"finalizers": rest, "resourceVersion": meta.resource_version}});
         match B::api(self.ctx.client.clone(), key)
             .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
@@ -280,8 +300,9 @@ impl Controller {
     ) -> Result<bool> {
         let spec = b.spec();
         let workload = template.to_value()?;
-        let is_workload = spec.replicas > 0 || spec.replica_requirements.is_some() || !spec.components.is_empty();
-        let completions = job_completions(&workload, spec, targets);
+        let is_workload =
+            spec.replicas > 0 || spec.replica_requirements.is_some() || !spec.components.is_empty();
+        let completions = job_completions(&workload, spec, targets)?;
         let ns = template.namespace();
         let ops: Vec<OverridePolicy> = if ns.is_empty() {
             Vec::new()
@@ -294,12 +315,23 @@ impl Controller {
                 .map(|o| (**o).clone())
                 .collect()
         };
-        let cops: Vec<ClusterOverridePolicy> = self.ctx.cops.list().iter().map(|o| (**o).clone()).collect();
+        let cops: Vec<ClusterOverridePolicy> =
+            self.ctx.cops.list().iter().map(|o| (**o).clone()).collect();
         let mut errors = Vec::new();
         let mut written = false;
         for target in targets {
             match self
-                .ensure_work(b, key, template, &workload, target, is_workload, completions.as_deref(), &ops, &cops)
+                .ensure_work(
+                    b,
+                    key,
+                    template,
+                    &workload,
+                    target,
+                    is_workload,
+                    completions.as_deref(),
+                    &ops,
+                    &cops,
+                )
                 .await
             {
                 Ok(w) => written |= w,
@@ -327,23 +359,42 @@ impl Controller {
         cops: &[ClusterOverridePolicy],
     ) -> Result<bool> {
         let spec = b.spec();
-        let mut obj = if is_workload {
-            interpreter::revise_replica(workload, target.replicas)
-        } else {
-            workload.clone()
-        };
-        if let Some(c) = completions.and_then(|c| c.iter().find(|c| c.name == target.name))
-            && obj["spec"].get("completions").is_some()
+        let mut obj = workload.clone();
+        if is_workload
+            && interpreter::hook_enabled(
+                &template.api_version,
+                &template.kind,
+                Operation::ReviseReplica,
+            )
         {
-            obj["spec"]["completions"] = json!(c.replicas);
+            obj = interpreter::revise_replica(&obj, i64::from(target.replicas)).map_err(|e| {
+                Error::msg(format!(
+                    "failed to revise replicas for cluster {}: {e}",
+                    target.name
+                ))
+            })?;
+        }
+        if let Some(completions) = completions {
+            let Some(c) = completions.iter().find(|c| c.name == target.name) else {
+                return Err(Error::msg(format!(
+                    "no completions found for cluster {}",
+                    target.name
+                )));
+            };
+            obj = interpreter::revise_job_completions(&obj, i64::from(c.replicas))
+                .map_err(|e| Error::msg(e.to_string()))?;
         }
         let cluster = self
             .ctx
             .clusters
             .get(&Key::cluster(target.name.clone()))
             .ok_or_else(|| Error::msg(format!("cluster {} not found", target.name)))?;
-        let applied = overrides::apply_overrides(&obj, &cluster, cops, ops)
-            .map_err(|e| Error::msg(format!("failed to apply overrides for cluster {}: {e}", target.name)))?;
+        let applied = overrides::apply_overrides(&obj, &cluster, cops, ops).map_err(|e| {
+            Error::msg(format!(
+                "failed to apply overrides for cluster {}: {e}",
+                target.name
+            ))
+        })?;
         let mut obj = applied.object;
 
         // mergeLabel / mergeAnnotations: the workload and the Work both point at the binding.
@@ -365,9 +416,14 @@ impl Controller {
         }
         // mergeConflictResolution: the template's annotation wins over the binding's field.
         let cr = match template.annotation(annotations::CONFLICT_RESOLUTION) {
-            Some(v @ (annotations::CONFLICT_RESOLUTION_OVERWRITE | annotations::CONFLICT_RESOLUTION_ABORT)) => v,
+            Some(
+                v @ (annotations::CONFLICT_RESOLUTION_OVERWRITE
+                | annotations::CONFLICT_RESOLUTION_ABORT),
+            ) => v,
             _ => {
-                if spec.conflict_resolution == Some(karmada_api::policy::v1alpha1::ConflictResolution::Overwrite) {
+                if spec.conflict_resolution
+                    == Some(karmada_api::policy::v1alpha1::ConflictResolution::Overwrite)
+                {
                     annotations::CONFLICT_RESOLUTION_OVERWRITE
                 } else {
                     annotations::CONFLICT_RESOLUTION_ABORT
@@ -382,7 +438,11 @@ impl Controller {
             work_annotations.insert(annotations::APPLIED_OVERRIDES.to_owned(), a);
         }
         let meta = ObjectMeta {
-            name: Some(names::work_name(&template.kind, template.name(), template.namespace())),
+            name: Some(names::work_name(
+                &template.kind,
+                template.name(),
+                template.namespace(),
+            )),
             namespace: Some(names::execution_space_name(&target.name)),
             finalizers: Some(vec![finalizers::EXECUTION_CONTROLLER.to_owned()]),
             labels: Some(work_labels),
@@ -392,12 +452,15 @@ impl Controller {
         let manifest = work::prepare_manifest(obj, &meta);
         let suspend = suspend_dispatching(spec, &target.name);
         let preserve = spec.preserve_resources_on_deletion.unwrap_or(false);
-        work::create_or_update(&self.ctx, &meta, &manifest, suspend, preserve).await
+        work::create_or_update(&self.ctx, &meta, &manifest, Some(suspend), Some(preserve)).await
     }
 }
 
 /// shouldSuspendDispatching.
-fn suspend_dispatching(spec: &karmada_api::work::v1alpha2::ResourceBindingSpec, cluster: &str) -> bool {
+fn suspend_dispatching(
+    spec: &karmada_api::work::v1alpha2::ResourceBindingSpec,
+    cluster: &str,
+) -> bool {
     let Some(s) = &spec.suspension else {
         return false;
     };
@@ -410,89 +473,22 @@ fn suspend_dispatching(spec: &karmada_api::work::v1alpha2::ResourceBindingSpec, 
         .is_some_and(|c| c.cluster_names.iter().any(|n| n == cluster))
 }
 
-/// For a Divided Job with `spec.completions`, the completions each cluster runs, split in
-/// proportion to its share of the parallelism (divideReplicasByJobCompletions).
+/// For a Divided Job with `spec.completions`, the completions each cluster runs
+/// (needReviseJobCompletions, divideReplicasByJobCompletions).
 fn job_completions(
     workload: &Value,
     spec: &karmada_api::work::v1alpha2::ResourceBindingSpec,
     targets: &[TargetCluster],
-) -> Option<Vec<TargetCluster>> {
+) -> Result<Option<Vec<TargetCluster>>> {
     if workload["kind"] != "Job" || spec.replicas <= 0 {
-        return None;
+        return Ok(None);
     }
     let divided = spec
         .placement
         .as_ref()
         .is_some_and(|p| p.replica_scheduling_type() == ReplicaSchedulingType::Divided);
     if !divided {
-        return None;
+        return Ok(None);
     }
-    let completions = workload["spec"]["completions"].as_i64()?;
-    Some(spread(completions, targets))
-}
-
-/// Splits `total` in proportion to the targets' replicas; the remainder goes to the largest
-/// shares first, then by name.
-pub fn spread(total: i64, targets: &[TargetCluster]) -> Vec<TargetCluster> {
-    let weight: i64 = targets.iter().map(|t| i64::from(t.replicas)).sum();
-    if weight <= 0 {
-        return targets
-            .iter()
-            .map(|t| TargetCluster {
-                name: t.name.clone(),
-                replicas: 0,
-            })
-            .collect();
-    }
-    let mut out: Vec<(TargetCluster, i64)> = targets
-        .iter()
-        .map(|t| {
-            let exact = total * i64::from(t.replicas);
-            (
-                TargetCluster {
-                    name: t.name.clone(),
-                    replicas: i32::try_from(exact / weight).unwrap_or(i32::MAX),
-                },
-                exact % weight,
-            )
-        })
-        .collect();
-    let assigned: i64 = out.iter().map(|(t, _)| i64::from(t.replicas)).sum();
-    let mut rest = total - assigned;
-    let mut order: Vec<usize> = (0..out.len()).collect();
-    order.sort_by(|&a, &b| out[b].1.cmp(&out[a].1).then(out[a].0.name.cmp(&out[b].0.name)));
-    for i in order {
-        if rest <= 0 {
-            break;
-        }
-        out[i].0.replicas += 1;
-        rest -= 1;
-    }
-    out.into_iter().map(|(t, _)| t).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tc(name: &str, replicas: i32) -> TargetCluster {
-        TargetCluster {
-            name: name.into(),
-            replicas,
-        }
-    }
-
-    #[test]
-    fn spread_table() {
-        let cases: Vec<(i64, Vec<TargetCluster>, Vec<i32>)> = vec![
-            (4, vec![tc("a", 3), tc("b", 1)], vec![3, 1]),
-            (10, vec![tc("a", 1), tc("b", 1), tc("c", 1)], vec![4, 3, 3]),
-            (5, vec![tc("a", 2), tc("b", 2)], vec![3, 2]),
-            (3, vec![tc("a", 0), tc("b", 0)], vec![0, 0]),
-        ];
-        for (i, (total, targets, want)) in cases.into_iter().enumerate() {
-            let got: Vec<i32> = spread(total, &targets).iter().map(|t| t.replicas).collect();
-            assert_eq!(got, want, "case {i}");
-        }
-    }
+    interpreter::divide_job_completions(workload, targets).map_err(|e| Error::msg(e.to_string()))
 }

@@ -12,7 +12,9 @@ use kube::Api;
 use kube::api::PostParams;
 use serde_json::{Map, Value};
 
-use crate::runtime::{CachedWork, Context, Error, Key, Result, is_already_exists, is_conflict, is_not_found};
+use crate::runtime::{
+    CachedWork, Context, Error, Key, Result, is_already_exists, is_conflict, is_not_found,
+};
 
 fn meta_map<'a>(obj: &'a mut Value, field: &str) -> Option<&'a mut Map<String, Value>> {
     let meta = obj
@@ -76,7 +78,11 @@ pub fn stamp_manifest(obj: &mut Value, work_id: Option<&str>) {
 /// The manifest of a Work for `resource`: marked as managed, pointed at the Work, pruned
 /// (CreateOrUpdateWork before the write).
 pub fn prepare_manifest(mut resource: Value, work: &ObjectMeta) -> Value {
-    set_label(&mut resource, labels::MANAGED_BY_KARMADA, labels::MANAGED_BY_KARMADA_VALUE);
+    set_label(
+        &mut resource,
+        labels::MANAGED_BY_KARMADA,
+        labels::MANAGED_BY_KARMADA_VALUE,
+    );
     let uid = resource
         .get("metadata")
         .and_then(|m| m.get("uid"))
@@ -84,8 +90,16 @@ pub fn prepare_manifest(mut resource: Value, work: &ObjectMeta) -> Value {
         .unwrap_or("")
         .to_owned();
     set_annotation(&mut resource, annotations::RESOURCE_TEMPLATE_UID, &uid);
-    set_annotation(&mut resource, annotations::WORK_NAME, work.name.as_deref().unwrap_or(""));
-    set_annotation(&mut resource, annotations::WORK_NAMESPACE, work.namespace.as_deref().unwrap_or(""));
+    set_annotation(
+        &mut resource,
+        annotations::WORK_NAME,
+        work.name.as_deref().unwrap_or(""),
+    );
+    set_annotation(
+        &mut resource,
+        annotations::WORK_NAMESPACE,
+        work.namespace.as_deref().unwrap_or(""),
+    );
     if let Some(cr) = work
         .annotations
         .as_ref()
@@ -97,7 +111,10 @@ pub fn prepare_manifest(mut resource: Value, work: &ObjectMeta) -> Value {
     resource
 }
 
-fn merge(existing: &Option<BTreeMap<String, String>>, new: &Option<BTreeMap<String, String>>) -> Option<BTreeMap<String, String>> {
+fn merge(
+    existing: &Option<BTreeMap<String, String>>,
+    new: &Option<BTreeMap<String, String>>,
+) -> Option<BTreeMap<String, String>> {
     match existing {
         None => new.clone(),
         Some(e) => {
@@ -112,7 +129,13 @@ fn merge(existing: &Option<BTreeMap<String, String>>, new: &Option<BTreeMap<Stri
 
 /// The Work an existing one becomes after the controller's merge: labels and annotations
 /// merged, finalizers added, spec replaced, the manifest stamped with the Work's id.
-fn merged(existing: &ObjectMeta, desired: &ObjectMeta, manifest: &Value, suspend: bool, preserve: bool) -> Work {
+fn merged(
+    existing: &ObjectMeta,
+    desired: &ObjectMeta,
+    manifest: &Value,
+    suspend: Option<bool>,
+    preserve: Option<bool>,
+) -> Work {
     let mut meta = existing.clone();
     meta.labels = merge(&existing.labels, &desired.labels);
     meta.annotations = merge(&existing.annotations, &desired.annotations);
@@ -135,8 +158,8 @@ fn merged(existing: &ObjectMeta, desired: &ObjectMeta, manifest: &Value, suspend
             workload: WorkloadTemplate {
                 manifests: vec![Manifest(m)],
             },
-            suspend_dispatching: Some(suspend),
-            preserve_resources_on_deletion: Some(preserve),
+            suspend_dispatching: suspend,
+            preserve_resources_on_deletion: preserve,
         },
         status: Default::default(),
     }
@@ -153,7 +176,13 @@ fn unchanged(cached: &CachedWork, w: &Work) -> Result<bool> {
     {
         return Ok(false);
     }
-    for (a, b) in cached.spec.workload.manifests.iter().zip(&w.spec.workload.manifests) {
+    for (a, b) in cached
+        .spec
+        .workload
+        .manifests
+        .iter()
+        .zip(&w.spec.workload.manifests)
+    {
         if a.to_value()? != b.0 {
             return Ok(false);
         }
@@ -162,13 +191,13 @@ fn unchanged(cached: &CachedWork, w: &Work) -> Result<bool> {
 }
 
 /// Creates or updates a Work; returns whether anything was written. `manifest` is the object
-/// after [`prepare_manifest`].
+/// after [`prepare_manifest`]; `suspend` and `preserve` are the spec fields (unset when None).
 pub async fn create_or_update(
     ctx: &Context,
     desired: &ObjectMeta,
     manifest: &Value,
-    suspend: bool,
-    preserve: bool,
+    suspend: Option<bool>,
+    preserve: Option<bool>,
 ) -> Result<bool> {
     let key = Key::of(desired);
     let api: Api<Work> = Api::namespaced(ctx.client.clone(), &key.namespace);
@@ -239,9 +268,13 @@ mod tests {
 
     #[test]
     fn stamp_records_managed_keys_like_the_webhook() {
-        let mut o = json!({"metadata": {"labels": {"b": "1", "a": "2"}, "annotations": {"z": "x"}}});
+        let mut o =
+            json!({"metadata": {"labels": {"b": "1", "a": "2"}, "annotations": {"z": "x"}}});
         stamp_manifest(&mut o, Some("id-1"));
-        assert_eq!(o["metadata"]["labels"]["work.karmada.io/permanent-id"], "id-1");
+        assert_eq!(
+            o["metadata"]["labels"]["work.karmada.io/permanent-id"],
+            "id-1"
+        );
         assert_eq!(
             o["metadata"]["annotations"]["resourcetemplate.karmada.io/managed-annotations"],
             "resourcetemplate.karmada.io/managed-annotations,resourcetemplate.karmada.io/managed-labels,z"
@@ -257,7 +290,13 @@ mod tests {
         let meta = ObjectMeta {
             name: Some("w".into()),
             namespace: Some("karmada-es-m1".into()),
-            annotations: Some([(annotations::CONFLICT_RESOLUTION.to_owned(), "abort".to_owned())].into()),
+            annotations: Some(
+                [(
+                    annotations::CONFLICT_RESOLUTION.to_owned(),
+                    "abort".to_owned(),
+                )]
+                .into(),
+            ),
             ..Default::default()
         };
         let o = prepare_manifest(
@@ -265,10 +304,19 @@ mod tests {
             &meta,
         );
         assert_eq!(o["metadata"]["labels"]["karmada.io/managed"], "true");
-        assert_eq!(o["metadata"]["annotations"]["resourcetemplate.karmada.io/uid"], "u1");
+        assert_eq!(
+            o["metadata"]["annotations"]["resourcetemplate.karmada.io/uid"],
+            "u1"
+        );
         assert_eq!(o["metadata"]["annotations"]["work.karmada.io/name"], "w");
-        assert_eq!(o["metadata"]["annotations"]["work.karmada.io/namespace"], "karmada-es-m1");
-        assert_eq!(o["metadata"]["annotations"]["work.karmada.io/conflict-resolution"], "abort");
+        assert_eq!(
+            o["metadata"]["annotations"]["work.karmada.io/namespace"],
+            "karmada-es-m1"
+        );
+        assert_eq!(
+            o["metadata"]["annotations"]["work.karmada.io/conflict-resolution"],
+            "abort"
+        );
         assert!(o["metadata"].get("uid").is_none());
         assert!(o["metadata"].get("resourceVersion").is_none());
         assert!(o.get("status").is_none());

@@ -45,7 +45,10 @@ impl Claim {
     /// A ClusterPropagationPolicy's claim (AddCPPClaimMetadata).
     pub fn cpp(id: &str, meta: &ObjectMeta) -> Claim {
         Claim {
-            labels: vec![(labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID, id.to_owned())],
+            labels: vec![(
+                labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+                id.to_owned(),
+            )],
             annotations: vec![(
                 annotations::CLUSTER_PROPAGATION_POLICY_NAME,
                 meta.name.clone().unwrap_or_default(),
@@ -84,14 +87,32 @@ pub fn build(
 ) -> Result<Desired> {
     let cluster_scoped = obj.namespace().is_empty();
     let value = obj.to_value()?;
-    let (replicas, requirements) = interpreter::get_replicas(&value);
-    if replicas > 0 || requirements.is_some() {
-        recorder.normal(
-            &super::template_target(obj),
-            "GetReplicasSucceed",
-            "Get replicas of resource template successfully.",
-        );
-    }
+    let (replicas, requirements) = if interpreter::hook_enabled(
+        &obj.api_version,
+        &obj.kind,
+        interpreter::Operation::InterpretReplica,
+    ) {
+        match interpreter::get_replicas(&value) {
+            Ok(r) => {
+                recorder.normal(
+                    &super::template_target(obj),
+                    "GetReplicasSucceed",
+                    "Get replicas of resource template successfully.",
+                );
+                r
+            }
+            Err(e) => {
+                recorder.warning(
+                    &super::template_target(obj),
+                    "GetReplicasFailed",
+                    e.to_string(),
+                );
+                return Err(Error::msg(e.to_string()));
+            }
+        }
+    } else {
+        (0, None)
+    };
     let mut b = ResourceBindingSpec {
         propagate_deps: spec.propagate_deps && !cluster_scoped,
         scheduler_name: spec.scheduler_name.clone(),
@@ -163,7 +184,10 @@ fn merge_maps(
 
 /// MergePolicySuspension: the policy's dispatching suspension replaces the binding's, the
 /// binding's own scheduling suspension stays.
-fn merge_suspension(binding: Option<Suspension>, policy: Option<&PolicySuspension>) -> Option<Suspension> {
+fn merge_suspension(
+    binding: Option<Suspension>,
+    policy: Option<&PolicySuspension>,
+) -> Option<Suspension> {
     match policy {
         Some(p) => {
             let mut s = binding.unwrap_or_default();
@@ -182,7 +206,12 @@ fn merge_suspension(binding: Option<Suspension>, policy: Option<&PolicySuspensio
 
 /// Applies the desired fields to an existing binding as Karmada's CreateOrUpdate mutate
 /// function does, leaving the scheduling result and the dependency snapshot alone.
-fn merge_into<B: Binding>(existing: &mut B, d: &Desired, policy_suspension: Option<&PolicySuspension>, pp: bool) {
+fn merge_into<B: Binding>(
+    existing: &mut B,
+    d: &Desired,
+    policy_suspension: Option<&PolicySuspension>,
+    pp: bool,
+) {
     {
         let m = existing.meta_mut();
         m.annotations = merge_maps(&m.annotations, &d.meta.annotations);
@@ -251,10 +280,7 @@ pub async fn create_or_update<B: Binding>(
             }
             Some(existing) => {
                 if existing.meta().deletion_timestamp.is_some() {
-                    return Err(Error::msg(format!(
-                        "{} {key} is being deleted",
-                        B::KIND
-                    )));
+                    return Err(Error::msg(format!("{} {key} is being deleted", B::KIND)));
                 }
                 let owner = existing
                     .meta()
@@ -264,16 +290,19 @@ pub async fn create_or_update<B: Binding>(
                     .find(|o| o.controller == Some(true))
                     .map(|o| o.uid.as_str());
                 if owner.is_some_and(|u| u != obj.uid()) {
-                    return Err(Error::msg(format!(
-                        "failed to update binding due to different owner reference UID, will try again later after binding is garbage collected, see https://github.com/karmada-io/karmada/issues/2090"
-                    )));
+                    return Err(Error::msg(
+                        "failed to update binding due to different owner reference UID, will try again later after binding is garbage collected, see https://github.com/karmada-io/karmada/issues/2090",
+                    ));
                 }
                 let mut updated = existing.clone();
                 merge_into(&mut updated, &desired, policy_suspension, pp);
                 if serde_json::to_value(&updated)? == serde_json::to_value(&existing)? {
                     return Ok(false);
                 }
-                match api.replace(&key.name, &PostParams::default(), &updated).await {
+                match api
+                    .replace(&key.name, &PostParams::default(), &updated)
+                    .await
+                {
                     Ok(_) => return Ok(true),
                     Err(e) if is_conflict(&e) => {
                         current = api.get_opt(&key.name).await?;
@@ -310,18 +339,33 @@ mod tests {
         assert_eq!(merge_suspension(None, None), None);
         assert_eq!(
             merge_suspension(None, Some(&policy)),
-            Some(Suspension { policy: policy.clone(), scheduling: None })
+            Some(Suspension {
+                policy: policy.clone(),
+                scheduling: None
+            })
         );
         assert_eq!(
             merge_suspension(Some(sched.clone()), Some(&policy)),
-            Some(Suspension { policy: policy.clone(), scheduling: Some(true) })
+            Some(Suspension {
+                policy: policy.clone(),
+                scheduling: Some(true)
+            })
         );
         assert_eq!(
             merge_suspension(Some(sched), None),
-            Some(Suspension { policy: PolicySuspension::default(), scheduling: Some(true) })
+            Some(Suspension {
+                policy: PolicySuspension::default(),
+                scheduling: Some(true)
+            })
         );
         assert_eq!(
-            merge_suspension(Some(Suspension { policy, scheduling: None }), None),
+            merge_suspension(
+                Some(Suspension {
+                    policy,
+                    scheduling: None
+                }),
+                None
+            ),
             None
         );
     }

@@ -70,10 +70,13 @@ pub(super) async fn run(d: Arc<Detector>) {
     loop {
         match served_resources(&d.ctx.client).await {
             Ok(all) => {
-                let wanted: Vec<ServedResource> = all.iter().filter(|r| propagatable(r)).cloned().collect();
+                let wanted: Vec<ServedResource> =
+                    all.iter().filter(|r| propagatable(r)).cloned().collect();
                 d.ctx.served.send_replace(Arc::new(all));
-                let keys: HashSet<(String, String)> =
-                    wanted.iter().map(|r| (r.api_version(), r.kind.clone())).collect();
+                let keys: HashSet<(String, String)> = wanted
+                    .iter()
+                    .map(|r| (r.api_version(), r.kind.clone()))
+                    .collect();
                 for r in &wanted {
                     d.ctx.templates.ensure(r);
                 }

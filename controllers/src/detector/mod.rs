@@ -5,6 +5,7 @@
 //! with it (Karmada leaves that to the garbage collector through owner references).
 
 mod binding;
+pub use binding::controller_ref;
 mod discovery;
 pub mod policy;
 
@@ -22,7 +23,9 @@ use tokio::task::JoinHandle;
 
 use crate::runtime::discovery::ServedResource;
 use crate::runtime::events::{EventTarget, Recorder};
-use crate::runtime::{Change, Context, Error, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue};
+use crate::runtime::{
+    Change, Context, Error, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue,
+};
 use policy::{PolicyIndex, TemplateView, matches_any};
 
 /// Events on templates come from this component.
@@ -174,8 +177,9 @@ impl Detector {
             if matches!(c, Change::Delete(_)) {
                 return;
             }
-            d.policies
-                .add(PolicyKey::Cpp(c.object().metadata.name.clone().unwrap_or_default()));
+            d.policies.add(PolicyKey::Cpp(
+                c.object().metadata.name.clone().unwrap_or_default(),
+            ));
         });
     }
 
@@ -197,7 +201,9 @@ impl Detector {
         if !ns.is_empty() && self.skipped.iter().any(|r| r.is_match(ns)) {
             return false;
         }
-        !(ns == "kube-system" && kind == "ConfigMap" && name == "extension-apiserver-authentication")
+        !(ns == "kube-system"
+            && kind == "ConfigMap"
+            && name == "extension-apiserver-authentication")
     }
 
     /// The template from the cache, falling back to the API server.
@@ -230,7 +236,10 @@ impl Detector {
         if self.delete_orphan_binding(&key, Some(obj.uid())).await? {
             return Ok(Requeue::After(std::time::Duration::from_millis(50)));
         }
-        if obj.label(labels::RESOURCE_TEMPLATE_CLAIMED_BY).is_some_and(|v| !v.is_empty()) {
+        if obj
+            .label(labels::RESOURCE_TEMPLATE_CLAIMED_BY)
+            .is_some_and(|v| !v.is_empty())
+        {
             lock(&self.waiting).remove(&key);
             return Ok(Requeue::No);
         }
@@ -240,7 +249,10 @@ impl Detector {
     /// Deletes the binding of a template that is gone (or that belonged to an earlier object
     /// with the same name). Returns whether a binding was deleted.
     async fn delete_orphan_binding(&self, key: &ObjectKey, live_uid: Option<&str>) -> Result<bool> {
-        let bkey = Key::new(key.namespace.clone(), names::binding_name(&key.kind, &key.name));
+        let bkey = Key::new(
+            key.namespace.clone(),
+            names::binding_name(&key.kind, &key.name),
+        );
         let (owner, uid, resource_matches) = if key.namespace.is_empty() {
             match self.ctx.crbs.get(&bkey) {
                 Some(b) => owner_info(&b.metadata, &b.spec.resource, key),
@@ -285,22 +297,34 @@ impl Detector {
                 tracing::info!(template = %key, binding = %bkey, "deleted the binding of a removed template");
                 Ok(true)
             }
-            Err(e) if crate::runtime::is_not_found(&e) || crate::runtime::is_conflict(&e) => Ok(false),
+            Err(e) if crate::runtime::is_not_found(&e) || crate::runtime::is_conflict(&e) => {
+                Ok(false)
+            }
             Err(e) => Err(e.into()),
         }
     }
 
     /// propagateResource: follow an existing claim, or find the policy that claims the template.
     async fn propagate(&self, key: &ObjectKey, obj: Arc<RawObject>) -> Result<Requeue> {
-        let pp_ns = obj.annotation(annotations::PROPAGATION_POLICY_NAMESPACE).unwrap_or("");
-        let pp_name = obj.annotation(annotations::PROPAGATION_POLICY_NAME).unwrap_or("");
-        let pp_id = obj.label(labels::PROPAGATION_POLICY_PERMANENT_ID).unwrap_or("");
+        let pp_ns = obj
+            .annotation(annotations::PROPAGATION_POLICY_NAMESPACE)
+            .unwrap_or("");
+        let pp_name = obj
+            .annotation(annotations::PROPAGATION_POLICY_NAME)
+            .unwrap_or("");
+        let pp_id = obj
+            .label(labels::PROPAGATION_POLICY_PERMANENT_ID)
+            .unwrap_or("");
         if !pp_ns.is_empty() && !pp_name.is_empty() && !pp_id.is_empty() {
             let (ns, name, id) = (pp_ns.to_owned(), pp_name.to_owned(), pp_id.to_owned());
             return self.apply_claimed_pp(obj, &ns, &name, &id).await;
         }
-        let cpp_name = obj.annotation(annotations::CLUSTER_PROPAGATION_POLICY_NAME).unwrap_or("");
-        let cpp_id = obj.label(labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID).unwrap_or("");
+        let cpp_name = obj
+            .annotation(annotations::CLUSTER_PROPAGATION_POLICY_NAME)
+            .unwrap_or("");
+        let cpp_id = obj
+            .label(labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID)
+            .unwrap_or("");
         if !cpp_name.is_empty() && !cpp_id.is_empty() {
             let (name, id) = (cpp_name.to_owned(), cpp_id.to_owned());
             return self.apply_claimed_cpp(obj, &name, &id).await;
@@ -308,7 +332,11 @@ impl Detector {
 
         let idx = self.index();
         if let Some(pp) = idx.match_pp(&view(&obj)) {
-            self.check_dependent_overrides(pp.metadata.namespace.as_deref().unwrap_or(""), &pp.spec.dependent_overrides, false)?;
+            self.check_dependent_overrides(
+                pp.metadata.namespace.as_deref().unwrap_or(""),
+                &pp.spec.dependent_overrides,
+                false,
+            )?;
             lock(&self.waiting).remove(key);
             return self.apply_pp(obj, &pp).await;
         }
@@ -339,7 +367,13 @@ impl Detector {
         Ok(())
     }
 
-    async fn apply_claimed_pp(&self, obj: Arc<RawObject>, ns: &str, name: &str, id: &str) -> Result<Requeue> {
+    async fn apply_claimed_pp(
+        &self,
+        obj: Arc<RawObject>,
+        ns: &str,
+        name: &str,
+        id: &str,
+    ) -> Result<Requeue> {
         let Some(pp) = self.ctx.pps.get(&Key::new(ns, name)) else {
             // The policy is gone but its claim survived (a missed cleanup): release it.
             self.release(&obj, ClaimKind::Pp, id).await?;
@@ -355,13 +389,20 @@ impl Detector {
         self.apply_pp(obj, &pp).await
     }
 
-    async fn apply_claimed_cpp(&self, obj: Arc<RawObject>, name: &str, id: &str) -> Result<Requeue> {
+    async fn apply_claimed_cpp(
+        &self,
+        obj: Arc<RawObject>,
+        name: &str,
+        id: &str,
+    ) -> Result<Requeue> {
         let Some(cpp) = self.ctx.cpps.get(&Key::cluster(name)) else {
             self.release(&obj, ClaimKind::Cpp, id).await?;
             return Ok(Requeue::No);
         };
         if cpp.metadata.deletion_timestamp.is_some() {
-            return Err(Error::msg(format!("cluster policy({name}) is being deleted")));
+            return Err(Error::msg(format!(
+                "cluster policy({name}) is being deleted"
+            )));
         }
         if !matches_any(&view(&obj), &cpp.spec.resource_selectors) {
             return Ok(Requeue::No);
@@ -374,23 +415,41 @@ impl Detector {
         let ns = pp.metadata.namespace.clone().unwrap_or_default();
         let name = pp.metadata.name.clone().unwrap_or_default();
         let res = self.apply_pp_inner(&obj, pp).await;
-        self.record_apply(&obj, res.as_ref().map(|c| *c), &format!("policy({ns}/{name})"));
+        self.record_apply(
+            &obj,
+            res.as_ref().map(|c| *c),
+            &format!("policy({ns}/{name})"),
+        );
         res.map(|_| Requeue::No)
     }
 
-    async fn apply_cpp(&self, obj: Arc<RawObject>, cpp: &ClusterPropagationPolicy) -> Result<Requeue> {
+    async fn apply_cpp(
+        &self,
+        obj: Arc<RawObject>,
+        cpp: &ClusterPropagationPolicy,
+    ) -> Result<Requeue> {
         let name = cpp.metadata.name.clone().unwrap_or_default();
         let res = self.apply_cpp_inner(&obj, cpp).await;
-        self.record_apply(&obj, res.as_ref().map(|c| *c), &format!("cluster policy({name})"));
+        self.record_apply(
+            &obj,
+            res.as_ref().map(|c| *c),
+            &format!("cluster policy({name})"),
+        );
         res.map(|_| Requeue::No)
     }
 
     fn record_apply(&self, obj: &RawObject, res: std::result::Result<bool, &Error>, what: &str) {
         let t = template_target(obj);
         match res {
-            Ok(true) => self.recorder.normal(&t, "ApplyPolicySucceed", format!("Apply {what} succeed")),
+            Ok(true) => {
+                self.recorder
+                    .normal(&t, "ApplyPolicySucceed", format!("Apply {what} succeed"))
+            }
             Ok(false) => {}
-            Err(e) => self.recorder.warning(&t, "ApplyPolicyFailed", format!("Apply {what} failed: {e}")),
+            Err(e) => {
+                self.recorder
+                    .warning(&t, "ApplyPolicyFailed", format!("Apply {what} failed: {e}"))
+            }
         }
     }
 
@@ -401,7 +460,9 @@ impl Detector {
             .unwrap_or("")
             .to_owned();
         let claimed = obj.label(labels::PROPAGATION_POLICY_PERMANENT_ID) == Some(id.as_str())
-            && obj.label(labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID).is_none();
+            && obj
+                .label(labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID)
+                .is_none();
         let obj = if claimed {
             obj.clone()
         } else {
@@ -420,14 +481,28 @@ impl Detector {
         };
         let claim = binding::Claim::pp(&id, &pp.metadata);
         let desired = binding::build(&self.ctx, &self.recorder, &obj, &pp.spec, &claim)?;
-        binding::create_or_update::<ResourceBinding>(&self.ctx, &obj, desired, pp.spec.suspension.as_ref()).await
+        binding::create_or_update::<ResourceBinding>(
+            &self.ctx,
+            &obj,
+            desired,
+            pp.spec.suspension.as_ref(),
+        )
+        .await
     }
 
-    async fn apply_cpp_inner(&self, obj: &Arc<RawObject>, cpp: &ClusterPropagationPolicy) -> Result<bool> {
-        let id = crate::runtime::label(&cpp.metadata, labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID)
-            .unwrap_or("")
-            .to_owned();
-        let claimed = obj.label(labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID) == Some(id.as_str());
+    async fn apply_cpp_inner(
+        &self,
+        obj: &Arc<RawObject>,
+        cpp: &ClusterPropagationPolicy,
+    ) -> Result<bool> {
+        let id = crate::runtime::label(
+            &cpp.metadata,
+            labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+        )
+        .unwrap_or("")
+        .to_owned();
+        let claimed =
+            obj.label(labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID) == Some(id.as_str());
         let obj = if claimed {
             obj.clone()
         } else {
@@ -440,9 +515,21 @@ impl Detector {
         let claim = binding::Claim::cpp(&id, &cpp.metadata);
         let desired = binding::build(&self.ctx, &self.recorder, &obj, &cpp.spec, &claim)?;
         if obj.namespace().is_empty() {
-            binding::create_or_update::<ClusterResourceBinding>(&self.ctx, &obj, desired, cpp.spec.suspension.as_ref()).await
+            binding::create_or_update::<ClusterResourceBinding>(
+                &self.ctx,
+                &obj,
+                desired,
+                cpp.spec.suspension.as_ref(),
+            )
+            .await
         } else {
-            binding::create_or_update::<ResourceBinding>(&self.ctx, &obj, desired, cpp.spec.suspension.as_ref()).await
+            binding::create_or_update::<ResourceBinding>(
+                &self.ctx,
+                &obj,
+                desired,
+                cpp.spec.suspension.as_ref(),
+            )
+            .await
         }
     }
 
@@ -451,7 +538,12 @@ impl Detector {
         let r = self
             .ctx
             .served_resource(&obj.api_version, &obj.kind)
-            .ok_or_else(|| Error::msg(format!("resource {} {} is not served", obj.api_version, obj.kind)))?;
+            .ok_or_else(|| {
+                Error::msg(format!(
+                    "resource {} {} is not served",
+                    obj.api_version, obj.kind
+                ))
+            })?;
         let api: kube::Api<RawObject> = if r.namespaced {
             kube::Api::namespaced_with(self.ctx.client.clone(), obj.namespace(), &r.api_resource())
         } else {
@@ -478,7 +570,8 @@ impl Detector {
                 json!({annotations::CLUSTER_PROPAGATION_POLICY_NAME: Value::Null}),
             ),
         };
-        let patch = json!({"metadata": {"labels": {label_key: Value::Null}, "annotations": ann_null}});
+        let patch =
+            json!({"metadata": {"labels": {label_key: Value::Null}, "annotations": ann_null}});
         let bname = names::binding_name(&obj.kind, obj.name());
         let pp = PatchParams::default();
         if obj.namespace().is_empty() {
@@ -489,7 +582,8 @@ impl Detector {
                 ignore_not_found(api.patch(&bname, &pp, &Patch::Merge(&patch)).await)?;
             }
         } else {
-            let api = kube::Api::<ResourceBinding>::namespaced(self.ctx.client.clone(), obj.namespace());
+            let api =
+                kube::Api::<ResourceBinding>::namespaced(self.ctx.client.clone(), obj.namespace());
             if let Some(b) = self.ctx.rbs.get(&Key::new(obj.namespace(), bname.clone()))
                 && crate::runtime::label(&b.metadata, label_key) == Some(id)
             {
@@ -513,35 +607,71 @@ impl Detector {
                 let Some(pp) = self.ctx.pps.get(&k) else {
                     return Ok(Requeue::No);
                 };
-                let id = crate::runtime::label(&pp.metadata, labels::PROPAGATION_POLICY_PERMANENT_ID)
-                    .unwrap_or("")
-                    .to_owned();
+                let id =
+                    crate::runtime::label(&pp.metadata, labels::PROPAGATION_POLICY_PERMANENT_ID)
+                        .unwrap_or("")
+                        .to_owned();
                 if pp.metadata.deletion_timestamp.is_some() {
-                    self.handle_policy_deletion(ClaimKind::Pp, &id, &pp.spec.resource_selectors, &k.namespace).await?;
-                    self.remove_policy_finalizer::<PropagationPolicy>(&k, &pp.metadata).await?;
+                    self.handle_policy_deletion(
+                        ClaimKind::Pp,
+                        &id,
+                        &pp.spec.resource_selectors,
+                        &k.namespace,
+                    )
+                    .await?;
+                    self.remove_policy_finalizer::<PropagationPolicy>(&k, &pp.metadata)
+                        .await?;
                     return Ok(Requeue::No);
                 }
-                self.handle_policy_change(ClaimKind::Pp, &id, &pp.spec.resource_selectors, &k.namespace, &pp.spec.dependent_overrides).await
+                self.handle_policy_change(
+                    ClaimKind::Pp,
+                    &id,
+                    &pp.spec.resource_selectors,
+                    &k.namespace,
+                    &pp.spec.dependent_overrides,
+                )
+                .await
             }
             PolicyKey::Cpp(name) => {
                 let k = Key::cluster(name);
                 let Some(cpp) = self.ctx.cpps.get(&k) else {
                     return Ok(Requeue::No);
                 };
-                let id = crate::runtime::label(&cpp.metadata, labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID)
-                    .unwrap_or("")
-                    .to_owned();
+                let id = crate::runtime::label(
+                    &cpp.metadata,
+                    labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+                )
+                .unwrap_or("")
+                .to_owned();
                 if cpp.metadata.deletion_timestamp.is_some() {
-                    self.handle_policy_deletion(ClaimKind::Cpp, &id, &cpp.spec.resource_selectors, "").await?;
-                    self.remove_policy_finalizer::<ClusterPropagationPolicy>(&k, &cpp.metadata).await?;
+                    self.handle_policy_deletion(
+                        ClaimKind::Cpp,
+                        &id,
+                        &cpp.spec.resource_selectors,
+                        "",
+                    )
+                    .await?;
+                    self.remove_policy_finalizer::<ClusterPropagationPolicy>(&k, &cpp.metadata)
+                        .await?;
                     return Ok(Requeue::No);
                 }
-                self.handle_policy_change(ClaimKind::Cpp, &id, &cpp.spec.resource_selectors, "", &cpp.spec.dependent_overrides).await
+                self.handle_policy_change(
+                    ClaimKind::Cpp,
+                    &id,
+                    &cpp.spec.resource_selectors,
+                    "",
+                    &cpp.spec.dependent_overrides,
+                )
+                .await
             }
         }
     }
 
-    async fn remove_policy_finalizer<P>(&self, key: &Key, meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> Result<()>
+    async fn remove_policy_finalizer<P>(
+        &self,
+        key: &Key,
+        meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    ) -> Result<()>
     where
         P: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
         P::Scope: 'static,
@@ -558,8 +688,12 @@ impl Detector {
             return Ok(());
         }
         let rest: Vec<&String> = fins.iter().filter(|f| *f != fin).collect();
-        let patch = json!({"metadata": {"finalizers": rest, "resourceVersion": meta.resource_version}});
-        let url = P::url_path(&(), (!key.namespace.is_empty()).then_some(key.namespace.as_str()));
+        let patch =
+            json!({"metadata": {"finalizers": rest, "resourceVersion": meta.resource_version}});
+        let url = P::url_path(
+            &(),
+            (!key.namespace.is_empty()).then_some(key.namespace.as_str()),
+        );
         let req = http::Request::patch(format!("{url}/{}", key.name))
             .header(http::header::CONTENT_TYPE, "application/merge-patch+json")
             .body(serde_json::to_vec(&patch)?)
@@ -699,6 +833,8 @@ fn owner_info(
         .find(|o| o.controller == Some(true))
         .map(|o| o.uid.clone())
         .unwrap_or_default();
-    let matches = resource.kind == key.kind && resource.name == key.name && resource.namespace == key.namespace;
+    let matches = resource.kind == key.kind
+        && resource.name == key.name
+        && resource.namespace == key.namespace;
     (owner, meta.uid.clone().unwrap_or_default(), matches)
 }

@@ -62,7 +62,10 @@ pub fn selector_priority(t: &TemplateView<'_>, rs: &ResourceSelector) -> Implici
 }
 
 /// The best priority among selectors (util.ResourceMatchSelectorsPriority).
-pub fn selectors_priority(t: &TemplateView<'_>, selectors: &[ResourceSelector]) -> ImplicitPriority {
+pub fn selectors_priority(
+    t: &TemplateView<'_>,
+    selectors: &[ResourceSelector],
+) -> ImplicitPriority {
     selectors
         .iter()
         .map(|rs| selector_priority(t, rs))
@@ -119,12 +122,12 @@ impl Candidate for ClusterPropagationPolicy {
 
 /// The policy that claims a template: the highest explicit priority, then the most specific
 /// selector match, then the alphabetically first name (getHighestPriorityPropagationPolicy).
-pub fn highest_priority<'a, P: Candidate>(
+pub fn highest_priority<'a, P>(
     t: &TemplateView<'_>,
     policies: impl IntoIterator<Item = &'a Arc<P>>,
 ) -> Option<Arc<P>>
 where
-    P: 'a,
+    P: Candidate + 'a,
 {
     let mut best: Option<(&Arc<P>, i32, ImplicitPriority)> = None;
     for p in policies {
@@ -260,17 +263,32 @@ mod tests {
             (rs("Deployment", "", None), ImplicitPriority::MatchAll),
             (rs("Deployment", "nginx", None), ImplicitPriority::Name),
             (rs("Deployment", "other", None), ImplicitPriority::Mismatch),
-            (rs("Deployment", "", Some(("app", "web"))), ImplicitPriority::LabelSelector),
-            (rs("Deployment", "", Some(("app", "db"))), ImplicitPriority::Mismatch),
+            (
+                rs("Deployment", "", Some(("app", "web"))),
+                ImplicitPriority::LabelSelector,
+            ),
+            (
+                rs("Deployment", "", Some(("app", "db"))),
+                ImplicitPriority::Mismatch,
+            ),
             // a name wins over (and ignores) a label selector
-            (rs("Deployment", "nginx", Some(("app", "db"))), ImplicitPriority::Name),
+            (
+                rs("Deployment", "nginx", Some(("app", "db"))),
+                ImplicitPriority::Name,
+            ),
             (rs("StatefulSet", "", None), ImplicitPriority::Mismatch),
             (
-                ResourceSelector { namespace: "other".into(), ..rs("Deployment", "", None) },
+                ResourceSelector {
+                    namespace: "other".into(),
+                    ..rs("Deployment", "", None)
+                },
                 ImplicitPriority::Mismatch,
             ),
             (
-                ResourceSelector { api_version: "apps/v1beta1".into(), ..rs("Deployment", "", None) },
+                ResourceSelector {
+                    api_version: "apps/v1beta1".into(),
+                    ..rs("Deployment", "", None)
+                },
                 ImplicitPriority::Mismatch,
             ),
         ];
@@ -326,7 +344,10 @@ mod tests {
                 Some("a"),
             ),
             // negative priorities still match
-            (vec![pp("neg", -3, vec![rs("Deployment", "", None)])], Some("neg")),
+            (
+                vec![pp("neg", -3, vec![rs("Deployment", "", None)])],
+                Some("neg"),
+            ),
         ];
         for (i, (policies, want)) in cases.iter().enumerate() {
             let got = highest_priority(&t, policies.iter());

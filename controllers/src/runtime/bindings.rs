@@ -18,7 +18,14 @@ use super::object::Key;
 
 /// What the controllers need of a binding kind.
 pub trait Binding:
-    kube::Resource<DynamicType = ()> + Clone + Serialize + DeserializeOwned + Debug + Send + Sync + 'static
+    kube::Resource<DynamicType = ()>
+    + Clone
+    + Serialize
+    + DeserializeOwned
+    + Debug
+    + Send
+    + Sync
+    + 'static
 {
     /// The binding's own permanent-id label.
     const ID_LABEL: &'static str;
@@ -87,7 +94,10 @@ impl Binding for ResourceBinding {
     }
     fn work_annotations(key: &Key) -> Vec<(&'static str, String)> {
         vec![
-            (annotations::RESOURCE_BINDING_NAMESPACE, key.namespace.clone()),
+            (
+                annotations::RESOURCE_BINDING_NAMESPACE,
+                key.namespace.clone(),
+            ),
             (annotations::RESOURCE_BINDING_NAME, key.name.clone()),
         ]
     }
@@ -130,13 +140,32 @@ impl Binding for ClusterResourceBinding {
 
 /// The clusters a binding's Works belong on: its scheduling result plus the clusters of the
 /// bindings that require it (mergeTargetClusters).
-pub fn target_clusters(spec: &ResourceBindingSpec) -> Vec<karmada_api::work::v1alpha2::TargetCluster> {
+pub fn target_clusters(
+    spec: &ResourceBindingSpec,
+) -> Vec<karmada_api::work::v1alpha2::TargetCluster> {
     let mut out = spec.clusters.clone();
     for rb in &spec.required_by {
         for c in &rb.clusters {
             if !out.iter().any(|t| t.name == c.name) {
                 out.push(c.clone());
             }
+        }
+    }
+    out
+}
+
+/// The clusters whose Works a binding keeps: its result, the clusters of the bindings requiring
+/// it, and clusters being gracefully evicted from (ObtainBindingSpecExistingClusters).
+pub fn existing_clusters(spec: &ResourceBindingSpec) -> std::collections::HashSet<String> {
+    use karmada_api::policy::v1alpha1::PurgeMode;
+    let mut out: std::collections::HashSet<String> =
+        target_clusters(spec).into_iter().map(|t| t.name).collect();
+    for t in &spec.graceful_eviction_tasks {
+        if !matches!(
+            t.purge_mode,
+            Some(PurgeMode::Immediately | PurgeMode::Directly)
+        ) {
+            out.insert(t.from_cluster.clone());
         }
     }
     out

@@ -106,7 +106,11 @@ impl CachedWork {
 
     /// The permanent id of the ResourceBinding or ClusterResourceBinding it came from.
     pub fn binding_id(&self) -> Option<&str> {
-        super::label(&self.metadata, labels::RESOURCE_BINDING_PERMANENT_ID)
-            .or_else(|| super::label(&self.metadata, labels::CLUSTER_RESOURCE_BINDING_PERMANENT_ID))
+        super::label(&self.metadata, labels::RESOURCE_BINDING_PERMANENT_ID).or_else(|| {
+            super::label(
+                &self.metadata,
+                labels::CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
+            )
+        })
     }
 }

@@ -101,7 +101,11 @@ fn policy_ids(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
 
 impl Context {
     /// Creates the informers (not yet running) and the event sink.
-    pub fn new(client: Client, settings: Settings, members: MemberClients) -> (Arc<Context>, JoinHandle<()>) {
+    pub fn new(
+        client: Client,
+        settings: Settings,
+        members: MemberClients,
+    ) -> (Arc<Context>, JoinHandle<()>) {
         let (events, events_task) = EventSink::start(client.clone());
         let ctx = Context {
             templates: DynamicInformers::new(
@@ -124,7 +128,9 @@ impl Context {
                 .build(),
             works: Informer::builder("works")
                 .index(BY_ID, |w: &CachedWork| {
-                    w.binding_id().map(|s| vec![s.to_owned()]).unwrap_or_default()
+                    w.binding_id()
+                        .map(|s| vec![s.to_owned()])
+                        .unwrap_or_default()
                 })
                 .index(BY_NAMESPACE, |w: &CachedWork| {
                     vec![w.metadata.namespace.clone().unwrap_or_default()]

@@ -137,7 +137,10 @@ impl DynamicInformers {
 
     /// The running resources.
     pub fn resources(&self) -> Vec<ServedResource> {
-        self.entries().values().map(|e| e.resource.clone()).collect()
+        self.entries()
+            .values()
+            .map(|e| e.resource.clone())
+            .collect()
     }
 
     /// The client the informers use.

@@ -73,7 +73,13 @@ impl Recorder {
         self.send(target, "Warning", reason, message.into());
     }
 
-    fn send(&self, target: &EventTarget, type_: &'static str, reason: &'static str, message: String) {
+    fn send(
+        &self,
+        target: &EventTarget,
+        type_: &'static str,
+        reason: &'static str,
+        message: String,
+    ) {
         if target.name.is_empty() || target.uid.is_empty() {
             return;
         }

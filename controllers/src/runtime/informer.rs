@@ -293,7 +293,9 @@ where
     }
 
     fn replace(&self, listed: HashMap<Key, Arc<K>>) {
-        let mut changes: Vec<(Option<Arc<K>>, Option<Arc<K>>)> = Vec::new();
+        // (old, new): an update, an add (no old) or a delete (no new).
+        type Pair<K> = (Option<Arc<K>>, Option<Arc<K>>);
+        let mut changes: Vec<Pair<K>> = Vec::new();
         {
             let mut st = write(&self.shared.store);
             let old = std::mem::take(&mut st.objects);

@@ -10,6 +10,7 @@ pub mod dynamic;
 pub mod events;
 pub mod informer;
 pub mod object;
+pub mod patch;
 pub mod queue;
 pub mod selector;
 
@@ -18,7 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time
 pub use cache::CachedWork;
 pub use context::Context;
 pub use informer::{Change, Informer};
-pub use object::{Key, ObjectKey, RawObject};
+pub use object::{Key, ObjectKey, RawObject, split_api_version};
 pub use queue::{Requeue, WorkQueue};
 
 /// Errors of a reconcile pass; each is retried with back-off.

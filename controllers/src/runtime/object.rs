@@ -360,21 +360,30 @@ mod tests {
         assert_eq!(o.label("a"), Some("b"));
         assert!(o.metadata.managed_fields.is_none());
         assert_eq!(o.to_value().unwrap()["spec"]["replicas"], 2);
-        assert!(o.to_value().unwrap()["metadata"].get("managedFields").is_none());
+        assert!(
+            o.to_value().unwrap()["metadata"]
+                .get("managedFields")
+                .is_none()
+        );
     }
 
     #[test]
     fn spec_hash_ignores_status_and_resource_version() {
         let a = RawObject::from_json(r#"{"kind":"X","metadata":{"name":"n","resourceVersion":"1"},"spec":{"a":1},"status":{"x":1}}"#).unwrap();
         let b = RawObject::from_json(r#"{"kind":"X","metadata":{"resourceVersion":"2","name":"n"},"status":{"x":2},"spec":{"a":1}}"#).unwrap();
-        let c = RawObject::from_json(r#"{"kind":"X","metadata":{"name":"n"},"spec":{"a":2}}"#).unwrap();
+        let c =
+            RawObject::from_json(r#"{"kind":"X","metadata":{"name":"n"},"spec":{"a":2}}"#).unwrap();
         assert_eq!(a.spec_hash(), b.spec_hash());
         assert_ne!(a.spec_hash(), c.spec_hash());
     }
 
     #[test]
     fn splits_api_versions() {
-        for (av, g, v) in [("v1", "", "v1"), ("apps/v1", "apps", "v1"), ("a.b/v1beta1", "a.b", "v1beta1")] {
+        for (av, g, v) in [
+            ("v1", "", "v1"),
+            ("apps/v1", "apps", "v1"),
+            ("a.b/v1beta1", "a.b", "v1beta1"),
+        ] {
             assert_eq!(split_api_version(av), (g, v));
         }
     }

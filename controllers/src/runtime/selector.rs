@@ -65,19 +65,75 @@ mod tests {
 
     #[test]
     fn table() {
-        let labels: BTreeMap<String, String> =
-            [("app", "web"), ("tier", "fe")].iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        let labels: BTreeMap<String, String> = [("app", "web"), ("tier", "fe")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
         let cases: Vec<(LabelSelector, bool)> = vec![
             (LabelSelector::default(), true),
-            (LabelSelector { match_labels: Some([("app".to_string(), "web".to_string())].into()), ..Default::default() }, true),
-            (LabelSelector { match_labels: Some([("app".to_string(), "db".to_string())].into()), ..Default::default() }, false),
-            (LabelSelector { match_expressions: Some(vec![req("tier", "In", &["fe", "be"])]), ..Default::default() }, true),
-            (LabelSelector { match_expressions: Some(vec![req("tier", "NotIn", &["fe"])]), ..Default::default() }, false),
-            (LabelSelector { match_expressions: Some(vec![req("zone", "NotIn", &["a"])]), ..Default::default() }, true),
-            (LabelSelector { match_expressions: Some(vec![req("app", "Exists", &[])]), ..Default::default() }, true),
-            (LabelSelector { match_expressions: Some(vec![req("app", "DoesNotExist", &[])]), ..Default::default() }, false),
-            (LabelSelector { match_expressions: Some(vec![req("app", "Bogus", &[])]), ..Default::default() }, false),
-            (LabelSelector { match_expressions: Some(vec![req("app", "In", &[])]), ..Default::default() }, false),
+            (
+                LabelSelector {
+                    match_labels: Some([("app".to_string(), "web".to_string())].into()),
+                    ..Default::default()
+                },
+                true,
+            ),
+            (
+                LabelSelector {
+                    match_labels: Some([("app".to_string(), "db".to_string())].into()),
+                    ..Default::default()
+                },
+                false,
+            ),
+            (
+                LabelSelector {
+                    match_expressions: Some(vec![req("tier", "In", &["fe", "be"])]),
+                    ..Default::default()
+                },
+                true,
+            ),
+            (
+                LabelSelector {
+                    match_expressions: Some(vec![req("tier", "NotIn", &["fe"])]),
+                    ..Default::default()
+                },
+                false,
+            ),
+            (
+                LabelSelector {
+                    match_expressions: Some(vec![req("zone", "NotIn", &["a"])]),
+                    ..Default::default()
+                },
+                true,
+            ),
+            (
+                LabelSelector {
+                    match_expressions: Some(vec![req("app", "Exists", &[])]),
+                    ..Default::default()
+                },
+                true,
+            ),
+            (
+                LabelSelector {
+                    match_expressions: Some(vec![req("app", "DoesNotExist", &[])]),
+                    ..Default::default()
+                },
+                false,
+            ),
+            (
+                LabelSelector {
+                    match_expressions: Some(vec![req("app", "Bogus", &[])]),
+                    ..Default::default()
+                },
+                false,
+            ),
+            (
+                LabelSelector {
+                    match_expressions: Some(vec![req("app", "In", &[])]),
+                    ..Default::default()
+                },
+                false,
+            ),
         ];
         for (i, (sel, want)) in cases.iter().enumerate() {
             assert_eq!(matches(sel, Some(&labels)), *want, "case {i}");

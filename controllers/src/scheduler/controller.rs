@@ -12,21 +12,22 @@ use karmada_api::cluster::v1alpha1::Cluster;
 use karmada_api::policy::v1alpha1::{Placement, ReplicaSchedulingType};
 use karmada_api::well_known::{annotations, labels};
 use karmada_api::work::v1alpha2::{
-    BINDING_REASON_NO_CLUSTER_FIT, BINDING_REASON_SCHEDULER_ERROR, BINDING_REASON_SUCCESS,
-    ClusterResourceBinding, ResourceBinding, ResourceBindingSpec, SCHEDULED, TargetCluster,
+    BINDING_REASON_SUCCESS, ClusterResourceBinding, ResourceBinding, ResourceBindingSpec,
+    SCHEDULED, TargetCluster,
 };
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::pending::algorithm::{self, ScheduleError, ScheduleInput};
+use crate::pending::algorithm::{
+    self, SUCCESSFUL_SCHEDULING_MESSAGE, ScheduleError, ScheduleInput,
+};
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, now, set_condition};
 
 /// The scheduler's name; bindings naming another scheduler are left alone.
 pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
-const SUCCESS_MESSAGE: &str = "Binding has been scheduled successfully.";
 
 struct Scheduler {
     ctx: Arc<Context>,
@@ -118,11 +119,17 @@ fn wants<B: Binding>(b: &B) -> bool {
 
 /// util.IsBindingReplicasChanged.
 fn replicas_changed(spec: &ResourceBindingSpec) -> bool {
-    let Some(strategy) = spec.placement.as_ref().and_then(|p| p.replica_scheduling.as_ref()) else {
+    let Some(strategy) = spec
+        .placement
+        .as_ref()
+        .and_then(|p| p.replica_scheduling.as_ref())
+    else {
         return false;
     };
     match strategy.replica_scheduling_type {
-        Some(ReplicaSchedulingType::Duplicated) => spec.clusters.iter().any(|c| c.replicas != spec.replicas),
+        Some(ReplicaSchedulingType::Duplicated) => {
+            spec.clusters.iter().any(|c| c.replicas != spec.replicas)
+        }
         Some(ReplicaSchedulingType::Divided) => {
             spec.clusters.iter().map(|c| c.replicas).sum::<i32>() != spec.replicas
         }
@@ -131,7 +138,11 @@ fn replicas_changed(spec: &ResourceBindingSpec) -> bool {
 }
 
 /// placementChanged: the placement differs from the one last scheduled with.
-fn placement_changed(placement: &Placement, applied: Option<&str>, observed_affinity: &str) -> bool {
+fn placement_changed(
+    placement: &Placement,
+    applied: Option<&str>,
+    observed_affinity: &str,
+) -> bool {
     let Some(applied) = applied.filter(|a| !a.is_empty()) else {
         return true;
     };
@@ -223,7 +234,10 @@ impl Scheduler {
         }
         let spec = b.spec();
         let Some(placement) = spec.placement.as_ref() else {
-            return Err(Error::msg(format!("failed to get placement from {} {key}", B::KIND)));
+            return Err(Error::msg(format!(
+                "failed to get placement from {} {key}",
+                B::KIND
+            )));
         };
         let version = self.clusters_version.load(Ordering::SeqCst);
         let clusters_moved = self
@@ -234,8 +248,12 @@ impl Scheduler {
             .is_none_or(|v| *v != version);
         let applied = crate::runtime::annotation(b.meta(), annotations::APPLIED_PLACEMENT);
         let duplicated = placement.replica_scheduling_type() == ReplicaSchedulingType::Duplicated;
-        let is_workload = spec.replicas > 0 || spec.replica_requirements.is_some() || !spec.components.is_empty();
-        let reschedule_requested = match (&spec.reschedule_triggered_at, &b.status().last_scheduled_time) {
+        let is_workload =
+            spec.replicas > 0 || spec.replica_requirements.is_some() || !spec.components.is_empty();
+        let reschedule_requested = match (
+            &spec.reschedule_triggered_at,
+            &b.status().last_scheduled_time,
+        ) {
             (Some(t), Some(l)) => t.0 > l.0,
             _ => false,
         };
@@ -245,8 +263,11 @@ impl Scheduler {
                 .get(&Key::cluster(t.name.clone()))
                 .is_none_or(|c| c.metadata.deletion_timestamp.is_some())
         });
-        let needed = placement_changed(placement, applied, &b.status().scheduler_observed_affinity_name)
-            || replicas_changed(spec)
+        let needed = placement_changed(
+            placement,
+            applied,
+            &b.status().scheduler_observed_affinity_name,
+        ) || replicas_changed(spec)
             || reschedule_requested
             || !is_workload
             || duplicated
@@ -269,66 +290,51 @@ impl Scheduler {
         res
     }
 
-    async fn schedule<B: Binding>(&self, b: &B, key: &Key, placement: &Placement) -> Result<Requeue> {
-        let clusters: Vec<Cluster> = self.ctx.clusters.list().iter().map(|c| (**c).clone()).collect();
+    async fn schedule<B: Binding>(
+        &self,
+        b: &B,
+        key: &Key,
+        placement: &Placement,
+    ) -> Result<Requeue> {
+        let clusters: Vec<Cluster> = self
+            .ctx
+            .clusters
+            .list()
+            .iter()
+            .map(|c| (**c).clone())
+            .collect();
         let spec = b.spec();
-        let run = |p: &Placement| {
-            algorithm::schedule(&ScheduleInput {
-                placement: p,
-                replicas: spec.replicas,
-                replica_requirements: spec.replica_requirements.as_ref(),
-                resource_gvk: (&spec.resource.api_version, &spec.resource.kind),
-                clusters: &clusters,
-                previous: &spec.clusters,
-            })
+        let Some(input) = ScheduleInput::for_binding(spec, b.status(), &clusters) else {
+            return Err(Error::msg(format!(
+                "failed to get placement from {} {key}",
+                B::KIND
+            )));
         };
-        let mut affinity_name = b.status().scheduler_observed_affinity_name.clone();
-        let result = if placement.cluster_affinities.is_empty() {
-            run(placement)
-        } else {
-            // Try each affinity group in order, from the one in use (scheduleResourceBindingWithClusterAffinities).
-            let start = placement
-                .cluster_affinities
-                .iter()
-                .position(|t| t.affinity_name == affinity_name)
-                .unwrap_or(0);
-            let mut first_err = None;
-            let mut found = None;
-            for term in &placement.cluster_affinities[start..] {
-                let mut p = placement.clone();
-                p.cluster_affinities.clear();
-                p.cluster_affinity = Some(term.cluster_affinity.clone());
-                match run(&p) {
-                    Ok(r) => {
-                        affinity_name = term.affinity_name.clone();
-                        found = Some(r);
-                        break;
-                    }
-                    Err(e) => {
-                        first_err.get_or_insert(e);
-                    }
-                }
-            }
-            match (found, first_err) {
-                (Some(r), _) => Ok(r),
-                (None, Some(e)) => Err(e),
-                (None, None) => Err(ScheduleError::Other("no cluster affinity term".into())),
-            }
-        };
+        let result = algorithm::schedule(&input);
         let placement_json = serde_json::to_string(placement)?;
         let rb_target = EventTarget::of(b);
         let tpl_target = Self::template_target(spec);
         match result {
-            Ok(clusters) => {
-                let generation = self.patch_result::<B>(b, key, &placement_json, &clusters).await?;
+            Ok(r) => {
+                let generation = self
+                    .patch_result::<B>(b, key, &placement_json, &r.clusters)
+                    .await?;
                 let mut status = b.status().clone();
-                let mut changed = set_condition(&mut status.conditions, SCHEDULED, "True", BINDING_REASON_SUCCESS, SUCCESS_MESSAGE, None);
+                let mut changed = set_condition(
+                    &mut status.conditions,
+                    SCHEDULED,
+                    "True",
+                    BINDING_REASON_SUCCESS,
+                    SUCCESSFUL_SCHEDULING_MESSAGE,
+                    None,
+                );
                 let wrote_spec = generation.is_some();
                 let generation = generation.unwrap_or(b.meta().generation.unwrap_or(0));
                 if status.scheduler_observed_generation != generation {
                     status.scheduler_observed_generation = generation;
                     changed = true;
                 }
+                let affinity_name = r.affinity_name.clone().unwrap_or_default();
                 if status.scheduler_observed_affinity_name != affinity_name {
                     status.scheduler_observed_affinity_name = affinity_name;
                     changed = true;
@@ -342,28 +348,46 @@ impl Scheduler {
                         "lastScheduledTime": status.last_scheduled_time,
                     }});
                     self.patch_status::<B>(key, &patch).await?;
-                    let sep = if key.namespace.is_empty() { " Result " } else { " Result: " };
-                    let msg = format!("{SUCCESS_MESSAGE}{sep}{{{}}}", clusters_string(&clusters));
-                    self.recorder.normal(&rb_target, "ScheduleBindingSucceed", msg.clone());
-                    self.recorder.normal(&tpl_target, "ScheduleBindingSucceed", msg);
+                    // Karmada words the two kinds' events slightly differently.
+                    let sep = if key.namespace.is_empty() {
+                        " Result "
+                    } else {
+                        " Result: "
+                    };
+                    let msg = format!(
+                        "{SUCCESSFUL_SCHEDULING_MESSAGE}{sep}{{{}}}",
+                        clusters_string(&r.clusters)
+                    );
+                    self.recorder
+                        .normal(&rb_target, "ScheduleBindingSucceed", msg.clone());
+                    self.recorder
+                        .normal(&tpl_target, "ScheduleBindingSucceed", msg);
                 }
                 Ok(Requeue::No)
             }
             Err(e) => {
                 let msg = e.to_string();
-                let fit = matches!(e, ScheduleError::NoClusterFit { .. });
+                let fit = matches!(e, ScheduleError::NoClusterFit(_));
                 if fit {
                     // A fit error still writes the (empty) result, as Karmada does.
                     self.patch_result::<B>(b, key, &placement_json, &[]).await?;
                 }
-                let reason = if fit { BINDING_REASON_NO_CLUSTER_FIT } else { BINDING_REASON_SCHEDULER_ERROR };
                 let mut status = b.status().clone();
-                if set_condition(&mut status.conditions, SCHEDULED, "False", reason, &msg, None) {
+                if set_condition(
+                    &mut status.conditions,
+                    SCHEDULED,
+                    "False",
+                    e.reason(),
+                    &msg,
+                    None,
+                ) {
                     let patch = json!({"status": {"conditions": status.conditions}});
                     self.patch_status::<B>(key, &patch).await?;
                 }
-                self.recorder.warning(&rb_target, "ScheduleBindingFailed", msg.clone());
-                self.recorder.warning(&tpl_target, "ScheduleBindingFailed", msg.clone());
+                self.recorder
+                    .warning(&rb_target, "ScheduleBindingFailed", msg.clone());
+                self.recorder
+                    .warning(&tpl_target, "ScheduleBindingFailed", msg.clone());
                 if fit {
                     // A binding no cluster fits waits for the clusters to change.
                     Ok(Requeue::No)
@@ -376,7 +400,13 @@ impl Scheduler {
 
     /// Writes the clusters and the applied-placement annotation when they differ. Returns the
     /// binding's new generation when something was written.
-    async fn patch_result<B: Binding>(&self, b: &B, key: &Key, placement_json: &str, clusters: &[TargetCluster]) -> Result<Option<i64>> {
+    async fn patch_result<B: Binding>(
+        &self,
+        b: &B,
+        key: &Key,
+        placement_json: &str,
+        clusters: &[TargetCluster],
+    ) -> Result<Option<i64>> {
         let applied = crate::runtime::annotation(b.meta(), annotations::APPLIED_PLACEMENT);
         if applied == Some(placement_json) && b.spec().clusters == clusters {
             return Ok(None);
@@ -386,13 +416,18 @@ impl Scheduler {
             "spec": {"clusters": if clusters.is_empty() { Value::Null } else { json!(clusters) }},
         });
         let api = B::api(self.ctx.client.clone(), key);
-        let updated = api.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+        let updated = api
+            .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
         Ok(Some(updated.meta().generation.unwrap_or(0)))
     }
 
     async fn patch_status<B: Binding>(&self, key: &Key, patch: &Value) -> Result<()> {
         let api = B::api(self.ctx.client.clone(), key);
-        match api.patch_status(&key.name, &PatchParams::default(), &Patch::Merge(patch)).await {
+        match api
+            .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if crate::runtime::is_not_found(&e) => Ok(()),
             Err(e) => Err(e.into()),
