@@ -30,6 +30,10 @@ use crate::runtime::{
 /// Events of this controller come from this component.
 pub const COMPONENT: &str = "resource-binding-status-controller";
 
+/// Work status changes within this window make one aggregation: a binding's Works change
+/// together (one per cluster, each several times while its workload starts).
+const COALESCE: std::time::Duration = std::time::Duration::from_millis(200);
+
 struct Controller {
     ctx: Arc<Context>,
     queue: WorkQueue<Key>,
@@ -53,7 +57,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
             _ => return,
         };
         if let Some(k) = binding_of(&w.metadata) {
-            c1.queue.add(k);
+            c1.queue.add_after(k, COALESCE);
         }
     });
     let c2 = c.clone();

@@ -17,6 +17,12 @@ use tokio::task::JoinHandle;
 const QUEUE: usize = 4096;
 /// Remembered events for aggregation; the memory is cleared when full.
 const REMEMBERED: usize = 8192;
+/// Events written per second at most, so that a burst of changes spends the API server on the
+/// changes rather than on their events (Karmada's controllers share a 40 QPS client limit);
+/// events beyond the queue are dropped, as client-go's recorder drops them.
+const RATE: f64 = 200.0;
+/// Events written back to back before the rate applies.
+const BURST: f64 = 400.0;
 
 /// The object an event is about.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -134,7 +140,18 @@ struct Seen {
 async fn write_events(client: Client, mut rx: mpsc::Receiver<Pending>) {
     let mut seen: HashMap<AggregateKey, Seen> = HashMap::new();
     let host = Arc::<str>::from("karmada-rs");
+    let mut tokens = BURST;
+    let mut last = tokio::time::Instant::now();
     while let Some(p) = rx.recv().await {
+        let t = tokio::time::Instant::now();
+        tokens = (tokens + t.duration_since(last).as_secs_f64() * RATE).min(BURST);
+        last = t;
+        if tokens < 1.0 {
+            tokio::time::sleep(std::time::Duration::from_secs_f64((1.0 - tokens) / RATE)).await;
+            tokens = 1.0;
+            last = tokio::time::Instant::now();
+        }
+        tokens -= 1.0;
         let now = jiff::Timestamp::now();
         let namespace = if p.target.namespace.is_empty() {
             "default".to_owned()

@@ -32,6 +32,8 @@ pub enum Requeue {
 struct State<K> {
     queue: VecDeque<K>,
     queued: HashSet<K>,
+    /// Keys waiting for a delayed add; a second delayed add of the same key is dropped.
+    delayed: HashSet<K>,
     processing: HashSet<K>,
     dirty: HashSet<K>,
     failures: HashMap<K, u32>,
@@ -68,6 +70,7 @@ where
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
                     queued: HashSet::new(),
+                    delayed: HashSet::new(),
                     processing: HashSet::new(),
                     dirty: HashSet::new(),
                     failures: HashMap::new(),
@@ -110,15 +113,20 @@ where
         }
     }
 
-    /// Adds a key after a delay.
+    /// Adds a key after a delay, unless it is already waiting for one: many changes in a short
+    /// time then make one pass.
     pub fn add_after(&self, key: K, delay: Duration) {
         if delay.is_zero() {
             self.add(key);
             return;
         }
+        if !self.lock().delayed.insert(key.clone()) {
+            return;
+        }
         let q = self.clone();
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
+            q.lock().delayed.remove(&key);
             q.add(key);
         });
     }
@@ -229,6 +237,21 @@ mod tests {
         q.add("a");
         q.add("a");
         q.add("b");
+        assert_eq!(q.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn delayed_adds_of_one_key_coalesce() {
+        let q: WorkQueue<&str> = WorkQueue::new("t");
+        q.add_after("a", Duration::from_millis(20));
+        q.add_after("a", Duration::from_millis(20));
+        q.add_after("b", Duration::from_millis(20));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while q.len() < 2 {
+            assert!(tokio::time::Instant::now() < deadline, "delayed keys never arrived");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(q.len(), 2);
     }
 
