@@ -37,6 +37,9 @@ struct ServeArgs {
     /// Extra subject alternative names for the serving certificate.
     #[arg(long = "tls-san", env = "KARMADA_RS_TLS_SAN", value_delimiter = ',')]
     tls_sans: Vec<String>,
+    /// How long Events are kept after they were last recorded (Go duration, e.g. 1h0m0s).
+    #[arg(long, env = "KARMADA_RS_EVENT_TTL", default_value = "1h0m0s", value_parser = apiserver::kcm::parse_duration)]
+    event_ttl: std::time::Duration,
 }
 
 fn init_tracing() {
@@ -52,7 +55,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let store = if args.etcd_servers.is_empty() {
         apiserver::launch::StoreChoice::Embedded
     } else {
-        apiserver::launch::StoreChoice::Etcd(storage::etcd::EtcdOptions::new(args.etcd_servers))
+        apiserver::launch::StoreChoice::Etcd(Box::new(storage::etcd::EtcdOptions::new(
+            args.etcd_servers,
+        )))
     };
     let running = apiserver::launch::start(apiserver::launch::ServeOptions {
         data_dir: args.data_dir,
@@ -62,6 +67,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         flavor: apiserver::state::Flavor::ControlPlane,
         kubeconfig_name: "karmada.kubeconfig".into(),
         context_name: "karmada".into(),
+        kcm: apiserver::kcm::KcmOptions {
+            event_ttl: args.event_ttl,
+            ..Default::default()
+        },
     })
     .await
     .context("starting the API server")?;

@@ -79,6 +79,20 @@ impl ParsedQuantity {
         whole.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
     }
 
+    /// The value rounded up to a whole thousandth and clamped to i64, like
+    /// `Quantity.MilliValue()`.
+    pub fn milli_value(self) -> i64 {
+        const NANOS_PER_MILLI: i128 = 1_000_000;
+        let whole = self.nanos.div_euclid(NANOS_PER_MILLI)
+            + i128::from(self.nanos.rem_euclid(NANOS_PER_MILLI) != 0);
+        whole.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    }
+
+    /// The exact amount in nano-units, for arithmetic between quantities.
+    pub fn nanos(self) -> i128 {
+        self.nanos
+    }
+
     /// Orders two quantities.
     pub fn cmp_value(self, other: Self) -> Ordering {
         self.nanos.cmp(&other.nanos)
@@ -155,6 +169,10 @@ mod tests {
         assert_eq!(q("1500m").value(), 2);
         assert_eq!(q("-1500m").value(), -1);
         assert_eq!(q("4Gi").value(), 4 * 1024 * 1024 * 1024);
+        assert_eq!(q("100m").milli_value(), 100);
+        assert_eq!(q("1.5").milli_value(), 1500);
+        assert_eq!(q("1n").milli_value(), 1, "rounded up");
+        assert_eq!(q("2Ki").nanos(), 2048 * 1_000_000_000);
         // Below a nano-unit rounds up, as Kubernetes does.
         assert_eq!(q("1e-12"), q("1n"));
     }

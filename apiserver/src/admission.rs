@@ -43,8 +43,15 @@ pub async fn admit(
             allocate_cluster_ip(state, def, obj);
         }
     }
+    if def.is_custom() {
+        if op == Operation::Create {
+            crate::crd::check_create_allowed(state, def)?;
+        }
+        crate::crd::default_custom_resource(def, obj);
+    }
     // kube validates metadata for every kind; the built-in rules add the kind's own checks.
     let mut causes = builtin::validate(group, kind, obj, old);
+    causes.extend(crate::crd::validate(def, obj, old));
     if def.source == Source::Karmada
         && let Some(info) = karmada_api::kind_info(kind)
     {
@@ -66,7 +73,9 @@ pub async fn admit(
     if def.source == Source::Karmada {
         let kop = match (op, sub) {
             (Operation::Create, _) => karmada_api::Operation::Create,
-            (Operation::Update, Subresource::Main) => karmada_api::Operation::Update,
+            (Operation::Update, Subresource::Main | Subresource::Finalize) => {
+                karmada_api::Operation::Update
+            }
             (Operation::Update, Subresource::Status) => karmada_api::Operation::UpdateStatus,
         };
         karmada_api::admit(kind, kop, obj, old).map_err(|e| karmada_error(def, obj, &e))?;

@@ -30,18 +30,71 @@ pub fn router(state: Arc<ApiState>) -> Router {
 }
 
 async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> Response {
-    let method = req.method().clone();
-    let path = req.uri().path().to_string();
     let started = std::time::Instant::now();
-    let resp = match handle(&state, req).await {
+    let method = req.method().clone();
+    let query = parse_query(req.uri().query());
+    let info = request_info(&method, req.uri().path(), &query);
+    let apply = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/apply-patch"));
+    let verb = crate::metrics::verb_label(&method, &info.verb, apply);
+    let long_running = info.verb == "watch" || info.subresource == "proxy";
+    let mutating = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
+    // In-flight limits as kube's MaxInFlightLimit filter: long-running requests are exempt.
+    let guard = if long_running {
+        None
+    } else {
+        let limit = if mutating {
+            state.config.max_mutating_requests_inflight
+        } else {
+            state.config.max_requests_inflight
+        };
+        match state.metrics.admit(mutating, limit) {
+            Some(g) => Some(g),
+            None => {
+                return ApiError::too_many_requests(
+                    "Too many requests, please try again later.",
+                    1,
+                )
+                .into_response();
+            }
+        }
+    };
+    let labels = info
+        .is_resource_request
+        .then(|| crate::metrics::RequestLabels {
+            verb,
+            group: info.api_group.clone(),
+            version: info.api_version.clone(),
+            resource: info.resource.clone(),
+            subresource: info.subresource.clone(),
+            scope: if !info.name.is_empty() && !info.name_from_selector {
+                "resource"
+            } else if !info.namespace.is_empty() {
+                "namespace"
+            } else {
+                "cluster"
+            },
+        });
+    let path = info.path.clone();
+    let resp = match handle(&state, req, info, query).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
     };
+    drop(guard);
+    let elapsed = started.elapsed();
+    if let Some(l) = labels {
+        state
+            .metrics
+            .observe(l, resp.status().as_u16(), elapsed.as_secs_f64());
+    }
     tracing::debug!(
         method = %method,
         path = %path,
         status = resp.status().as_u16(),
-        elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+        elapsed_ms = elapsed.as_secs_f64() * 1000.0,
         "request"
     );
     resp
@@ -85,10 +138,13 @@ impl Ctx {
     }
 }
 
-async fn handle(state: &Arc<ApiState>, req: http::Request<Body>) -> Result<Response, ApiError> {
+async fn handle(
+    state: &Arc<ApiState>,
+    req: http::Request<Body>,
+    info: RequestInfo,
+    query: HashMap<String, Vec<String>>,
+) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
-    let query = parse_query(parts.uri.query());
-    let info = request_info(&parts.method, parts.uri.path(), &query);
     let user = auth::authenticate(&parts).ok_or_else(ApiError::unauthorized)?;
     if !info.is_resource_request {
         return non_resource(state, &parts, &info).await;
@@ -155,8 +211,20 @@ async fn non_resource(
         .and_then(|v| v.to_str().ok());
     let path = info.path.trim_end_matches('/');
     let snapshot = state.catalog.snapshot();
+    if crate::openapi::handles(path) {
+        return crate::openapi::serve(&snapshot, path, parts);
+    }
     match path {
         "/version" => Ok(json_response(StatusCode::OK, &discovery::version())),
+        "/metrics" => {
+            let text = state.metrics.render(&state.object_counts());
+            let mut resp = (StatusCode::OK, text).into_response();
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            Ok(resp)
+        }
         "/healthz" | "/livez" | "/readyz" => health(state, path).await,
         "/api" | "/apis" => {
             let core = path == "/api";
@@ -471,14 +539,20 @@ async fn finalize(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
     let user_rv = object::resource_version(&obj)?;
     let updated = ctx
         .registry()
-        .guaranteed_update(&ctx.ns, &ctx.info.name, Subresource::Main, &wctx, |cur| {
-            let mut next = cur.clone();
-            object::set_path(&mut next, ".spec.finalizers", finalizers.clone());
-            if let Some(rv) = user_rv {
-                object::set_resource_version(&mut next, rv);
-            }
-            Ok(next)
-        })
+        .guaranteed_update(
+            &ctx.ns,
+            &ctx.info.name,
+            Subresource::Finalize,
+            &wctx,
+            |cur| {
+                let mut next = cur.clone();
+                object::set_path(&mut next, ".spec.finalizers", finalizers.clone());
+                if let Some(rv) = user_rv {
+                    object::set_resource_version(&mut next, rv);
+                }
+                Ok(next)
+            },
+        )
         .await?;
     render_object(ctx, StatusCode::OK, &updated, vec![])
 }

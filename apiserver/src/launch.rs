@@ -18,11 +18,13 @@ use crate::state::{ApiConfig, ApiState, Flavor};
 
 /// Which storage backend to use.
 #[derive(Clone, Debug)]
+// Chosen once at start; boxing the etcd options would only complicate callers.
+#[allow(clippy::large_enum_variant)]
 pub enum StoreChoice {
     /// The embedded store in `DATA_DIR/store`.
     Embedded,
     /// An etcd cluster.
-    Etcd(storage::etcd::EtcdOptions),
+    Etcd(Box<storage::etcd::EtcdOptions>),
 }
 
 /// How to start a server.
@@ -42,6 +44,8 @@ pub struct ServeOptions {
     pub kubeconfig_name: String,
     /// Context/cluster name inside the kubeconfig.
     pub context_name: String,
+    /// The kube-controller-manager controllers run inside the server.
+    pub kcm: crate::kcm::KcmOptions,
 }
 
 /// Why a server could not start.
@@ -84,6 +88,8 @@ pub struct Running {
     /// The PKI.
     pub pki: Arc<certs::Pki>,
     serving: Serving,
+    _kcm: crate::kcm::Kcm,
+    crd_controller: tokio::task::JoinHandle<()>,
 }
 
 impl Running {
@@ -94,6 +100,7 @@ impl Running {
 
     /// Stops serving.
     pub async fn shutdown(self) {
+        self.crd_controller.abort();
         self.serving.shutdown(Duration::from_secs(5)).await;
     }
 }
@@ -115,7 +122,7 @@ pub async fn open_store(opts: &ServeOptions) -> Result<Arc<dyn Store>, LaunchErr
             store as Arc<dyn Store>
         }
         StoreChoice::Etcd(e) => {
-            storage::etcd::EtcdStore::connect(e.clone()).await? as Arc<dyn Store>
+            storage::etcd::EtcdStore::connect((**e).clone()).await? as Arc<dyn Store>
         }
     })
 }
@@ -163,6 +170,9 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
     );
     state.warm(Duration::from_secs(30)).await?;
     bootstrap(&state, opts.flavor).await?;
+    let kcm = crate::kcm::start(&state, &opts.kcm);
+    // Serves the stored CRDs before the first request and follows their changes.
+    let crd_controller = crate::crd::controller::start(&state).await;
 
     let router = crate::handler::router(state.clone());
     let tls = crate::server::server_config(&TlsFiles {
@@ -200,6 +210,8 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
         kubeconfig,
         pki,
         serving,
+        _kcm: kcm,
+        crd_controller,
     })
 }
 

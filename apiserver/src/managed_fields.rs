@@ -51,8 +51,8 @@ pub fn schema_for(def: &ResourceDef) -> Arc<Schema> {
 /// The fields a write to `sub` may not change (kube's ResetFieldsStrategy).
 pub fn reset_fields(def: &ResourceDef, sub: Subresource) -> &'static [&'static str] {
     match sub {
-        Subresource::Main if def.status => &["status"],
-        Subresource::Main => &[],
+        Subresource::Main | Subresource::Finalize if def.status => &["status"],
+        Subresource::Main | Subresource::Finalize => &[],
         Subresource::Status => &["spec"],
     }
 }
@@ -74,7 +74,11 @@ pub fn track_update(
         &patch::UpdateOptions {
             manager,
             api_version: &api_version,
-            subresource: (sub == Subresource::Status).then_some("status"),
+            subresource: match sub {
+                Subresource::Main => None,
+                Subresource::Status => Some("status"),
+                Subresource::Finalize => Some("finalize"),
+            },
             reset_fields: reset_fields(def, sub),
             now: jiff::Timestamp::now(),
         },

@@ -31,6 +31,9 @@ pub enum Subresource {
     Main,
     /// The `status` subresource (only status changes are kept).
     Status,
+    /// A Namespace's `finalize` subresource: like the main resource, but `spec.finalizers`
+    /// comes from the request (kube's namespaceFinalizeStrategy).
+    Finalize,
 }
 
 /// Who is writing (for managedFields and admission).
@@ -119,7 +122,8 @@ impl<'a> Registry<'a> {
         let key = self.key(ns, name)?;
         let (kv, _) = store_of(self.state).get(&key).await?;
         let kv = kv.ok_or_else(|| self.not_found(name))?;
-        object::from_stored(&kv.value, kv.mod_revision)
+        let obj = object::from_stored(&kv.value, kv.mod_revision)?;
+        Ok(crate::crd::on_read(&self.def, &obj).unwrap_or(obj))
     }
 
     /// Reads one object with kube's resourceVersion semantics for get (`"0"`: from cache).
@@ -332,8 +336,8 @@ impl<'a> Registry<'a> {
     }
 
     /// Checks that a namespaced object's namespace exists and is not terminating
-    /// (kube's NamespaceLifecycle admission).
-    async fn check_namespace(&self, ns: &str) -> Result<(), ApiError> {
+    /// (kube's NamespaceLifecycle admission; `name` is empty for generated names).
+    async fn check_namespace(&self, ns: &str, name: &str) -> Result<(), ApiError> {
         if !self.def.namespaced {
             return Ok(());
         }
@@ -343,14 +347,29 @@ impl<'a> Registry<'a> {
         let kv = kv.ok_or_else(|| ApiError::not_found("", "namespaces", ns))?;
         let nsobj = object::from_stored(&kv.value, kv.mod_revision)?;
         if object::is_terminating(&nsobj) {
-            return Err(ApiError::forbidden_message(
+            // admission.NewForbidden's message, with NamespaceLifecycle's cause.
+            let resource = self.def.qualified();
+            let subject = if name.is_empty() {
+                resource
+            } else {
+                format!("{resource} \"{name}\"")
+            };
+            let mut e = ApiError::forbidden_message(
                 &self.def.group,
                 &self.def.plural,
-                "",
+                name,
                 format!(
-                    "unable to create new content in namespace {ns} because it is being terminated"
+                    "{subject} is forbidden: unable to create new content in namespace {ns} because it is being terminated"
                 ),
-            ));
+            );
+            if let Some(d) = e.details.as_mut() {
+                d.causes.push(crate::error::Cause {
+                    reason: "NamespaceTerminating".into(),
+                    message: format!("namespace {ns} is being terminated"),
+                    field: "metadata.namespace".into(),
+                });
+            }
+            return Err(e);
         }
         Ok(())
     }
@@ -444,7 +463,7 @@ impl<'a> Registry<'a> {
             }
             name.is_empty().then(|| gen_name.to_string())
         };
-        self.check_namespace(ns).await?;
+        self.check_namespace(ns, object::name(&obj)).await?;
 
         let mut attempts = 0;
         loop {
@@ -586,6 +605,7 @@ impl<'a> Registry<'a> {
             let (kv, _) = store_of(self.state).get(&key).await?;
             let kv = kv.ok_or_else(|| self.not_found(name))?;
             let current = object::from_stored(&kv.value, kv.mod_revision)?;
+            let current = crate::crd::on_read(&self.def, &current).unwrap_or(current);
             let mut new = mutate(&current)?;
             let user_rv = object::resource_version(&new)?;
             if let Some(rv) = user_rv
@@ -702,7 +722,7 @@ impl<'a> Registry<'a> {
                 object::meta_mut(new).remove("resourceVersion");
                 return Ok(());
             }
-            Subresource::Main => {}
+            Subresource::Main | Subresource::Finalize => {}
         }
         let old_meta = object::meta(old).cloned().unwrap_or_default();
         let m = object::meta_mut(new);
@@ -808,6 +828,7 @@ impl<'a> Registry<'a> {
                 }
                 Some(Propagation::Background) | None => {}
             }
+            crate::crd::add_cleanup_finalizer(&self.def, &current, &mut finalizers);
             let namespace_pending = self.def.group.is_empty() && self.def.plural == "namespaces";
             if finalizers.is_empty() && !namespace_pending {
                 if opts.dry_run {
@@ -842,6 +863,7 @@ impl<'a> Registry<'a> {
                 if namespace_pending {
                     object::set_path(&mut updated, ".status.phase", json!("Terminating"));
                 }
+                crate::crd::mark_terminating(&self.def, &mut updated);
             } else if !changed_finalizers {
                 return Ok(DeleteOutcome::Terminating(current));
             }

@@ -37,6 +37,10 @@ pub struct ApiConfig {
     pub default_watch_timeout: Duration,
     /// The address clients reach the server at (for discovery's serverAddressByClientCIDRs).
     pub external_address: String,
+    /// Concurrent read requests before 429 (kube's `--max-requests-inflight`; 0: no limit).
+    pub max_requests_inflight: i64,
+    /// Concurrent mutating requests before 429 (`--max-mutating-requests-inflight`).
+    pub max_mutating_requests_inflight: i64,
 }
 
 impl Default for ApiConfig {
@@ -49,8 +53,23 @@ impl Default for ApiConfig {
             cache: CacheOptions::default(),
             default_watch_timeout: Duration::from_secs(1800),
             external_address: String::new(),
+            max_requests_inflight: 400,
+            max_mutating_requests_inflight: 200,
         }
     }
+}
+
+/// Whether a cache built for `a` serves `b` too: versions of one kind share a storage
+/// prefix and a cache; only what the cache extracts (scope, selectable fields) matters.
+fn same_cache_shape(a: &ResourceDef, b: &ResourceDef) -> bool {
+    let selectable = |d: &ResourceDef| match &d.source {
+        crate::resources::Source::Custom(c) => c.selectable_fields.clone(),
+        _ => Vec::new(),
+    };
+    a.group == b.group
+        && a.kind == b.kind
+        && a.namespaced == b.namespaced
+        && selectable(a) == selectable(b)
 }
 
 /// A watch cache and the task feeding it.
@@ -64,6 +83,8 @@ pub struct ApiState {
     pub catalog: Arc<Catalog>,
     /// Tunables.
     pub config: ApiConfig,
+    /// Request metrics.
+    pub metrics: crate::metrics::Metrics,
     caches: Mutex<HashMap<String, RunningCache>>,
 }
 
@@ -90,6 +111,7 @@ impl ApiState {
             store,
             catalog,
             config,
+            metrics: Default::default(),
             caches: Mutex::new(HashMap::new()),
         })
     }
@@ -98,12 +120,17 @@ impl ApiState {
     pub fn cache(&self, def: &Arc<ResourceDef>) -> Result<Arc<WatchCache>, ApiError> {
         let prefix = def
             .prefix()
-            .ok_or_else(|| ApiError::method_not_allowed("list", &def.kind))?
-            .to_string();
+            .ok_or_else(|| ApiError::method_not_allowed("list", &def.kind))?;
+        // The served versions of a CRD share a prefix, but each reads its objects its own way.
+        let prefix = if def.is_custom() {
+            format!("{prefix}@{}", def.version)
+        } else {
+            prefix.to_string()
+        };
         let mut caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((c, h)) = caches.get(&prefix)
             && !h.is_finished()
-            && c.def() == def
+            && same_cache_shape(c.def(), def)
         {
             return Ok(c.clone());
         }
@@ -119,9 +146,14 @@ impl ApiState {
     /// Stops the cache of a resource that is no longer served (a deleted CRD).
     pub fn drop_cache(&self, prefix: &str) {
         let mut caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, h)) = caches.remove(prefix) {
-            h.abort();
-        }
+        let versioned = format!("{prefix}@");
+        caches.retain(|k, (_, h)| {
+            let drop = k == prefix || k.starts_with(&versioned);
+            if drop {
+                h.abort();
+            }
+            !drop
+        });
     }
 
     /// Starts the caches of every stored resource and waits until they have listed.

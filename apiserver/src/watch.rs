@@ -156,7 +156,9 @@ pub async fn serve<E: Encoder>(
         .allow_bookmarks
         .then_some(state.config.bookmark_interval);
     let cache2 = cache.clone();
+    let state2 = state.clone();
     tokio::spawn(async move {
+        let _open = state2.metrics.watch_started();
         let deadline = tokio::time::Instant::now() + timeout;
         let _ = tokio::time::timeout_at(
             deadline,

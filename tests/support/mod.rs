@@ -127,11 +127,10 @@ impl Server {
         self.bind = url.trim_start_matches("https://").to_string();
         self.url = url;
         self.child = Some(child);
-        let ok = wait_for("the server to be ready", DEADLINE, || {
+        wait_for("the server to be ready", DEADLINE, || {
             let out = self.kubectl(&["get", "--raw", "/readyz"]);
-            (out.status.success()).then_some(())
+            out.status.success().then_some(())
         });
-        let _ = ok;
     }
 
     /// Stops the process (SIGKILL) and starts it again on the same port and data.

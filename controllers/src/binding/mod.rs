@@ -23,8 +23,8 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::detector::policy::{TemplateView, matches_any};
-use crate::pending::interpreter::{self, Operation};
-use crate::pending::overrides;
+use crate::interpreter::{self, Operation};
+use crate::overrides;
 use crate::runtime::bindings::{Binding, existing_clusters, target_clusters};
 use crate::runtime::context::BY_ID;
 use crate::runtime::events::{EventTarget, Recorder};

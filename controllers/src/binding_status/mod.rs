@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::binding::{binding_of, fetch_template, template_key};
-use crate::pending::interpreter;
+use crate::interpreter;
 use crate::runtime::bindings::{Binding, existing_clusters};
 use crate::runtime::context::BY_ID;
 use crate::runtime::events::{EventTarget, Recorder};

@@ -20,7 +20,7 @@ use tokio::task::JoinHandle;
 
 use crate::binding::{fetch_template, template_key};
 use crate::detector::template_target;
-use crate::pending::interpreter::{self, DependentObjectReference};
+use crate::interpreter::{self, DependentObjectReference};
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::selector;

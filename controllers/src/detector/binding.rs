@@ -10,7 +10,7 @@ use karmada_api::well_known::{annotations, labels};
 use karmada_api::work::v1alpha2::{ObjectReference, ResourceBindingSpec, Suspension};
 use kube::api::PostParams;
 
-use crate::pending::interpreter;
+use crate::interpreter;
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::Recorder;
 use crate::runtime::{Context, Error, Key, RawObject, Result, is_already_exists, is_conflict};

@@ -17,7 +17,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::pending::interpreter;
+use crate::interpreter;
 use crate::runtime::context::BY_NAMESPACE;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::{

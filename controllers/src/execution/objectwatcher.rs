@@ -11,7 +11,7 @@ use kube::Api;
 use kube::api::{DeleteParams, PostParams, PropagationPolicy};
 use serde_json::{Map, Value};
 
-use crate::pending::interpreter;
+use crate::interpreter;
 use crate::runtime::discovery::ServedResource;
 use crate::runtime::{Context, Error, ObjectKey, RawObject, Result, is_not_found};
 

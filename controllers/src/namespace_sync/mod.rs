@@ -16,7 +16,7 @@ use regex::Regex;
 use tokio::task::JoinHandle;
 
 use crate::binding::work;
-use crate::pending::overrides;
+use crate::overrides;
 use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, is_not_found};
 
 struct Controller {

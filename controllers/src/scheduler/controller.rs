@@ -19,7 +19,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::pending::algorithm::{
+use crate::scheduler::algorithm::{
     self, SUCCESSFUL_SCHEDULING_MESSAGE, ScheduleError, ScheduleInput,
 };
 use crate::runtime::bindings::Binding;

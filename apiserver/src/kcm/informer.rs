@@ -1,0 +1,229 @@
+//! Every stored resource's changes as one stream, for the controllers kube-controller-manager
+//! runs through shared informers (client-go's dynamic informers over discovered resources).
+//!
+//! Each resource is followed through its watch cache: an initial snapshot (a [`Change::Resync`]),
+//! then its events. A subscriber that falls behind, or a cache that relisted, gets a fresh
+//! snapshot. Resources appearing or disappearing with CRDs are followed as the catalog changes.
+
+use std::collections::{HashMap, VecDeque};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use tokio::sync::watch;
+use tokio_stream::StreamMap;
+use tokio_stream::wrappers::BroadcastStream;
+use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
+
+use crate::resources::ResourceDef;
+use crate::state::ApiState;
+use crate::watch_cache::{CacheEvent, CachedObject, Filter};
+
+/// How long a subscription waits for a cache's first list before retrying.
+const READY_WAIT: Duration = Duration::from_secs(10);
+
+/// One change seen by a subscriber.
+pub enum Change {
+    /// The complete current content of a resource: the first view of it, or a fresh view after
+    /// events were missed. Objects of the resource not listed here are gone.
+    Resync {
+        /// The resource.
+        def: Arc<ResourceDef>,
+        /// Every object it holds.
+        objects: Vec<Arc<CachedObject>>,
+    },
+    /// One event of a resource.
+    Event {
+        /// The resource.
+        def: Arc<ResourceDef>,
+        /// The event.
+        event: Arc<CacheEvent>,
+    },
+    /// The resource is no longer served (its CRD was deleted).
+    Gone {
+        /// The resource.
+        def: Arc<ResourceDef>,
+    },
+    /// The set of followed resources was established (first at start) or changed with the
+    /// catalog; every resync and removal this caused was delivered before.
+    Synced,
+}
+
+enum Item {
+    Event(Arc<CacheEvent>),
+    /// Events were dropped: the subscriber was too slow.
+    Lagged,
+    /// The cache replaced its event stream (it relisted) or stopped.
+    Closed,
+}
+
+type ItemStream = Pin<Box<dyn Stream<Item = Item> + Send>>;
+
+/// The stored resources to follow: one definition per storage prefix (several served versions
+/// of one resource share its storage and its objects).
+pub fn stored_resources(state: &ApiState) -> Vec<Arc<ResourceDef>> {
+    let snapshot = state.catalog.snapshot();
+    let mut seen = std::collections::HashSet::new();
+    snapshot
+        .resources
+        .iter()
+        .filter(|d| d.prefix().is_some_and(|p| seen.insert(p.to_string())))
+        .cloned()
+        .collect()
+}
+
+/// A subscription to every stored resource's changes.
+pub struct AllResources {
+    state: Arc<ApiState>,
+    streams: StreamMap<String, ItemStream>,
+    defs: HashMap<String, Arc<ResourceDef>>,
+    catalog: watch::Receiver<u64>,
+    pending: VecDeque<Change>,
+}
+
+impl AllResources {
+    /// Subscribes to every stored resource; the first changes are one [`Change::Resync`] per
+    /// resource and then [`Change::Synced`], delivered before any event.
+    pub async fn new(state: Arc<ApiState>) -> AllResources {
+        let mut catalog = state.catalog.subscribe();
+        catalog.mark_unchanged();
+        let mut all = AllResources {
+            state,
+            streams: StreamMap::new(),
+            defs: HashMap::new(),
+            catalog,
+            pending: VecDeque::new(),
+        };
+        all.follow_catalog().await;
+        all
+    }
+
+    /// Number of resources followed.
+    pub fn resources(&self) -> usize {
+        self.defs.len()
+    }
+
+    /// The next change.
+    pub async fn next(&mut self) -> Change {
+        loop {
+            if let Some(c) = self.pending.pop_front() {
+                return c;
+            }
+            tokio::select! {
+                changed = self.catalog.changed() => {
+                    if changed.is_err() {
+                        // The catalog is gone with the server; nothing more will change.
+                        std::future::pending::<()>().await;
+                    }
+                    self.follow_catalog().await;
+                }
+                Some((prefix, item)) = self.streams.next() => match item {
+                    Item::Event(event) => {
+                        if let Some(def) = self.defs.get(&prefix) {
+                            return Change::Event { def: def.clone(), event };
+                        }
+                    }
+                    Item::Lagged | Item::Closed => {
+                        if let Some(def) = self.defs.get(&prefix).cloned() {
+                            tracing::debug!(resource = %def.qualified(), "informer resubscribing");
+                            self.subscribe(def).await;
+                        }
+                    }
+                },
+            }
+        }
+    }
+
+    /// Subscribes to new or changed resources and drops removed ones.
+    async fn follow_catalog(&mut self) {
+        let wanted = stored_resources(&self.state);
+        let mut keep = std::collections::HashSet::new();
+        for def in wanted {
+            let prefix = def.prefix().unwrap_or_default().to_string();
+            keep.insert(prefix.clone());
+            if self.defs.get(&prefix).is_some_and(|d| **d == *def) {
+                continue;
+            }
+            self.subscribe(def).await;
+        }
+        let gone: Vec<String> = self
+            .defs
+            .keys()
+            .filter(|p| !keep.contains(*p))
+            .cloned()
+            .collect();
+        for prefix in gone {
+            self.streams.remove(&prefix);
+            if let Some(def) = self.defs.remove(&prefix) {
+                self.pending.push_back(Change::Gone { def });
+            }
+        }
+        self.pending.push_back(Change::Synced);
+    }
+
+    /// (Re)subscribes to one resource, queueing its snapshot. Retries until its cache has
+    /// listed: a resource whose storage is unreachable has no state to report yet.
+    async fn subscribe(&mut self, def: Arc<ResourceDef>) {
+        let prefix = def.prefix().unwrap_or_default().to_string();
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            let sub = match self.state.cache(&def) {
+                Ok(cache) => match cache.wait_for(0, READY_WAIT).await {
+                    Ok(()) => cache
+                        .subscribe(None, &Filter::default())
+                        .map_err(|e| format!("{e:?}")),
+                    Err(e) => Err(format!("{e:?}")),
+                },
+                Err(e) => Err(e.to_string()),
+            };
+            match sub {
+                Ok(sub) => {
+                    let events: ItemStream = Box::pin(
+                        BroadcastStream::new(sub.rx)
+                            .map(|r| match r {
+                                Ok(ev) => Item::Event(ev),
+                                Err(BroadcastStreamRecvError::Lagged(_)) => Item::Lagged,
+                            })
+                            .chain(futures::stream::once(async { Item::Closed })),
+                    );
+                    self.streams.insert(prefix.clone(), events);
+                    self.defs.insert(prefix, def.clone());
+                    self.pending.push_back(Change::Resync {
+                        def,
+                        objects: sub.initial,
+                    });
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!(resource = %def.qualified(), error = %e, "informer cannot subscribe yet; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+    }
+}
+
+/// Runs a subscription in its own task, delivering changes through a bounded channel (a slow
+/// consumer makes the subscription lag, which it repairs with resyncs). The task ends when the
+/// receiver is dropped.
+pub fn spawn(state: Arc<ApiState>, capacity: usize) -> tokio::sync::mpsc::Receiver<Change> {
+    let (tx, rx) = tokio::sync::mpsc::channel(capacity);
+    tokio::spawn(async move {
+        let mut all = tokio::select! {
+            _ = tx.closed() => return,
+            all = AllResources::new(state) => all,
+        };
+        loop {
+            let change = tokio::select! {
+                _ = tx.closed() => return,
+                change = all.next() => change,
+            };
+            if tx.send(change).await.is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}

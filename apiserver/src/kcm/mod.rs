@@ -1,0 +1,146 @@
+//! The kube-controller-manager controllers Karmada runs beside its API server, here running
+//! inside the API server over its registry and watch caches: the namespace controller, the
+//! garbage collector, and the Events' time-to-live (an etcd lease in kube-apiserver).
+
+pub mod event_ttl;
+pub mod garbage_collector;
+pub mod informer;
+pub mod namespace_controller;
+pub mod work_queue;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use crate::registry::WriteContext;
+use crate::state::ApiState;
+
+/// Which controllers run, and their settings.
+#[derive(Clone, Debug)]
+pub struct KcmOptions {
+    /// Run the namespace controller and the garbage collector.
+    pub controllers: bool,
+    /// Events are deleted this long after they were last recorded (kube-apiserver's
+    /// `--event-ttl`); zero keeps them forever.
+    pub event_ttl: Duration,
+}
+
+impl Default for KcmOptions {
+    fn default() -> KcmOptions {
+        KcmOptions {
+            controllers: true,
+            event_ttl: event_ttl::DEFAULT_EVENT_TTL,
+        }
+    }
+}
+
+/// The running controllers; dropping it stops them.
+#[derive(Debug, Default)]
+pub struct Kcm {
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Kcm {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// Starts the controllers `opts` enables. Must run inside a runtime.
+pub fn start(state: &Arc<ApiState>, opts: &KcmOptions) -> Kcm {
+    let mut kcm = Kcm::default();
+    if opts.controllers {
+        let s = state.clone();
+        kcm.tasks.push(supervise("namespace", move || {
+            namespace_controller::NamespaceController::new(s.clone()).run()
+        }));
+        let s = state.clone();
+        kcm.tasks.push(supervise("garbagecollector", move || {
+            garbage_collector::GarbageCollector::new(s.clone()).run()
+        }));
+    }
+    if !opts.event_ttl.is_zero() {
+        let (s, ttl) = (state.clone(), opts.event_ttl);
+        kcm.tasks.push(supervise("event-ttl", move || {
+            event_ttl::run(s.clone(), ttl)
+        }));
+    }
+    kcm
+}
+
+/// The identity of the controllers' writes (the field manager kube derives from
+/// kube-controller-manager's user agent).
+pub(crate) fn write_context() -> WriteContext {
+    WriteContext {
+        manager: "kube-controller-manager".into(),
+        dry_run: false,
+        apply: false,
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Runs a controller, restarting it with back-off if it panics (a bug, logged loudly) or ends.
+fn supervise<F, Fut>(name: &'static str, make: F) -> JoinHandle<()>
+where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    tokio::spawn(async move {
+        let mut backoff = Duration::from_millis(500);
+        loop {
+            let mut task = AbortOnDrop(tokio::spawn(make()));
+            match (&mut task.0).await {
+                Err(e) if e.is_panic() => {
+                    tracing::error!(controller = name, "controller panicked; restarting");
+                }
+                _ => tracing::warn!(controller = name, "controller stopped; restarting"),
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(30));
+        }
+    })
+}
+
+/// Parses a duration flag as Go's time.ParseDuration writes them (`1h0m0s`, `90s`, `500ms`).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d: jiff::SignedDuration = s
+        .trim()
+        .parse()
+        .map_err(|e| format!("invalid duration {s:?}: {e}"))?;
+    Duration::try_from(d).map_err(|_| format!("invalid duration {s:?}: must not be negative"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        let ok = [
+            ("1h0m0s", 3_600_000),
+            ("1h", 3_600_000),
+            ("90s", 90_000),
+            ("2m30s", 150_000),
+            ("500ms", 500),
+            ("0s", 0),
+        ];
+        for (s, ms) in ok {
+            assert_eq!(parse_duration(s), Ok(Duration::from_millis(ms)), "{s}");
+        }
+        for bad in ["", "abc", "-1s", "1x"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,665 @@
+//! Every malformed request gets a clear metav1.Status with kube-apiserver's code and reason,
+//! never a 500, and leaves storage unchanged.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::Server;
+
+struct Case {
+    name: &'static str,
+    method: &'static str,
+    path: String,
+    content_type: Option<&'static str>,
+    accept: Option<&'static str>,
+    body: Vec<u8>,
+    code: u16,
+    reason: &'static str,
+    message_contains: &'static str,
+}
+
+fn case(
+    name: &'static str,
+    method: &'static str,
+    path: &str,
+    content_type: Option<&'static str>,
+    body: impl Into<Vec<u8>>,
+    code: u16,
+    reason: &'static str,
+    message_contains: &'static str,
+) -> Case {
+    Case {
+        name,
+        method,
+        path: path.to_string(),
+        content_type,
+        accept: None,
+        body: body.into(),
+        code,
+        reason,
+        message_contains,
+    }
+}
+
+async fn client(s: &Server) -> kube::Client {
+    let kc = kube::config::Kubeconfig::read_from(&s.kubeconfig).expect("kubeconfig");
+    let mut cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("config");
+    // Answers must be seen as sent: no client-side retries of 5xx with Retry-After.
+    cfg.default_retry = false;
+    kube::Client::try_from(cfg).expect("client")
+}
+
+/// A snapshot of what is stored: every ConfigMap, Deployment and PropagationPolicy in
+/// `default`, with their resourceVersions.
+async fn snapshot(c: &kube::Client) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for path in [
+        "/api/v1/namespaces/default/configmaps",
+        "/apis/apps/v1/namespaces/default/deployments",
+        "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies",
+        "/api/v1/namespaces",
+    ] {
+        let req = http::Request::get(path).body(Vec::new()).expect("request");
+        let text = c.request_text(req).await.expect("list");
+        let v: Value = serde_json::from_str(&text).expect("json");
+        for item in v["items"].as_array().cloned().unwrap_or_default() {
+            out.push((
+                format!("{path}/{}", item["metadata"]["name"].as_str().unwrap_or("")),
+                item["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn malformed_requests_get_clear_errors_and_change_nothing() {
+    let s = Server::start();
+    s.kubectl_ok(&["create", "configmap", "existing", "--from-literal=a=1"]);
+    s.kubectl_stdin_ok(
+        &["apply", "--validate=false", "-f", "-"],
+        r#"
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: pp1
+spec:
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: nginx
+  placement:
+    clusterAffinity:
+      clusterNames: [member1]
+"#,
+    );
+    let cm = s.get_json(&["configmap", "existing"]);
+    let rv = cm["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let stale_rv = (rv.parse::<i64>().unwrap_or(1) - 1).to_string();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let big = format!(
+        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"big"}},"data":{{"a":"{}"}}}}"#,
+        "x".repeat(3 * 1024 * 1024 + 10)
+    );
+    let pps = "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies";
+    let cases = vec![
+        case(
+            "malformed JSON",
+            "POST",
+            cms,
+            Some("application/json"),
+            "{\"apiVersion\":",
+            400,
+            "BadRequest",
+            "cannot be handled as a ConfigMap",
+        ),
+        case(
+            "malformed YAML",
+            "POST",
+            cms,
+            Some("application/yaml"),
+            "a: [b",
+            400,
+            "BadRequest",
+            "cannot be handled as a ConfigMap",
+        ),
+        case(
+            "not an object",
+            "POST",
+            cms,
+            Some("application/json"),
+            "[1,2]",
+            400,
+            "BadRequest",
+            "",
+        ),
+        case(
+            "garbage protobuf",
+            "POST",
+            cms,
+            Some("application/vnd.kubernetes.protobuf"),
+            "k8s\0garbage",
+            400,
+            "BadRequest",
+            "protobuf",
+        ),
+        case(
+            "unknown content type",
+            "POST",
+            cms,
+            Some("text/plain"),
+            "hello",
+            415,
+            "UnsupportedMediaType",
+            "unknown format",
+        ),
+        case(
+            "mismatched kind",
+            "POST",
+            cms,
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}"#,
+            400,
+            "BadRequest",
+            "does not match",
+        ),
+        case(
+            "mismatched apiVersion",
+            "POST",
+            cms,
+            Some("application/json"),
+            r#"{"apiVersion":"apps/v1","kind":"ConfigMap","metadata":{"name":"x"}}"#,
+            400,
+            "BadRequest",
+            "does not match",
+        ),
+        case(
+            "namespace mismatch",
+            "POST",
+            cms,
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"other"}}"#,
+            400,
+            "BadRequest",
+            "does not match the namespace",
+        ),
+        case(
+            "missing name",
+            "POST",
+            cms,
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}"#,
+            422,
+            "Invalid",
+            "name or generateName is required",
+        ),
+        case(
+            "invalid name",
+            "POST",
+            cms,
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}"#,
+            422,
+            "Invalid",
+            "RFC 1123",
+        ),
+        case(
+            "invalid label",
+            "POST",
+            cms,
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","labels":{"a":"-bad-"}}}"#,
+            422,
+            "Invalid",
+            "metadata.labels",
+        ),
+        case(
+            "already exists",
+            "POST",
+            cms,
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"existing"}}"#,
+            409,
+            "AlreadyExists",
+            "already exists",
+        ),
+        case(
+            "resourceVersion on create",
+            "POST",
+            cms,
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","resourceVersion":"5"}}"#,
+            400,
+            "BadRequest",
+            "resourceVersion",
+        ),
+        case(
+            "missing namespace",
+            "POST",
+            "/api/v1/namespaces/nope/configmaps",
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#,
+            404,
+            "NotFound",
+            "namespaces \"nope\" not found",
+        ),
+        case(
+            "body over 3 MiB",
+            "POST",
+            cms,
+            Some("application/json"),
+            big,
+            413,
+            "RequestEntityTooLarge",
+            "",
+        ),
+        case(
+            "strict unknown field",
+            "POST",
+            &format!("{cms}?fieldValidation=Strict"),
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{},"data":{}}"#,
+            400,
+            "BadRequest",
+            "duplicate field",
+        ),
+        case(
+            "bad fieldValidation",
+            "POST",
+            &format!("{cms}?fieldValidation=Loose"),
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#,
+            400,
+            "BadRequest",
+            "fieldValidation",
+        ),
+        case(
+            "bad dryRun",
+            "POST",
+            &format!("{cms}?dryRun=Some"),
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#,
+            422,
+            "Invalid",
+            "dryRun",
+        ),
+        case(
+            "stale update",
+            "PUT",
+            &format!("{cms}/existing"),
+            Some("application/json"),
+            format!(
+                r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"existing","resourceVersion":"{stale_rv}"}},"data":{{"a":"2"}}}}"#
+            ),
+            409,
+            "Conflict",
+            "the object has been modified",
+        ),
+        case(
+            "update name mismatch",
+            "PUT",
+            &format!("{cms}/existing"),
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}}"#,
+            400,
+            "BadRequest",
+            "does not match the name on the URL",
+        ),
+        case(
+            "update missing object",
+            "PUT",
+            &format!("{cms}/missing"),
+            Some("application/json"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"missing"}}"#,
+            404,
+            "NotFound",
+            "configmaps \"missing\" not found",
+        ),
+        case(
+            "patch missing object",
+            "PATCH",
+            &format!("{cms}/missing"),
+            Some("application/merge-patch+json"),
+            r#"{"data":{"a":"1"}}"#,
+            404,
+            "NotFound",
+            "not found",
+        ),
+        case(
+            "json patch not an array",
+            "PATCH",
+            &format!("{cms}/existing"),
+            Some("application/json-patch+json"),
+            r#"{"op":"add"}"#,
+            400,
+            "BadRequest",
+            "",
+        ),
+        case(
+            "json patch failing test",
+            "PATCH",
+            &format!("{cms}/existing"),
+            Some("application/json-patch+json"),
+            r#"[{"op":"test","path":"/data/a","value":"nope"}]"#,
+            422,
+            "Invalid",
+            "",
+        ),
+        case(
+            "json patch missing path",
+            "PATCH",
+            &format!("{cms}/existing"),
+            Some("application/json-patch+json"),
+            r#"[{"op":"remove","path":"/data/none"}]"#,
+            422,
+            "Invalid",
+            "",
+        ),
+        case(
+            "merge patch malformed",
+            "PATCH",
+            &format!("{cms}/existing"),
+            Some("application/merge-patch+json"),
+            "{",
+            400,
+            "BadRequest",
+            "",
+        ),
+        case(
+            "patch stale resourceVersion",
+            "PATCH",
+            &format!("{cms}/existing"),
+            Some("application/merge-patch+json"),
+            format!(r#"{{"metadata":{{"resourceVersion":"{stale_rv}"}},"data":{{"a":"9"}}}}"#),
+            409,
+            "Conflict",
+            "modified",
+        ),
+        case(
+            "patch unsupported type",
+            "PATCH",
+            &format!("{cms}/existing"),
+            Some("application/json"),
+            "{}",
+            415,
+            "UnsupportedMediaType",
+            "json-patch+json",
+        ),
+        case(
+            "strategic merge on a Karmada CRD kind",
+            "PATCH",
+            &format!("{pps}/pp1"),
+            Some("application/strategic-merge-patch+json"),
+            r#"{"spec":{"priority":1}}"#,
+            415,
+            "UnsupportedMediaType",
+            "merge-patch+json",
+        ),
+        case(
+            "force on non-apply patch",
+            "PATCH",
+            &format!("{cms}/existing?force=true"),
+            Some("application/merge-patch+json"),
+            "{}",
+            422,
+            "Invalid",
+            "force",
+        ),
+        case(
+            "apply without fieldManager",
+            "PATCH",
+            &format!("{cms}/existing"),
+            Some("application/apply-patch+yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: existing\n",
+            422,
+            "Invalid",
+            "fieldManager",
+        ),
+        case(
+            "invalid Karmada policy (empty resourceSelectors)",
+            "POST",
+            pps,
+            Some("application/json"),
+            r#"{"apiVersion":"policy.karmada.io/v1alpha1","kind":"PropagationPolicy","metadata":{"name":"bad"},"spec":{"resourceSelectors":[]}}"#,
+            422,
+            "Invalid",
+            "resourceSelectors",
+        ),
+        case(
+            "Karmada policy with a wrong type",
+            "POST",
+            pps,
+            Some("application/json"),
+            r#"{"apiVersion":"policy.karmada.io/v1alpha1","kind":"PropagationPolicy","metadata":{"name":"bad"},"spec":{"priority":"high","resourceSelectors":[{"apiVersion":"v1","kind":"ConfigMap"}]}}"#,
+            422,
+            "Invalid",
+            "spec.priority",
+        ),
+        case(
+            "bad label selector",
+            "GET",
+            &format!("{cms}?labelSelector=a%20in%20("),
+            None,
+            "",
+            400,
+            "BadRequest",
+            "",
+        ),
+        case(
+            "bad field selector",
+            "GET",
+            &format!("{cms}?fieldSelector=metadata.name"),
+            None,
+            "",
+            400,
+            "BadRequest",
+            "",
+        ),
+        case(
+            "unsupported field selector",
+            "GET",
+            &format!("{cms}?fieldSelector=spec.foo%3Dbar"),
+            None,
+            "",
+            400,
+            "BadRequest",
+            "field label not supported",
+        ),
+        case(
+            "bad resourceVersion",
+            "GET",
+            &format!("{cms}?resourceVersion=abc"),
+            None,
+            "",
+            400,
+            "BadRequest",
+            "resource version",
+        ),
+        case(
+            "resourceVersionMatch without resourceVersion",
+            "GET",
+            &format!("{cms}?resourceVersionMatch=Exact"),
+            None,
+            "",
+            422,
+            "Invalid",
+            "resourceVersionMatch",
+        ),
+        case(
+            "bad continue token",
+            "GET",
+            &format!("{cms}?limit=1&continue=notatoken"),
+            None,
+            "",
+            400,
+            "BadRequest",
+            "continue",
+        ),
+        case(
+            "resourceVersion in the future",
+            "GET",
+            &format!("{cms}?resourceVersion=99999999"),
+            None,
+            "",
+            504,
+            "Timeout",
+            "Too large resource version",
+        ),
+        case(
+            "unknown resource",
+            "GET",
+            "/api/v1/namespaces/default/widgets",
+            None,
+            "",
+            404,
+            "NotFound",
+            "",
+        ),
+        case(
+            "unknown group",
+            "GET",
+            "/apis/example.com/v1/widgets",
+            None,
+            "",
+            404,
+            "NotFound",
+            "",
+        ),
+        case(
+            "get missing object",
+            "GET",
+            &format!("{cms}/missing"),
+            None,
+            "",
+            404,
+            "NotFound",
+            "configmaps \"missing\" not found",
+        ),
+        case(
+            "delete missing object",
+            "DELETE",
+            &format!("{cms}/missing"),
+            None,
+            "",
+            404,
+            "NotFound",
+            "not found",
+        ),
+        case(
+            "delete precondition mismatch",
+            "DELETE",
+            &format!("{cms}/existing"),
+            Some("application/json"),
+            r#"{"preconditions":{"uid":"not-the-uid"}}"#,
+            409,
+            "Conflict",
+            "Precondition failed",
+        ),
+        case(
+            "delete options both orphan and propagation",
+            "DELETE",
+            &format!("{cms}/existing"),
+            Some("application/json"),
+            r#"{"orphanDependents":true,"propagationPolicy":"Background"}"#,
+            422,
+            "Invalid",
+            "cannot be both set",
+        ),
+        case(
+            "subresource not served",
+            "GET",
+            &format!("{cms}/existing/status"),
+            None,
+            "",
+            404,
+            "NotFound",
+            "",
+        ),
+        case(
+            "method on virtual kind",
+            "GET",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            None,
+            "",
+            405,
+            "MethodNotAllowed",
+            "",
+        ),
+    ];
+    let mut cases = cases;
+    cases.push(Case {
+        accept: Some("text/html"),
+        ..case(
+            "unacceptable Accept",
+            "GET",
+            cms,
+            None,
+            "",
+            406,
+            "NotAcceptable",
+            "media types",
+        )
+    });
+
+    s.block_on(async {
+        let c = client(&s).await;
+        let before = snapshot(&c).await;
+        let mut failures = Vec::new();
+        for k in &cases {
+            let mut req = http::Request::builder()
+                .method(k.method)
+                .uri(k.path.as_str());
+            if let Some(ct) = k.content_type {
+                req = req.header("content-type", ct);
+            }
+            if let Some(a) = k.accept {
+                req = req.header("accept", a);
+            }
+            let req = req.body(k.body.clone().into()).expect("request");
+            let resp =
+                match tokio::time::timeout(std::time::Duration::from_secs(20), c.send(req)).await {
+                    Ok(r) => r.expect("send"),
+                    Err(_) => {
+                        failures.push(format!("{}: no answer within 20 s", k.name));
+                        continue;
+                    }
+                };
+            let code = resp.status().as_u16();
+            let body = http_body_util::BodyExt::collect(resp.into_body())
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            let status: Value = serde_json::from_slice(&body).unwrap_or(json!({}));
+            let ok = code == k.code
+                && status["kind"] == "Status"
+                && status["code"] == k.code
+                && status["reason"] == k.reason
+                && status["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains(k.message_contains) && !m.is_empty());
+            if !ok {
+                failures.push(format!(
+                    "{}: got {code} {}",
+                    k.name,
+                    String::from_utf8_lossy(&body)
+                ));
+            }
+        }
+        let after = snapshot(&c).await;
+        assert!(
+            failures.is_empty(),
+            "unexpected answers:\n{}",
+            failures.join("\n")
+        );
+        assert_eq!(before, after, "a bad request changed stored objects");
+    });
+}
