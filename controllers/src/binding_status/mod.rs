@@ -32,7 +32,7 @@ pub const COMPONENT: &str = "resource-binding-status-controller";
 
 /// Work status changes within this window make one aggregation: a binding's Works change
 /// together (one per cluster, each several times while its workload starts).
-const COALESCE: std::time::Duration = std::time::Duration::from_millis(200);
+const COALESCE: std::time::Duration = std::time::Duration::from_millis(300);
 
 struct Controller {
     ctx: Arc<Context>,

@@ -734,8 +734,10 @@ impl Detector {
                 if kind == ClaimKind::Pp && t.namespace() != policy_ns {
                     continue;
                 }
-                if let Err(e) = self.release(&t, kind, id).await {
-                    errors.push(e.to_string());
+                match self.release(&t, kind, id).await {
+                    // Released, the template may now match another policy.
+                    Ok(()) => self.queue.add(t.object_key()),
+                    Err(e) => errors.push(e.to_string()),
                 }
             }
         }

@@ -20,9 +20,9 @@ const REMEMBERED: usize = 8192;
 /// Events written per second at most, so that a burst of changes spends the API server on the
 /// changes rather than on their events (Karmada's controllers share a 40 QPS client limit);
 /// events beyond the queue are dropped, as client-go's recorder drops them.
-const RATE: f64 = 200.0;
+const RATE: f64 = 100.0;
 /// Events written back to back before the rate applies.
-const BURST: f64 = 400.0;
+const BURST: f64 = 200.0;
 
 /// The object an event is about.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

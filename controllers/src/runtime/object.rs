@@ -250,9 +250,12 @@ impl RawObject {
         )
     }
 
-    /// A hash of everything but status, managedFields and resourceVersion: it changes when the
-    /// object's specification changes (Karmada's eventfilter.SpecificationChanged).
+    /// A hash of everything but status, managedFields, resourceVersion and a propagation
+    /// policy's claim: it changes when the object's specification changes (Karmada's
+    /// eventfilter.SpecificationChanged). The claim is left out because the detector writes it
+    /// itself and re-reading a template just claimed changes nothing.
     pub fn spec_hash(&self) -> u64 {
+        use karmada_api::well_known::{annotations, labels};
         let Ok(mut v) = self.to_value() else {
             return 0;
         };
@@ -260,6 +263,32 @@ impl RawObject {
             obj.remove("status");
             if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.remove("resourceVersion");
+                for (field, keys) in [
+                    (
+                        "labels",
+                        &[
+                            labels::PROPAGATION_POLICY_PERMANENT_ID,
+                            labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+                        ][..],
+                    ),
+                    (
+                        "annotations",
+                        &[
+                            annotations::PROPAGATION_POLICY_NAMESPACE,
+                            annotations::PROPAGATION_POLICY_NAME,
+                            annotations::CLUSTER_PROPAGATION_POLICY_NAME,
+                        ][..],
+                    ),
+                ] {
+                    if let Some(m) = meta.get_mut(field).and_then(Value::as_object_mut) {
+                        for k in keys {
+                            m.remove(*k);
+                        }
+                        if m.is_empty() {
+                            meta.remove(field);
+                        }
+                    }
+                }
             }
         }
         hash_value(&v)
@@ -373,8 +402,19 @@ mod tests {
         let b = RawObject::from_json(r#"{"kind":"X","metadata":{"resourceVersion":"2","name":"n"},"status":{"x":2},"spec":{"a":1}}"#).unwrap();
         let c =
             RawObject::from_json(r#"{"kind":"X","metadata":{"name":"n"},"spec":{"a":2}}"#).unwrap();
+        let claimed = RawObject::from_json(r#"{"kind":"X","metadata":{"name":"n","labels":{"propagationpolicy.karmada.io/permanent-id":"x"},"annotations":{"propagationpolicy.karmada.io/name":"p"}},"spec":{"a":1}}"#).unwrap();
+        let labelled = RawObject::from_json(
+            r#"{"kind":"X","metadata":{"name":"n","labels":{"app":"y"}},"spec":{"a":1}}"#,
+        )
+        .unwrap();
         assert_eq!(a.spec_hash(), b.spec_hash());
         assert_ne!(a.spec_hash(), c.spec_hash());
+        assert_eq!(
+            a.spec_hash(),
+            claimed.spec_hash(),
+            "a policy's claim is not a change"
+        );
+        assert_ne!(a.spec_hash(), labelled.spec_hash(), "a user's label is");
     }
 
     #[test]

@@ -248,7 +248,10 @@ mod tests {
         q.add_after("b", Duration::from_millis(20));
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         while q.len() < 2 {
-            assert!(tokio::time::Instant::now() < deadline, "delayed keys never arrived");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "delayed keys never arrived"
+            );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -19,12 +19,12 @@ use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::scheduler::algorithm::{
-    self, SUCCESSFUL_SCHEDULING_MESSAGE, ScheduleError, ScheduleInput,
-};
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, now, set_condition};
+use crate::scheduler::algorithm::{
+    self, SUCCESSFUL_SCHEDULING_MESSAGE, ScheduleError, ScheduleInput,
+};
 
 /// The scheduler's name; bindings naming another scheduler are left alone.
 pub const DEFAULT_SCHEDULER: &str = "default-scheduler";

@@ -31,6 +31,11 @@ use crate::runtime::{
 /// Events of this controller come from this component.
 pub const COMPONENT: &str = "work-status-controller";
 
+/// Member changes within this window make one pass: a starting workload's status changes
+/// several times in quick succession, and the execution controller has usually reported the
+/// first state already.
+const COALESCE: Duration = Duration::from_millis(200);
+
 /// What the last watch event said of a member object.
 enum Observed {
     Present(Arc<RawObject>),
@@ -190,8 +195,14 @@ impl Controller {
 
     fn observe(&self, cluster: &str, key: ObjectKey, o: Observed) {
         let k = (cluster.to_owned(), key);
+        let gone = matches!(o, Observed::Gone);
         lock(&self.pending).insert(k.clone(), o);
-        self.queue.add(k);
+        if gone {
+            // A deleted object comes back at once.
+            self.queue.add(k);
+        } else {
+            self.queue.add_after(k, COALESCE);
+        }
     }
 
     async fn reconcile(&self, key: ItemKey) -> Result<Requeue> {
