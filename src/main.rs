@@ -155,13 +155,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     )
     .await
     .context("starting the API server")?;
-    let client = running.client(cmd::controller_user());
-    let members = controllers::member_clients::MemberClients::new(client.clone());
-    let cluster_controllers = controllers::cluster::start(args.cluster.controllers(
-        client,
-        members,
-        cmd::KARMADA_DEFAULTS,
-    ));
+    // The controllers act through the in-process client under their own identity, which RBAC
+    // authorizes like any other caller (a bootstrap ClusterRole, not system:masters).
+    let controllers = controllers::start(
+        controllers::ControllersConfig {
+            settings: Default::default(),
+            cluster: args.cluster.settings(cmd::KARMADA_DEFAULTS),
+        },
+        running.client(cmd::controller_user()),
+    );
     println!(
         "karmada-rs control plane serving at {}\nkubeconfig: {}",
         running.url,
@@ -170,9 +172,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tokio::signal::ctrl_c()
         .await
         .context("waiting for Ctrl-C")?;
-    for h in cluster_controllers {
-        h.abort();
-    }
+    controllers.shutdown();
     running.shutdown().await;
     Ok(())
 }

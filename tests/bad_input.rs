@@ -18,6 +18,7 @@ struct Case {
     message_contains: &'static str,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn case(
     name: &'static str,
     method: &'static str,

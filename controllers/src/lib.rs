@@ -1,9 +1,95 @@
-//! Karmada's controllers for karmada-rs.
+//! Karmada's controllers for karmada-rs: the propagation pipeline from resource templates to
+//! member clusters and back.
+//!
+//! ```text
+//! template + (Cluster)PropagationPolicy --detector--> (Cluster)ResourceBinding
+//!   --scheduler--> spec.clusters --binding--> Work per cluster (karmada-es-<cluster>)
+//!   --execution--> member object --work_status--> Work.status.manifestStatuses
+//!   --binding_status--> binding aggregatedStatus --> template .status
+//! ```
+//!
+//! Controllers talk to the control plane only through a `kube::Client` (in-process in
+//! karmada-rs, but any kube-apiserver serving Karmada's APIs works) and to members through
+//! [`member_clients::MemberClients`]. [`start`] runs them all.
 
+pub mod binding;
+pub mod binding_status;
 pub mod cluster;
+pub mod dependencies;
+pub mod detector;
+pub mod execution;
 pub mod interpreter;
 pub mod join;
 pub mod member_clients;
+pub mod namespace_sync;
 pub mod overrides;
+pub mod runtime;
 pub mod scheduler;
 pub mod simulator;
+pub mod work_status;
+
+use std::sync::Arc;
+
+use tokio::task::JoinHandle;
+
+use runtime::Context;
+pub use runtime::context::Settings;
+
+/// How to run the controllers.
+#[derive(Clone, Debug, Default)]
+pub struct ControllersConfig {
+    /// Controller settings.
+    pub settings: Settings,
+    /// Cluster and cluster-status controller timings.
+    pub cluster: cluster::ClusterSettings,
+}
+
+/// The running controllers; dropping the handle stops them.
+pub struct Controllers {
+    ctx: Arc<Context>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Controllers {
+    /// The shared informers and clients.
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// Stops every controller.
+    pub fn shutdown(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Controllers {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// Starts every controller against the control plane `client`. Must be called inside a tokio
+/// runtime. Event handlers are registered before the informers start, so no object is missed.
+pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
+    let members = member_clients::MemberClients::new(client.clone());
+    let (ctx, events_task) = Context::new(client.clone(), config.settings, members.clone());
+    let mut tasks = vec![events_task];
+    let watcher = execution::ObjectWatcher::new(ctx.clone());
+    tasks.extend(detector::start(ctx.clone()));
+    tasks.extend(scheduler::start(ctx.clone()));
+    tasks.extend(binding::start(ctx.clone()));
+    tasks.extend(execution::start(ctx.clone(), watcher.clone()));
+    tasks.extend(work_status::start(ctx.clone(), watcher));
+    tasks.extend(binding_status::start(ctx.clone()));
+    tasks.extend(namespace_sync::start(ctx.clone()));
+    tasks.extend(dependencies::start(ctx.clone()));
+    // Execution spaces, cluster status and taints share the pipeline's member clients.
+    tasks.extend(cluster::start(cluster::ClusterControllers {
+        settings: config.cluster,
+        ..cluster::ClusterControllers::new(client, members)
+    }));
+    tasks.extend(ctx.run_informers());
+    Controllers { ctx, tasks }
+}

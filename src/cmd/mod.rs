@@ -9,15 +9,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
-use controllers::cluster::{ClusterControllers, ClusterSettings};
-use controllers::member_clients::MemberClients;
+use controllers::cluster::ClusterSettings;
 
-/// The identity the in-process controllers act as.
+/// The identity the in-process controllers act as: `system:karmada:controller-manager`,
+/// authorized by its bootstrap ClusterRole (not a bypass).
 pub fn controller_user() -> apiserver::auth::UserInfo {
-    apiserver::auth::UserInfo::new(
-        "system:karmada:controller-manager",
-        vec![apiserver::auth::MASTERS_GROUP.to_string()],
-    )
+    apiserver::auth::controller_manager_user()
 }
 
 /// Parses a duration flag as Go's time.ParseDuration reads them (`500ms`, `10s`, `1m30s`,
@@ -90,20 +87,6 @@ impl ClusterFlags {
             s.cache_sync_timeout = t;
         }
         s
-    }
-
-    /// The cluster controllers over these clients, with these flags over `defaults`.
-    pub fn controllers(
-        &self,
-        client: kube::Client,
-        members: MemberClients,
-        defaults: ClusterDefaults,
-    ) -> ClusterControllers {
-        ClusterControllers {
-            client,
-            members,
-            settings: self.settings(defaults),
-        }
     }
 }
 

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args;
 use controllers::join::{self, JoinOptions, MemberAccess};
-use controllers::member_clients::MemberClients;
 use karmada_api::cluster::v1alpha1::Cluster;
 
 use super::member::{RunningMember, SimulatorFlags};
@@ -85,12 +84,13 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     let members: Vec<RunningMember> = members?;
 
     let client = control_plane.client(super::controller_user());
-    let member_clients = MemberClients::new(client.clone());
-    let cluster_controllers = controllers::cluster::start(args.cluster.controllers(
+    let running_controllers = controllers::start(
+        controllers::ControllersConfig {
+            settings: Default::default(),
+            cluster: args.cluster.settings(UP_DEFAULTS),
+        },
         client.clone(),
-        member_clients,
-        UP_DEFAULTS,
-    ));
+    );
 
     let mut member_kubeconfigs = Vec::new();
     for (name, m) in names.iter().zip(&members) {
@@ -132,9 +132,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     tokio::signal::ctrl_c()
         .await
         .context("waiting for Ctrl-C")?;
-    for h in cluster_controllers {
-        h.abort();
-    }
+    running_controllers.shutdown();
     for m in members {
         m.shutdown().await;
     }

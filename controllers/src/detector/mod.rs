@@ -1,0 +1,842 @@
+//! The resource detector (pkg/detector): watches every served kind, matches each resource
+//! template to the PropagationPolicy or ClusterPropagationPolicy that claims it, marks the
+//! template with the claim and keeps its ResourceBinding or ClusterResourceBinding in step.
+//! Policy changes re-evaluate the templates they select; a deleted template takes its binding
+//! with it (Karmada leaves that to the garbage collector through owner references).
+
+mod binding;
+pub use binding::controller_ref;
+mod discovery;
+pub mod policy;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, RwLock};
+
+use karmada_api::names;
+use karmada_api::policy::v1alpha1::{ClusterPropagationPolicy, PropagationPolicy};
+use karmada_api::well_known::{annotations, labels};
+use karmada_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use kube::api::{Patch, PatchParams};
+use regex::Regex;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use crate::runtime::discovery::ServedResource;
+use crate::runtime::events::{EventTarget, Recorder};
+use crate::runtime::{
+    Change, Context, Error, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue,
+};
+use policy::{PolicyIndex, TemplateView, matches_any};
+
+/// Events on templates come from this component.
+pub const COMPONENT: &str = "resource-detector";
+
+/// A PropagationPolicy (namespaced key) or ClusterPropagationPolicy (name only).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum PolicyKey {
+    Pp(Key),
+    Cpp(String),
+}
+
+/// Which kind of policy claims a template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClaimKind {
+    Pp,
+    Cpp,
+}
+
+/// The detector's state.
+pub struct Detector {
+    ctx: Arc<Context>,
+    queue: WorkQueue<ObjectKey>,
+    policies: WorkQueue<PolicyKey>,
+    waiting: Mutex<HashSet<ObjectKey>>,
+    index: RwLock<Arc<PolicyIndex>>,
+    skipped: Vec<Regex>,
+    recorder: Recorder,
+}
+
+/// Starts the detector: handlers are registered now, workers start once the shared informers
+/// have synced.
+pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
+    let skipped = ctx
+        .settings
+        .skipped_namespaces
+        .iter()
+        .filter_map(|p| match Regex::new(&format!("^(?:{p})$")) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::warn!(pattern = %p, error = %e, "ignoring invalid skipped-namespace pattern");
+                None
+            }
+        })
+        .collect();
+    let d = Arc::new(Detector {
+        recorder: ctx.events.recorder(COMPONENT),
+        queue: WorkQueue::new("resource-detector"),
+        policies: WorkQueue::new("propagation-policies"),
+        waiting: Mutex::new(HashSet::new()),
+        index: RwLock::new(Arc::new(PolicyIndex::default())),
+        skipped,
+        ctx: ctx.clone(),
+    });
+    d.register();
+
+    let mut tasks = Vec::new();
+    tasks.push(tokio::spawn(discovery::run(d.clone())));
+    let dd = d.clone();
+    tasks.push(tokio::spawn(async move {
+        dd.ctx.wait_synced().await;
+        let workers = dd.ctx.settings.workers;
+        let d1 = dd.clone();
+        let mut h = dd.queue.run(workers, move |k| {
+            let d = d1.clone();
+            async move { d.reconcile(k).await }
+        });
+        let d2 = dd.clone();
+        h.extend(dd.policies.run(1, move |k| {
+            let d = d2.clone();
+            async move { d.reconcile_policy(k).await }
+        }));
+        // Keep the workers owned by this task so aborting it stops them.
+        struct AbortOnDrop(Vec<JoinHandle<()>>);
+        impl Drop for AbortOnDrop {
+            fn drop(&mut self) {
+                for h in &self.0 {
+                    h.abort();
+                }
+            }
+        }
+        let _guard = AbortOnDrop(h);
+        std::future::pending::<()>().await;
+    }));
+    tasks
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn view(o: &RawObject) -> TemplateView<'_> {
+    TemplateView {
+        api_version: &o.api_version,
+        kind: &o.kind,
+        namespace: o.namespace(),
+        name: o.name(),
+        labels: o.metadata.labels.as_ref(),
+    }
+}
+
+/// The event target of a template.
+pub fn template_target(o: &RawObject) -> EventTarget {
+    EventTarget {
+        api_version: o.api_version.clone(),
+        kind: o.kind.clone(),
+        namespace: o.namespace().to_owned(),
+        name: o.name().to_owned(),
+        uid: o.uid().to_owned(),
+    }
+}
+
+impl Detector {
+    fn register(self: &Arc<Self>) {
+        let d = self.clone();
+        self.ctx.templates.on_change(move |_r: &ServedResource, c| {
+            let o = c.object();
+            if !d.watched_namespace(o.namespace(), &o.kind, o.name()) {
+                return;
+            }
+            match c {
+                Change::Update(old, new) if old.digest == new.digest => {}
+                _ => d.queue.add(o.object_key()),
+            }
+        });
+        let d = self.clone();
+        self.ctx.pps.on_change(move |c| {
+            d.rebuild_index();
+            if let Change::Update(old, new) = c
+                && old.metadata.generation == new.metadata.generation
+                && old.metadata.deletion_timestamp == new.metadata.deletion_timestamp
+            {
+                return;
+            }
+            if matches!(c, Change::Delete(_)) {
+                return;
+            }
+            d.policies.add(PolicyKey::Pp(Key::of(&c.object().metadata)));
+        });
+        let d = self.clone();
+        self.ctx.cpps.on_change(move |c| {
+            d.rebuild_index();
+            if let Change::Update(old, new) = c
+                && old.metadata.generation == new.metadata.generation
+                && old.metadata.deletion_timestamp == new.metadata.deletion_timestamp
+            {
+                return;
+            }
+            if matches!(c, Change::Delete(_)) {
+                return;
+            }
+            d.policies.add(PolicyKey::Cpp(
+                c.object().metadata.name.clone().unwrap_or_default(),
+            ));
+        });
+    }
+
+    fn rebuild_index(&self) {
+        let idx = PolicyIndex::build(self.ctx.pps.list(), self.ctx.cpps.list());
+        *self.index.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(idx);
+    }
+
+    fn index(&self) -> Arc<PolicyIndex> {
+        self.index.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Karmada's EventFilter: reserved and skipped namespaces are never propagated, nor the
+    /// apiserver's own extension-apiserver-authentication ConfigMap.
+    fn watched_namespace(&self, ns: &str, kind: &str, name: &str) -> bool {
+        if names::is_reserved_namespace(ns) {
+            return false;
+        }
+        if !ns.is_empty() && self.skipped.iter().any(|r| r.is_match(ns)) {
+            return false;
+        }
+        !(ns == "kube-system"
+            && kind == "ConfigMap"
+            && name == "extension-apiserver-authentication")
+    }
+
+    /// The template from the cache, falling back to the API server.
+    async fn fetch(&self, key: &ObjectKey) -> Result<Option<Arc<RawObject>>> {
+        if let Some(o) = self.ctx.template(key) {
+            return Ok(Some(o));
+        }
+        let Some(r) = self.ctx.served_resource(&key.api_version, &key.kind) else {
+            return Ok(None);
+        };
+        let api: kube::Api<RawObject> = if r.namespaced {
+            kube::Api::namespaced_with(self.ctx.client.clone(), &key.namespace, &r.api_resource())
+        } else {
+            kube::Api::all_with(self.ctx.client.clone(), &r.api_resource())
+        };
+        Ok(api.get_opt(&key.name).await?.map(Arc::new))
+    }
+
+    /// Reconciles one template (ResourceDetector.Reconcile).
+    async fn reconcile(&self, key: ObjectKey) -> Result<Requeue> {
+        let Some(obj) = self.fetch(&key).await? else {
+            lock(&self.waiting).remove(&key);
+            self.delete_orphan_binding(&key, None).await?;
+            return Ok(Requeue::No);
+        };
+        if obj.is_deleting() {
+            return Ok(Requeue::No);
+        }
+        // A binding left by an earlier object of the same name goes first (karmada#2090).
+        if self.delete_orphan_binding(&key, Some(obj.uid())).await? {
+            return Ok(Requeue::After(std::time::Duration::from_millis(50)));
+        }
+        if obj
+            .label(labels::RESOURCE_TEMPLATE_CLAIMED_BY)
+            .is_some_and(|v| !v.is_empty())
+        {
+            lock(&self.waiting).remove(&key);
+            return Ok(Requeue::No);
+        }
+        self.propagate(&key, obj).await
+    }
+
+    /// Deletes the binding of a template that is gone (or that belonged to an earlier object
+    /// with the same name). Returns whether a binding was deleted.
+    async fn delete_orphan_binding(&self, key: &ObjectKey, live_uid: Option<&str>) -> Result<bool> {
+        let bkey = Key::new(
+            key.namespace.clone(),
+            names::binding_name(&key.kind, &key.name),
+        );
+        let (owner, uid, resource_matches) = if key.namespace.is_empty() {
+            match self.ctx.crbs.get(&bkey) {
+                Some(b) => owner_info(&b.metadata, &b.spec.resource, key),
+                None => return Ok(false),
+            }
+        } else {
+            match self.ctx.rbs.get(&bkey) {
+                Some(b) => owner_info(&b.metadata, &b.spec.resource, key),
+                None => return Ok(false),
+            }
+        };
+        if !resource_matches {
+            return Ok(false);
+        }
+        let stale = match live_uid {
+            None => true,
+            Some(live) => !owner.is_empty() && owner != live,
+        };
+        if !stale {
+            return Ok(false);
+        }
+        let dp = kube::api::DeleteParams {
+            preconditions: Some(kube::api::Preconditions {
+                uid: Some(uid),
+                resource_version: None,
+            }),
+            ..Default::default()
+        };
+        let res = if key.namespace.is_empty() {
+            kube::Api::<ClusterResourceBinding>::all(self.ctx.client.clone())
+                .delete(&bkey.name, &dp)
+                .await
+                .map(|_| ())
+        } else {
+            kube::Api::<ResourceBinding>::namespaced(self.ctx.client.clone(), &bkey.namespace)
+                .delete(&bkey.name, &dp)
+                .await
+                .map(|_| ())
+        };
+        match res {
+            Ok(()) => {
+                tracing::info!(template = %key, binding = %bkey, "deleted the binding of a removed template");
+                Ok(true)
+            }
+            Err(e) if crate::runtime::is_not_found(&e) || crate::runtime::is_conflict(&e) => {
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// propagateResource: follow an existing claim, or find the policy that claims the template.
+    async fn propagate(&self, key: &ObjectKey, obj: Arc<RawObject>) -> Result<Requeue> {
+        let pp_ns = obj
+            .annotation(annotations::PROPAGATION_POLICY_NAMESPACE)
+            .unwrap_or("");
+        let pp_name = obj
+            .annotation(annotations::PROPAGATION_POLICY_NAME)
+            .unwrap_or("");
+        let pp_id = obj
+            .label(labels::PROPAGATION_POLICY_PERMANENT_ID)
+            .unwrap_or("");
+        if !pp_ns.is_empty() && !pp_name.is_empty() && !pp_id.is_empty() {
+            let (ns, name, id) = (pp_ns.to_owned(), pp_name.to_owned(), pp_id.to_owned());
+            return self.apply_claimed_pp(obj, &ns, &name, &id).await;
+        }
+        let cpp_name = obj
+            .annotation(annotations::CLUSTER_PROPAGATION_POLICY_NAME)
+            .unwrap_or("");
+        let cpp_id = obj
+            .label(labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID)
+            .unwrap_or("");
+        if !cpp_name.is_empty() && !cpp_id.is_empty() {
+            let (name, id) = (cpp_name.to_owned(), cpp_id.to_owned());
+            return self.apply_claimed_cpp(obj, &name, &id).await;
+        }
+
+        let idx = self.index();
+        if let Some(pp) = idx.match_pp(&view(&obj)) {
+            self.check_dependent_overrides(
+                pp.metadata.namespace.as_deref().unwrap_or(""),
+                &pp.spec.dependent_overrides,
+                false,
+            )?;
+            lock(&self.waiting).remove(key);
+            return self.apply_pp(obj, &pp).await;
+        }
+        if let Some(cpp) = idx.match_cpp(&view(&obj)) {
+            self.check_dependent_overrides("", &cpp.spec.dependent_overrides, true)?;
+            lock(&self.waiting).remove(key);
+            return self.apply_cpp(obj, &cpp).await;
+        }
+        let first = lock(&self.waiting).insert(key.clone());
+        if first {
+            // Retry once in case the template and its policy arrive together (karmada#1195).
+            return Err(Error::msg("no matched propagation policy"));
+        }
+        Ok(Requeue::No)
+    }
+
+    fn check_dependent_overrides(&self, ns: &str, deps: &[String], cluster: bool) -> Result<()> {
+        for d in deps {
+            let present = if cluster {
+                self.ctx.cops.get(&Key::cluster(d.clone())).is_some()
+            } else {
+                self.ctx.ops.get(&Key::new(ns, d.clone())).is_some()
+            };
+            if !present {
+                return Err(Error::msg("waiting for dependent overrides"));
+            }
+        }
+        Ok(())
+    }
+
+    async fn apply_claimed_pp(
+        &self,
+        obj: Arc<RawObject>,
+        ns: &str,
+        name: &str,
+        id: &str,
+    ) -> Result<Requeue> {
+        let Some(pp) = self.ctx.pps.get(&Key::new(ns, name)) else {
+            // The policy is gone but its claim survived (a missed cleanup): release it.
+            self.release(&obj, ClaimKind::Pp, id).await?;
+            return Ok(Requeue::No);
+        };
+        if pp.metadata.deletion_timestamp.is_some() {
+            return Err(Error::msg(format!("policy({ns}/{name}) is being deleted")));
+        }
+        if !matches_any(&view(&obj), &pp.spec.resource_selectors) {
+            return Ok(Requeue::No);
+        }
+        self.check_dependent_overrides(ns, &pp.spec.dependent_overrides, false)?;
+        self.apply_pp(obj, &pp).await
+    }
+
+    async fn apply_claimed_cpp(
+        &self,
+        obj: Arc<RawObject>,
+        name: &str,
+        id: &str,
+    ) -> Result<Requeue> {
+        let Some(cpp) = self.ctx.cpps.get(&Key::cluster(name)) else {
+            self.release(&obj, ClaimKind::Cpp, id).await?;
+            return Ok(Requeue::No);
+        };
+        if cpp.metadata.deletion_timestamp.is_some() {
+            return Err(Error::msg(format!(
+                "cluster policy({name}) is being deleted"
+            )));
+        }
+        if !matches_any(&view(&obj), &cpp.spec.resource_selectors) {
+            return Ok(Requeue::No);
+        }
+        self.check_dependent_overrides("", &cpp.spec.dependent_overrides, true)?;
+        self.apply_cpp(obj, &cpp).await
+    }
+
+    async fn apply_pp(&self, obj: Arc<RawObject>, pp: &PropagationPolicy) -> Result<Requeue> {
+        let ns = pp.metadata.namespace.clone().unwrap_or_default();
+        let name = pp.metadata.name.clone().unwrap_or_default();
+        let res = self.apply_pp_inner(&obj, pp).await;
+        self.record_apply(
+            &obj,
+            res.as_ref().map(|c| *c),
+            &format!("policy({ns}/{name})"),
+        );
+        res.map(|_| Requeue::No)
+    }
+
+    async fn apply_cpp(
+        &self,
+        obj: Arc<RawObject>,
+        cpp: &ClusterPropagationPolicy,
+    ) -> Result<Requeue> {
+        let name = cpp.metadata.name.clone().unwrap_or_default();
+        let res = self.apply_cpp_inner(&obj, cpp).await;
+        self.record_apply(
+            &obj,
+            res.as_ref().map(|c| *c),
+            &format!("cluster policy({name})"),
+        );
+        res.map(|_| Requeue::No)
+    }
+
+    fn record_apply(&self, obj: &RawObject, res: std::result::Result<bool, &Error>, what: &str) {
+        let t = template_target(obj);
+        match res {
+            Ok(true) => {
+                self.recorder
+                    .normal(&t, "ApplyPolicySucceed", format!("Apply {what} succeed"))
+            }
+            Ok(false) => {}
+            Err(e) => {
+                self.recorder
+                    .warning(&t, "ApplyPolicyFailed", format!("Apply {what} failed: {e}"))
+            }
+        }
+    }
+
+    /// ApplyPolicy: claims the template and creates or updates its ResourceBinding. Returns
+    /// whether the binding changed.
+    async fn apply_pp_inner(&self, obj: &Arc<RawObject>, pp: &PropagationPolicy) -> Result<bool> {
+        let id = crate::runtime::label(&pp.metadata, labels::PROPAGATION_POLICY_PERMANENT_ID)
+            .unwrap_or("")
+            .to_owned();
+        let claimed = obj.label(labels::PROPAGATION_POLICY_PERMANENT_ID) == Some(id.as_str())
+            && obj
+                .label(labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID)
+                .is_none();
+        let obj = if claimed {
+            obj.clone()
+        } else {
+            let patch = json!({"metadata": {
+                "labels": {
+                    labels::PROPAGATION_POLICY_PERMANENT_ID: id,
+                    labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID: Value::Null,
+                },
+                "annotations": {
+                    annotations::PROPAGATION_POLICY_NAMESPACE: pp.metadata.namespace,
+                    annotations::PROPAGATION_POLICY_NAME: pp.metadata.name,
+                    annotations::CLUSTER_PROPAGATION_POLICY_NAME: Value::Null,
+                },
+            }});
+            Arc::new(self.patch_template(obj, &patch).await?)
+        };
+        let claim = binding::Claim::pp(&id, &pp.metadata);
+        let desired = binding::build(&self.ctx, &self.recorder, &obj, &pp.spec, &claim)?;
+        binding::create_or_update::<ResourceBinding>(
+            &self.ctx,
+            &obj,
+            desired,
+            pp.spec.suspension.as_ref(),
+        )
+        .await
+    }
+
+    async fn apply_cpp_inner(
+        &self,
+        obj: &Arc<RawObject>,
+        cpp: &ClusterPropagationPolicy,
+    ) -> Result<bool> {
+        let id = crate::runtime::label(
+            &cpp.metadata,
+            labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+        )
+        .unwrap_or("")
+        .to_owned();
+        let claimed =
+            obj.label(labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID) == Some(id.as_str());
+        let obj = if claimed {
+            obj.clone()
+        } else {
+            let patch = json!({"metadata": {
+                "labels": {labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID: id},
+                "annotations": {annotations::CLUSTER_PROPAGATION_POLICY_NAME: cpp.metadata.name},
+            }});
+            Arc::new(self.patch_template(obj, &patch).await?)
+        };
+        let claim = binding::Claim::cpp(&id, &cpp.metadata);
+        let desired = binding::build(&self.ctx, &self.recorder, &obj, &cpp.spec, &claim)?;
+        if obj.namespace().is_empty() {
+            binding::create_or_update::<ClusterResourceBinding>(
+                &self.ctx,
+                &obj,
+                desired,
+                cpp.spec.suspension.as_ref(),
+            )
+            .await
+        } else {
+            binding::create_or_update::<ResourceBinding>(
+                &self.ctx,
+                &obj,
+                desired,
+                cpp.spec.suspension.as_ref(),
+            )
+            .await
+        }
+    }
+
+    /// Patches a template's metadata and returns it as the server now has it.
+    async fn patch_template(&self, obj: &RawObject, patch: &Value) -> Result<RawObject> {
+        let r = self
+            .ctx
+            .served_resource(&obj.api_version, &obj.kind)
+            .ok_or_else(|| {
+                Error::msg(format!(
+                    "resource {} {} is not served",
+                    obj.api_version, obj.kind
+                ))
+            })?;
+        let api: kube::Api<RawObject> = if r.namespaced {
+            kube::Api::namespaced_with(self.ctx.client.clone(), obj.namespace(), &r.api_resource())
+        } else {
+            kube::Api::all_with(self.ctx.client.clone(), &r.api_resource())
+        };
+        Ok(api
+            .patch(obj.name(), &PatchParams::default(), &Patch::Merge(patch))
+            .await?)
+    }
+
+    /// Removes a policy's claim from a template and its binding (handleResourceTemplateAndBindingCleanup):
+    /// the binding first, so that a failure leaves the template claimed and the cleanup is retried.
+    async fn release(&self, obj: &RawObject, kind: ClaimKind, id: &str) -> Result<()> {
+        let (label_key, ann_null) = match kind {
+            ClaimKind::Pp => (
+                labels::PROPAGATION_POLICY_PERMANENT_ID,
+                json!({
+                    annotations::PROPAGATION_POLICY_NAMESPACE: Value::Null,
+                    annotations::PROPAGATION_POLICY_NAME: Value::Null,
+                }),
+            ),
+            ClaimKind::Cpp => (
+                labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+                json!({annotations::CLUSTER_PROPAGATION_POLICY_NAME: Value::Null}),
+            ),
+        };
+        let patch =
+            json!({"metadata": {"labels": {label_key: Value::Null}, "annotations": ann_null}});
+        let bname = names::binding_name(&obj.kind, obj.name());
+        let pp = PatchParams::default();
+        if obj.namespace().is_empty() {
+            let api = kube::Api::<ClusterResourceBinding>::all(self.ctx.client.clone());
+            if let Some(b) = self.ctx.crbs.get(&Key::cluster(bname.clone()))
+                && crate::runtime::label(&b.metadata, label_key) == Some(id)
+            {
+                ignore_not_found(api.patch(&bname, &pp, &Patch::Merge(&patch)).await)?;
+            }
+        } else {
+            let api =
+                kube::Api::<ResourceBinding>::namespaced(self.ctx.client.clone(), obj.namespace());
+            if let Some(b) = self.ctx.rbs.get(&Key::new(obj.namespace(), bname.clone()))
+                && crate::runtime::label(&b.metadata, label_key) == Some(id)
+            {
+                ignore_not_found(api.patch(&bname, &pp, &Patch::Merge(&patch)).await)?;
+            }
+        }
+        if obj.label(label_key) == Some(id) {
+            match self.patch_template(obj, &patch).await {
+                Ok(_) => {}
+                Err(Error::Kube(e)) if crate::runtime::is_not_found(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reconciles a policy (ReconcilePropagationPolicy / ReconcileClusterPropagationPolicy).
+    async fn reconcile_policy(&self, key: PolicyKey) -> Result<Requeue> {
+        match key {
+            PolicyKey::Pp(k) => {
+                let Some(pp) = self.ctx.pps.get(&k) else {
+                    return Ok(Requeue::No);
+                };
+                let id =
+                    crate::runtime::label(&pp.metadata, labels::PROPAGATION_POLICY_PERMANENT_ID)
+                        .unwrap_or("")
+                        .to_owned();
+                if pp.metadata.deletion_timestamp.is_some() {
+                    self.handle_policy_deletion(
+                        ClaimKind::Pp,
+                        &id,
+                        &pp.spec.resource_selectors,
+                        &k.namespace,
+                    )
+                    .await?;
+                    self.remove_policy_finalizer::<PropagationPolicy>(&k, &pp.metadata)
+                        .await?;
+                    return Ok(Requeue::No);
+                }
+                self.handle_policy_change(
+                    ClaimKind::Pp,
+                    &id,
+                    &pp.spec.resource_selectors,
+                    &k.namespace,
+                    &pp.spec.dependent_overrides,
+                )
+                .await
+            }
+            PolicyKey::Cpp(name) => {
+                let k = Key::cluster(name);
+                let Some(cpp) = self.ctx.cpps.get(&k) else {
+                    return Ok(Requeue::No);
+                };
+                let id = crate::runtime::label(
+                    &cpp.metadata,
+                    labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+                )
+                .unwrap_or("")
+                .to_owned();
+                if cpp.metadata.deletion_timestamp.is_some() {
+                    self.handle_policy_deletion(
+                        ClaimKind::Cpp,
+                        &id,
+                        &cpp.spec.resource_selectors,
+                        "",
+                    )
+                    .await?;
+                    self.remove_policy_finalizer::<ClusterPropagationPolicy>(&k, &cpp.metadata)
+                        .await?;
+                    return Ok(Requeue::No);
+                }
+                self.handle_policy_change(
+                    ClaimKind::Cpp,
+                    &id,
+                    &cpp.spec.resource_selectors,
+                    "",
+                    &cpp.spec.dependent_overrides,
+                )
+                .await
+            }
+        }
+    }
+
+    async fn remove_policy_finalizer<P>(
+        &self,
+        key: &Key,
+        meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    ) -> Result<()>
+    where
+        P: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+        P::Scope: 'static,
+    {
+        let fin = if key.namespace.is_empty() {
+            karmada_api::well_known::finalizers::CLUSTER_PROPAGATION_POLICY_CONTROLLER
+        } else {
+            karmada_api::well_known::finalizers::PROPAGATION_POLICY_CONTROLLER
+        };
+        let Some(fins) = &meta.finalizers else {
+            return Ok(());
+        };
+        if !fins.iter().any(|f| f == fin) {
+            return Ok(());
+        }
+        let rest: Vec<&String> = fins.iter().filter(|f| *f != fin).collect();
+        let patch =
+            json!({"metadata": {"finalizers": rest, "resourceVersion": meta.resource_version}});
+        let url = P::url_path(
+            &(),
+            (!key.namespace.is_empty()).then_some(key.namespace.as_str()),
+        );
+        let req = http::Request::patch(format!("{url}/{}", key.name))
+            .header(http::header::CONTENT_TYPE, "application/merge-patch+json")
+            .body(serde_json::to_vec(&patch)?)
+            .map_err(|e| Error::msg(e.to_string()))?;
+        match self.ctx.client.request::<Value>(req).await {
+            Ok(_) => Ok(()),
+            Err(e) if crate::runtime::is_not_found(&e) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// handlePolicyDeletion: releases every template the policy claimed. Their bindings stay
+    /// until the templates go, so what is already propagated is left in place.
+    async fn handle_policy_deletion(
+        &self,
+        kind: ClaimKind,
+        id: &str,
+        selectors: &[karmada_api::policy::v1alpha1::ResourceSelector],
+        policy_ns: &str,
+    ) -> Result<()> {
+        let label_key = match kind {
+            ClaimKind::Pp => labels::PROPAGATION_POLICY_PERMANENT_ID,
+            ClaimKind::Cpp => labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+        };
+        let mut errors = Vec::new();
+        let mut seen = HashSet::new();
+        for rs in selectors {
+            if !seen.insert((rs.api_version.clone(), rs.kind.clone())) {
+                continue;
+            }
+            let Some(inf) = self.ctx.templates.get(&rs.api_version, &rs.kind) else {
+                continue;
+            };
+            for t in inf.list() {
+                if t.label(label_key) != Some(id) {
+                    continue;
+                }
+                if kind == ClaimKind::Pp && t.namespace() != policy_ns {
+                    continue;
+                }
+                match self.release(&t, kind, id).await {
+                    // Released, the template may now match another policy.
+                    Ok(()) => self.queue.add(t.object_key()),
+                    Err(e) => errors.push(e.to_string()),
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::msg(errors.join("; ")))
+        }
+    }
+
+    /// HandlePropagationPolicyCreationOrUpdate: releases templates the policy no longer selects,
+    /// re-evaluates the ones it claims, and picks up waiting templates it now matches.
+    async fn handle_policy_change(
+        &self,
+        kind: ClaimKind,
+        id: &str,
+        selectors: &[karmada_api::policy::v1alpha1::ResourceSelector],
+        policy_ns: &str,
+        dependent_overrides: &[String],
+    ) -> Result<Requeue> {
+        let label_key = match kind {
+            ClaimKind::Pp => labels::PROPAGATION_POLICY_PERMANENT_ID,
+            ClaimKind::Cpp => labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+        };
+        let mut derived: Vec<karmada_api::work::v1alpha2::ObjectReference> = self
+            .ctx
+            .rbs
+            .by_index(crate::runtime::context::BY_ID, id)
+            .iter()
+            .filter(|b| crate::runtime::label(&b.metadata, label_key) == Some(id))
+            .map(|b| b.spec.resource.clone())
+            .collect();
+        if kind == ClaimKind::Cpp {
+            derived.extend(
+                self.ctx
+                    .crbs
+                    .by_index(crate::runtime::context::BY_ID, id)
+                    .iter()
+                    .filter(|b| crate::runtime::label(&b.metadata, label_key) == Some(id))
+                    .map(|b| b.spec.resource.clone()),
+            );
+        }
+        for r in derived {
+            let key = ObjectKey::new(r.api_version, r.kind, r.namespace, r.name);
+            let Some(t) = self.ctx.template(&key) else {
+                continue;
+            };
+            if !matches_any(&view(&t), selectors) {
+                self.release(&t, kind, id).await?;
+            }
+            self.queue.add(key);
+        }
+        let matched: Vec<ObjectKey> = {
+            let waiting = lock(&self.waiting);
+            waiting
+                .iter()
+                .filter(|k| kind == ClaimKind::Cpp || k.namespace == policy_ns)
+                .filter(|k| {
+                    self.ctx
+                        .template(k)
+                        .is_some_and(|t| matches_any(&view(&t), selectors))
+                })
+                .cloned()
+                .collect()
+        };
+        if !matched.is_empty() {
+            self.check_dependent_overrides(policy_ns, dependent_overrides, kind == ClaimKind::Cpp)?;
+        }
+        for k in matched {
+            lock(&self.waiting).remove(&k);
+            self.queue.add(k);
+        }
+        Ok(Requeue::No)
+    }
+}
+
+fn ignore_not_found<T>(r: std::result::Result<T, kube::Error>) -> Result<()> {
+    match r {
+        Ok(_) => Ok(()),
+        Err(e) if crate::runtime::is_not_found(&e) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The binding's controlling owner uid, its own uid, and whether it is the binding of `key`.
+fn owner_info(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    resource: &karmada_api::work::v1alpha2::ObjectReference,
+    key: &ObjectKey,
+) -> (String, String, bool) {
+    let owner = meta
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .map(|o| o.uid.clone())
+        .unwrap_or_default();
+    let matches = resource.kind == key.kind
+        && resource.name == key.name
+        && resource.namespace == key.namespace;
+    (owner, meta.uid.clone().unwrap_or_default(), matches)
+}

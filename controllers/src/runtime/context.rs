@@ -1,0 +1,192 @@
+//! The state every controller shares: the control-plane client, the shared informers, the event
+//! sink and the member clients. One informer per resource serves all controllers, as Karmada's
+//! shared informer factory does.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Namespace;
+use karmada_api::cluster::v1alpha1::Cluster;
+use karmada_api::policy::v1alpha1::{
+    ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
+};
+use karmada_api::well_known::labels;
+use karmada_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use kube::Client;
+use kube::runtime::watcher;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::cache::CachedWork;
+use super::discovery::ServedResource;
+use super::dynamic::DynamicInformers;
+use super::events::EventSink;
+use super::informer::Informer;
+use crate::member_clients::MemberClients;
+
+/// Index of bindings and Works by the permanent id of their (Cluster)PropagationPolicy or
+/// binding.
+pub const BY_ID: &str = "by-id";
+/// Index of Works by execution namespace.
+pub const BY_NAMESPACE: &str = "by-namespace";
+
+/// Settings of the controllers.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Namespaces (regular expressions, anchored) whose templates are never propagated;
+    /// Karmada's --skipped-propagating-namespaces, default `kube-.*`.
+    pub skipped_namespaces: Vec<String>,
+    /// Workers per controller for bindings and Works (Karmada: 5).
+    pub workers: usize,
+    /// How often the detector re-runs discovery (Karmada: 30 s); CRD changes also trigger it.
+    pub discovery_interval: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            skipped_namespaces: vec!["kube-.*".to_owned()],
+            workers: 5,
+            discovery_interval: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The informers and clients shared by the controllers.
+pub struct Context {
+    /// The control-plane client.
+    pub client: Client,
+    /// Controller settings.
+    pub settings: Settings,
+    /// Member clusters.
+    pub clusters: Informer<Cluster>,
+    /// PropagationPolicies.
+    pub pps: Informer<PropagationPolicy>,
+    /// ClusterPropagationPolicies.
+    pub cpps: Informer<ClusterPropagationPolicy>,
+    /// OverridePolicies.
+    pub ops: Informer<OverridePolicy>,
+    /// ClusterOverridePolicies.
+    pub cops: Informer<ClusterOverridePolicy>,
+    /// ResourceBindings, indexed [`BY_ID`] by their policy's permanent id.
+    pub rbs: Informer<ResourceBinding>,
+    /// ClusterResourceBindings, indexed [`BY_ID`] by their policy's permanent id.
+    pub crbs: Informer<ClusterResourceBinding>,
+    /// Works, indexed [`BY_ID`] by their binding's permanent id and [`BY_NAMESPACE`].
+    pub works: Informer<CachedWork>,
+    /// Namespaces of the control plane.
+    pub namespaces: Informer<Namespace>,
+    /// Resource templates: one informer per served kind, run by the detector.
+    pub templates: Arc<DynamicInformers>,
+    /// The resources the control plane serves, as the detector last discovered them.
+    pub served: watch::Sender<Arc<Vec<ServedResource>>>,
+    /// Member cluster clients.
+    pub members: MemberClients,
+    /// Where events go.
+    pub events: EventSink,
+}
+
+fn policy_ids(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> Vec<String> {
+    let mut v = Vec::new();
+    for k in [
+        labels::PROPAGATION_POLICY_PERMANENT_ID,
+        labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+    ] {
+        if let Some(id) = super::label(meta, k) {
+            v.push(id.to_owned());
+        }
+    }
+    v
+}
+
+impl Context {
+    /// Creates the informers (not yet running) and the event sink.
+    pub fn new(
+        client: Client,
+        settings: Settings,
+        members: MemberClients,
+    ) -> (Arc<Context>, JoinHandle<()>) {
+        let (events, events_task) = EventSink::start(client.clone());
+        let ctx = Context {
+            templates: DynamicInformers::new(
+                client.clone(),
+                None,
+                Some(|o: &mut super::RawObject| o.digest = o.spec_hash()),
+            ),
+            client,
+            settings,
+            clusters: Informer::builder("clusters").build(),
+            pps: Informer::builder("propagationpolicies").build(),
+            cpps: Informer::builder("clusterpropagationpolicies").build(),
+            ops: Informer::builder("overridepolicies").build(),
+            cops: Informer::builder("clusteroverridepolicies").build(),
+            rbs: Informer::builder("resourcebindings")
+                .index(BY_ID, |b: &ResourceBinding| policy_ids(&b.metadata))
+                .build(),
+            crbs: Informer::builder("clusterresourcebindings")
+                .index(BY_ID, |b: &ClusterResourceBinding| policy_ids(&b.metadata))
+                .build(),
+            works: Informer::builder("works")
+                .index(BY_ID, |w: &CachedWork| {
+                    w.binding_id()
+                        .map(|s| vec![s.to_owned()])
+                        .unwrap_or_default()
+                })
+                .index(BY_NAMESPACE, |w: &CachedWork| {
+                    vec![w.metadata.namespace.clone().unwrap_or_default()]
+                })
+                .build(),
+            namespaces: Informer::builder("namespaces").build(),
+            served: watch::channel(Arc::new(Vec::new())).0,
+            members,
+            events,
+        };
+        (Arc::new(ctx), events_task)
+    }
+
+    /// Starts the typed informers.
+    pub fn run_informers(&self) -> Vec<JoinHandle<()>> {
+        let c = &self.client;
+        let cfg = watcher::Config::default;
+        vec![
+            self.clusters.run(kube::Api::all(c.clone()), cfg()),
+            self.pps.run(kube::Api::all(c.clone()), cfg()),
+            self.cpps.run(kube::Api::all(c.clone()), cfg()),
+            self.ops.run(kube::Api::all(c.clone()), cfg()),
+            self.cops.run(kube::Api::all(c.clone()), cfg()),
+            self.rbs.run(kube::Api::all(c.clone()), cfg()),
+            self.crbs.run(kube::Api::all(c.clone()), cfg()),
+            self.works.run(kube::Api::all(c.clone()), cfg()),
+            self.namespaces.run(kube::Api::all(c.clone()), cfg()),
+        ]
+    }
+
+    /// Waits until every typed informer has its first full list.
+    pub async fn wait_synced(&self) {
+        self.clusters.wait_synced().await;
+        self.pps.wait_synced().await;
+        self.cpps.wait_synced().await;
+        self.ops.wait_synced().await;
+        self.cops.wait_synced().await;
+        self.rbs.wait_synced().await;
+        self.crbs.wait_synced().await;
+        self.works.wait_synced().await;
+        self.namespaces.wait_synced().await;
+    }
+
+    /// The served resource for an apiVersion and kind, from the last discovery.
+    pub fn served_resource(&self, api_version: &str, kind: &str) -> Option<ServedResource> {
+        self.served
+            .borrow()
+            .iter()
+            .find(|r| r.kind == kind && r.api_version() == api_version)
+            .cloned()
+    }
+
+    /// The template with this type, namespace and name from the template informers.
+    pub fn template(&self, key: &super::ObjectKey) -> Option<Arc<super::RawObject>> {
+        self.templates
+            .get(&key.api_version, &key.kind)?
+            .get(&key.key())
+    }
+}

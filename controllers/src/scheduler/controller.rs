@@ -1,0 +1,436 @@
+//! The scheduling loop (pkg/scheduler/scheduler.go): decides when a binding needs scheduling,
+//! runs the placement algorithm over the current clusters, and writes the result and the
+//! `Scheduled` condition. A binding is rescheduled when its placement or replicas change, when a
+//! reschedule is requested, when it is Duplicated, and when the clusters change (join, leave,
+//! labels, taints, readiness, served APIs); a result equal to the current one writes nothing.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use karmada_api::cluster::v1alpha1::Cluster;
+use karmada_api::policy::v1alpha1::{Placement, ReplicaSchedulingType};
+use karmada_api::well_known::{annotations, labels};
+use karmada_api::work::v1alpha2::{
+    BINDING_REASON_SUCCESS, ClusterResourceBinding, ResourceBinding, ResourceBindingSpec,
+    SCHEDULED, TargetCluster,
+};
+use kube::api::{Patch, PatchParams};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use crate::runtime::bindings::Binding;
+use crate::runtime::events::{EventTarget, Recorder};
+use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, now, set_condition};
+use crate::scheduler::algorithm::{
+    self, SUCCESSFUL_SCHEDULING_MESSAGE, ScheduleError, ScheduleInput,
+};
+
+/// The scheduler's name; bindings naming another scheduler are left alone.
+pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
+
+struct Scheduler {
+    ctx: Arc<Context>,
+    queue: WorkQueue<Key>,
+    recorder: Recorder,
+    /// Bumped on every relevant cluster change.
+    clusters_version: AtomicU64,
+    /// The cluster version each binding was last scheduled against.
+    seen: Mutex<HashMap<Key, u64>>,
+}
+
+/// Starts the scheduler.
+pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
+    let s = Arc::new(Scheduler {
+        recorder: ctx.events.recorder(DEFAULT_SCHEDULER),
+        queue: WorkQueue::new("scheduler"),
+        clusters_version: AtomicU64::new(1),
+        seen: Mutex::new(HashMap::new()),
+        ctx: ctx.clone(),
+    });
+    s.register::<ResourceBinding>();
+    s.register::<ClusterResourceBinding>();
+    let s2 = s.clone();
+    ctx.clusters.on_change(move |c| {
+        let relevant = match c {
+            Change::Add(_) | Change::Delete(_) => true,
+            Change::Update(old, new) => cluster_changed(old, new),
+        };
+        if relevant {
+            s2.clusters_version.fetch_add(1, Ordering::SeqCst);
+            s2.enqueue_all::<ResourceBinding>();
+            s2.enqueue_all::<ClusterResourceBinding>();
+        }
+    });
+    let s3 = s.clone();
+    vec![tokio::spawn(async move {
+        s3.ctx.wait_synced().await;
+        let s4 = s3.clone();
+        let handles = s3.queue.run(1, move |k| {
+            let s = s4.clone();
+            async move {
+                if k.namespace.is_empty() {
+                    s.reconcile::<ClusterResourceBinding>(k).await
+                } else {
+                    s.reconcile::<ResourceBinding>(k).await
+                }
+            }
+        });
+        for h in handles {
+            let _ = h.await;
+        }
+    })]
+}
+
+/// Whether a cluster change can change scheduling results: labels, spec (taints, region...),
+/// deletion, readiness or served APIs.
+fn cluster_changed(old: &Cluster, new: &Cluster) -> bool {
+    old.metadata.labels != new.metadata.labels
+        || old.metadata.generation != new.metadata.generation
+        || old.spec != new.spec
+        || old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+        || old.ready_status() != new.ready_status()
+        || old.status.api_enablements != new.status.api_enablements
+}
+
+/// resourceBindingEventFilter: bindings of this scheduler, not suspended, claimed by a policy.
+fn wants<B: Binding>(b: &B) -> bool {
+    let spec = b.spec();
+    let name = if spec.scheduler_name.is_empty() {
+        DEFAULT_SCHEDULER
+    } else {
+        spec.scheduler_name.as_str()
+    };
+    if name != DEFAULT_SCHEDULER {
+        return false;
+    }
+    if spec.suspension.as_ref().and_then(|s| s.scheduling) == Some(true) {
+        return false;
+    }
+    let m = b.meta();
+    [
+        labels::PROPAGATION_POLICY_PERMANENT_ID,
+        labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+        labels::BINDING_MANAGED_BY,
+    ]
+    .iter()
+    .any(|k| crate::runtime::label(m, k).is_some_and(|v| !v.is_empty()))
+}
+
+/// util.IsBindingReplicasChanged.
+fn replicas_changed(spec: &ResourceBindingSpec) -> bool {
+    let Some(strategy) = spec
+        .placement
+        .as_ref()
+        .and_then(|p| p.replica_scheduling.as_ref())
+    else {
+        return false;
+    };
+    match strategy.replica_scheduling_type {
+        Some(ReplicaSchedulingType::Duplicated) => {
+            spec.clusters.iter().any(|c| c.replicas != spec.replicas)
+        }
+        Some(ReplicaSchedulingType::Divided) => {
+            spec.clusters.iter().map(|c| c.replicas).sum::<i32>() != spec.replicas
+        }
+        None => false,
+    }
+}
+
+/// placementChanged: the placement differs from the one last scheduled with.
+fn placement_changed(
+    placement: &Placement,
+    applied: Option<&str>,
+    observed_affinity: &str,
+) -> bool {
+    let Some(applied) = applied.filter(|a| !a.is_empty()) else {
+        return true;
+    };
+    let Ok(applied) = serde_json::from_str::<Placement>(applied) else {
+        return false;
+    };
+    if *placement == applied {
+        return false;
+    }
+    if placement.cluster_affinity != applied.cluster_affinity
+        || placement.cluster_tolerations != applied.cluster_tolerations
+        || placement.spread_constraints != applied.spread_constraints
+        || placement.replica_scheduling != applied.replica_scheduling
+    {
+        return true;
+    }
+    if observed_affinity.is_empty() {
+        return true;
+    }
+    let cur = placement
+        .cluster_affinities
+        .iter()
+        .find(|t| t.affinity_name == observed_affinity);
+    let old = applied
+        .cluster_affinities
+        .iter()
+        .find(|t| t.affinity_name == observed_affinity);
+    match (cur, old) {
+        (Some(a), Some(b)) => a != b,
+        _ => true,
+    }
+}
+
+/// "member1:1, member2:3" (targetClustersToString).
+fn clusters_string(tcs: &[TargetCluster]) -> String {
+    tcs.iter()
+        .map(|c| format!("{}:{}", c.name, c.replicas))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Scheduler {
+    fn register<B: Binding>(self: &Arc<Self>) {
+        let s = self.clone();
+        B::informer(&self.ctx).on_change(move |c| match c {
+            Change::Add(b) => {
+                if wants(b.as_ref()) {
+                    s.queue.add(b.key());
+                }
+            }
+            Change::Update(old, new) => {
+                if old.meta().generation != new.meta().generation && wants(new.as_ref()) {
+                    s.queue.add(new.key());
+                }
+            }
+            Change::Delete(b) => {
+                s.seen
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&b.key());
+            }
+        });
+    }
+
+    fn enqueue_all<B: Binding>(&self) {
+        for b in B::informer(&self.ctx).list() {
+            if wants(b.as_ref()) {
+                self.queue.add(b.key());
+            }
+        }
+    }
+
+    fn template_target(spec: &ResourceBindingSpec) -> EventTarget {
+        EventTarget {
+            api_version: spec.resource.api_version.clone(),
+            kind: spec.resource.kind.clone(),
+            namespace: spec.resource.namespace.clone(),
+            name: spec.resource.name.clone(),
+            uid: spec.resource.uid.clone(),
+        }
+    }
+
+    async fn reconcile<B: Binding>(&self, key: Key) -> Result<Requeue> {
+        let Some(b) = B::informer(&self.ctx).get(&key) else {
+            return Ok(Requeue::No);
+        };
+        if b.meta().deletion_timestamp.is_some() || !wants(b.as_ref()) {
+            return Ok(Requeue::No);
+        }
+        let spec = b.spec();
+        let Some(placement) = spec.placement.as_ref() else {
+            return Err(Error::msg(format!(
+                "failed to get placement from {} {key}",
+                B::KIND
+            )));
+        };
+        let version = self.clusters_version.load(Ordering::SeqCst);
+        let clusters_moved = self
+            .seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .is_none_or(|v| *v != version);
+        let applied = crate::runtime::annotation(b.meta(), annotations::APPLIED_PLACEMENT);
+        let duplicated = placement.replica_scheduling_type() == ReplicaSchedulingType::Duplicated;
+        let is_workload =
+            spec.replicas > 0 || spec.replica_requirements.is_some() || !spec.components.is_empty();
+        let reschedule_requested = match (
+            &spec.reschedule_triggered_at,
+            &b.status().last_scheduled_time,
+        ) {
+            (Some(t), Some(l)) => t.0 > l.0,
+            _ => false,
+        };
+        let terminating = spec.clusters.iter().any(|t| {
+            self.ctx
+                .clusters
+                .get(&Key::cluster(t.name.clone()))
+                .is_none_or(|c| c.metadata.deletion_timestamp.is_some())
+        });
+        let needed = placement_changed(
+            placement,
+            applied,
+            &b.status().scheduler_observed_affinity_name,
+        ) || replicas_changed(spec)
+            || reschedule_requested
+            || !is_workload
+            || duplicated
+            || terminating
+            || clusters_moved;
+        if !needed {
+            if b.meta().generation.unwrap_or(0) != b.status().scheduler_observed_generation {
+                let patch = json!({"status": {"schedulerObservedGeneration": b.meta().generation}});
+                self.patch_status::<B>(&key, &patch).await?;
+            }
+            return Ok(Requeue::No);
+        }
+        let res = self.schedule(b.as_ref(), &key, placement).await;
+        if res.is_ok() {
+            self.seen
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key, version);
+        }
+        res
+    }
+
+    async fn schedule<B: Binding>(
+        &self,
+        b: &B,
+        key: &Key,
+        placement: &Placement,
+    ) -> Result<Requeue> {
+        let clusters: Vec<Cluster> = self
+            .ctx
+            .clusters
+            .list()
+            .iter()
+            .map(|c| (**c).clone())
+            .collect();
+        let spec = b.spec();
+        let Some(input) = ScheduleInput::for_binding(spec, b.status(), &clusters) else {
+            return Err(Error::msg(format!(
+                "failed to get placement from {} {key}",
+                B::KIND
+            )));
+        };
+        let result = algorithm::schedule(&input);
+        let placement_json = serde_json::to_string(placement)?;
+        let rb_target = EventTarget::of(b);
+        let tpl_target = Self::template_target(spec);
+        match result {
+            Ok(r) => {
+                let generation = self
+                    .patch_result::<B>(b, key, &placement_json, &r.clusters)
+                    .await?;
+                let mut status = b.status().clone();
+                let mut changed = set_condition(
+                    &mut status.conditions,
+                    SCHEDULED,
+                    "True",
+                    BINDING_REASON_SUCCESS,
+                    SUCCESSFUL_SCHEDULING_MESSAGE,
+                    None,
+                );
+                let wrote_spec = generation.is_some();
+                let generation = generation.unwrap_or(b.meta().generation.unwrap_or(0));
+                if status.scheduler_observed_generation != generation {
+                    status.scheduler_observed_generation = generation;
+                    changed = true;
+                }
+                let affinity_name = r.affinity_name.clone().unwrap_or_default();
+                if status.scheduler_observed_affinity_name != affinity_name {
+                    status.scheduler_observed_affinity_name = affinity_name;
+                    changed = true;
+                }
+                if changed || wrote_spec || status.last_scheduled_time.is_none() {
+                    status.last_scheduled_time = Some(now());
+                    let patch = json!({"status": {
+                        "conditions": status.conditions,
+                        "schedulerObservedGeneration": status.scheduler_observed_generation,
+                        "schedulerObservingAffinityName": if status.scheduler_observed_affinity_name.is_empty() { Value::Null } else { json!(status.scheduler_observed_affinity_name) },
+                        "lastScheduledTime": status.last_scheduled_time,
+                    }});
+                    self.patch_status::<B>(key, &patch).await?;
+                    // Karmada words the two kinds' events slightly differently.
+                    let sep = if key.namespace.is_empty() {
+                        " Result "
+                    } else {
+                        " Result: "
+                    };
+                    let msg = format!(
+                        "{SUCCESSFUL_SCHEDULING_MESSAGE}{sep}{{{}}}",
+                        clusters_string(&r.clusters)
+                    );
+                    self.recorder
+                        .normal(&rb_target, "ScheduleBindingSucceed", msg.clone());
+                    self.recorder
+                        .normal(&tpl_target, "ScheduleBindingSucceed", msg);
+                }
+                Ok(Requeue::No)
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                let fit = matches!(e, ScheduleError::NoClusterFit(_));
+                if fit {
+                    // A fit error still writes the (empty) result, as Karmada does.
+                    self.patch_result::<B>(b, key, &placement_json, &[]).await?;
+                }
+                let mut status = b.status().clone();
+                if set_condition(
+                    &mut status.conditions,
+                    SCHEDULED,
+                    "False",
+                    e.reason(),
+                    &msg,
+                    None,
+                ) {
+                    let patch = json!({"status": {"conditions": status.conditions}});
+                    self.patch_status::<B>(key, &patch).await?;
+                }
+                self.recorder
+                    .warning(&rb_target, "ScheduleBindingFailed", msg.clone());
+                self.recorder
+                    .warning(&tpl_target, "ScheduleBindingFailed", msg.clone());
+                if fit {
+                    // A binding no cluster fits waits for the clusters to change.
+                    Ok(Requeue::No)
+                } else {
+                    Err(Error::msg(msg))
+                }
+            }
+        }
+    }
+
+    /// Writes the clusters and the applied-placement annotation when they differ. Returns the
+    /// binding's new generation when something was written.
+    async fn patch_result<B: Binding>(
+        &self,
+        b: &B,
+        key: &Key,
+        placement_json: &str,
+        clusters: &[TargetCluster],
+    ) -> Result<Option<i64>> {
+        let applied = crate::runtime::annotation(b.meta(), annotations::APPLIED_PLACEMENT);
+        if applied == Some(placement_json) && b.spec().clusters == clusters {
+            return Ok(None);
+        }
+        let patch = json!({
+            "metadata": {"annotations": {annotations::APPLIED_PLACEMENT: placement_json}},
+            "spec": {"clusters": if clusters.is_empty() { Value::Null } else { json!(clusters) }},
+        });
+        let api = B::api(self.ctx.client.clone(), key);
+        let updated = api
+            .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        Ok(Some(updated.meta().generation.unwrap_or(0)))
+    }
+
+    async fn patch_status<B: Binding>(&self, key: &Key, patch: &Value) -> Result<()> {
+        let api = B::api(self.ctx.client.clone(), key);
+        match api
+            .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if crate::runtime::is_not_found(&e) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}

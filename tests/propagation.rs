@@ -1,0 +1,460 @@
+//! End-to-end propagation: the binary's control plane with simulated members, driven by
+//! kubectl — templates, policies, bindings, Works and member objects as Karmada shows them.
+
+mod propagation_env;
+mod support;
+
+use propagation_env::{Env, settle};
+use serde_json::Value;
+use support::Backend;
+
+const DEPLOY: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+  labels: {app: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx:1.25}]
+";
+
+fn pp(name: &str, selector: &str, placement: &str) -> String {
+    format!(
+        "apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: {name}, namespace: default}}
+spec:
+  resourceSelectors:
+{selector}
+  placement:
+{placement}
+"
+    )
+}
+
+const ALL_MEMBERS: &str = "    clusterAffinity: {clusterNames: [member1, member2, member3]}";
+
+fn replicas(v: &Value) -> i64 {
+    v["spec"]["replicas"].as_i64().unwrap_or(-1)
+}
+
+fn samples_propagate_as_their_comments_say(env: &Env) {
+    env.apply_sample("nginx-deployment.yaml");
+    env.apply_sample("propagationpolicy-duplicated.yaml");
+    // "Every member gets the full Deployment (4 replicas each) and its ConfigMap."
+    for m in ["member1", "member2"] {
+        let d = env.wait_member_object(m, &["deploy", "nginx", "-n", "default"]);
+        assert_eq!(replicas(&d), 4);
+        env.wait_member_object(m, &["configmap", "nginx-config", "-n", "default"]);
+        env.wait_member_object(m, &["service", "nginx", "-n", "default"]);
+        let labels = &d["metadata"]["labels"];
+        assert_eq!(labels["karmada.io/managed"], "true");
+        assert!(labels["work.karmada.io/permanent-id"].is_string());
+        let ann = &d["metadata"]["annotations"];
+        assert_eq!(ann["work.karmada.io/namespace"], format!("karmada-es-{m}"));
+        assert_eq!(ann["resourcebinding.karmada.io/name"], "nginx-deployment");
+        assert_eq!(
+            ann["propagationpolicy.karmada.io/name"],
+            "nginx-propagation"
+        );
+    }
+    settle();
+    assert!(
+        env.member("member3")
+            .get_json(&["deploy", "nginx", "-n", "default"])
+            .is_none(),
+        "member3 is not in the policy"
+    );
+    // The template is claimed and its binding scheduled and fully applied.
+    let t = env.cp.get_json(&["deploy", "nginx"]);
+    assert!(t["metadata"]["labels"]["propagationpolicy.karmada.io/permanent-id"].is_string());
+    env.wait("binding fully applied", || {
+        let out = env.cp.kubectl_ok(&["get", "rb", "nginx-deployment"]);
+        out.lines()
+            .nth(1)
+            .filter(|l| {
+                l.split_whitespace().nth(1) == Some("True")
+                    && l.split_whitespace().nth(2) == Some("True")
+            })
+            .map(|_| ())
+    });
+    let table = env.cp.kubectl_ok(&["get", "rb,work", "-A"]);
+    assert!(
+        table.contains("SCHEDULED") && table.contains("FULLYAPPLIED"),
+        "{table}"
+    );
+    assert!(
+        table.contains("WORKLOAD-KIND") && table.contains("APPLIED"),
+        "{table}"
+    );
+    assert!(
+        table.contains("karmada-es-member1") && table.contains("Deployment"),
+        "{table}"
+    );
+    // The template's status is the members' summed.
+    env.wait("template readyReplicas 8", || {
+        let t = env.cp.get_json(&["deploy", "nginx"]);
+        (t["status"]["readyReplicas"] == 8).then_some(())
+    });
+    let work = env.cp.kubectl_ok(&[
+        "get",
+        "work",
+        "-n",
+        "karmada-es-member1",
+        "-o",
+        "jsonpath={.items[?(@.spec.workload.manifests[0].kind==\"Deployment\")].metadata.name}",
+    ]);
+    env.wait("SyncSucceed event on the Work", || {
+        let d = env
+            .cp
+            .kubectl_ok(&["describe", "work", "-n", "karmada-es-member1", work.trim()]);
+        (d.contains("SyncSucceed") && d.contains("Applied")).then_some(())
+    });
+}
+
+#[test]
+fn samples_embedded() {
+    let env = Env::start(3);
+    samples_propagate_as_their_comments_say(&env);
+}
+
+#[test]
+fn samples_etcd() {
+    let env = Env::start_with(Backend::Etcd, 2);
+    samples_propagate_as_their_comments_say(&env);
+}
+
+#[test]
+fn divided_three_to_one_with_override_on_one_cluster() {
+    let env = Env::start(2);
+    env.apply_sample("nginx-deployment.yaml");
+    env.apply_sample("overridepolicy.yaml");
+    env.apply_sample("propagationpolicy-divided.yaml");
+    let d1 = env.wait_member_object("member1", &["deploy", "nginx", "-n", "default"]);
+    let d2 = env.wait_member_object("member2", &["deploy", "nginx", "-n", "default"]);
+    assert_eq!((replicas(&d1), replicas(&d2)), (3, 1));
+    let c1 = &d1["spec"]["template"]["spec"]["containers"][0];
+    let c2 = &d2["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(c1["image"], "nginx:1.25", "member1 is not overridden");
+    assert_eq!(c2["image"], "mirror.example.com/nginx:1.25");
+    assert_eq!(c2["ports"][0]["containerPort"], 8080);
+    assert_eq!(d2["metadata"]["labels"]["region"], "backup");
+    assert!(d1["metadata"]["labels"].get("region").is_none());
+    env.wait("template shows readyReplicas 4", || {
+        let t = env.cp.get_json(&["deploy", "nginx"]);
+        (t["status"]["readyReplicas"] == 4).then_some(())
+    });
+    let rb = env.cp.get_json(&["rb", "nginx-deployment"]);
+    let clusters: Vec<(String, i64)> = rb["spec"]["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_owned(),
+                c["replicas"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(clusters, vec![("member1".into(), 3), ("member2".into(), 1)]);
+}
+
+#[test]
+fn policy_after_template_label_change_and_policy_deletion() {
+    let env = Env::start(2);
+    env.apply(DEPLOY);
+    // A policy created after the template picks it up.
+    env.apply(&pp(
+        "web",
+        "    - {apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {tier: front}}}",
+        ALL_MEMBERS,
+    ));
+    settle();
+    assert!(
+        env.member("member1")
+            .get_json(&["deploy", "web", "-n", "default"])
+            .is_none(),
+        "the label does not match yet"
+    );
+    // A label change makes it match.
+    env.cp.kubectl_ok(&["label", "deploy", "web", "tier=front"]);
+    env.wait_member_object("member1", &["deploy", "web", "-n", "default"]);
+    env.wait_member_object("member2", &["deploy", "web", "-n", "default"]);
+    // Deleting the policy leaves what is propagated but stops further changes.
+    env.cp.kubectl_ok(&["delete", "pp", "web"]);
+    env.wait("the template released", || {
+        let t = env.cp.get_json(&["deploy", "web"]);
+        t["metadata"]["labels"]
+            .get("propagationpolicy.karmada.io/permanent-id")
+            .is_none()
+            .then_some(())
+    });
+    env.cp
+        .kubectl_ok(&["scale", "deploy", "web", "--replicas=5"]);
+    settle();
+    let d = env
+        .member("member1")
+        .get_json(&["deploy", "web", "-n", "default"])
+        .expect("still there");
+    assert_eq!(
+        replicas(&d),
+        2,
+        "changes after the policy is gone are not propagated"
+    );
+    assert!(
+        env.cp.get_json(&["rb", "web-deployment"])["spec"].is_object(),
+        "the binding stays"
+    );
+}
+
+#[test]
+fn deleted_or_drifted_member_object_comes_back_and_template_deletion_cleans_up() {
+    let env = Env::start(2);
+    env.apply(DEPLOY);
+    env.apply(&pp(
+        "web",
+        "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+        ALL_MEMBERS,
+    ));
+    env.wait_member_object("member1", &["deploy", "web", "-n", "default"]);
+    let m1 = env.member("member1");
+    m1.kubectl_ok(&["delete", "deploy", "web", "-n", "default"]);
+    env.wait("the deleted object recreated", || {
+        m1.get_json(&["deploy", "web", "-n", "default"]).map(|_| ())
+    });
+    m1.kubectl_ok(&["scale", "deploy", "web", "-n", "default", "--replicas=7"]);
+    env.wait("drift reverted", || {
+        m1.get_json(&["deploy", "web", "-n", "default"])
+            .filter(|d| replicas(d) == 2)
+            .map(|_| ())
+    });
+    // Deleting the template removes binding, Works and member objects.
+    env.cp.kubectl_ok(&["delete", "deploy", "web"]);
+    env.wait_member_absent("member1", &["deploy", "web", "-n", "default"]);
+    env.wait_member_absent("member2", &["deploy", "web", "-n", "default"]);
+    env.wait("binding and works gone", || {
+        let rb = env.cp.kubectl(&["get", "rb", "web-deployment"]);
+        let works = env.cp.kubectl_ok(&["get", "work", "-A", "--no-headers"]);
+        (!rb.status.success() && !works.contains("web-")).then_some(())
+    });
+}
+
+#[test]
+fn preserve_resources_on_deletion_keeps_member_objects() {
+    let env = Env::start(1);
+    env.apply(DEPLOY);
+    env.apply(&pp(
+        "web",
+        "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+        "    clusterAffinity: {clusterNames: [member1]}\n  preserveResourcesOnDeletion: true",
+    ));
+    env.wait_member_object("member1", &["deploy", "web", "-n", "default"]);
+    env.cp.kubectl_ok(&["delete", "deploy", "web"]);
+    env.wait("works gone", || {
+        let works = env.cp.kubectl_ok(&["get", "work", "-A", "--no-headers"]);
+        (!works.contains("web-")).then_some(())
+    });
+    let d = env
+        .member("member1")
+        .get_json(&["deploy", "web", "-n", "default"])
+        .expect("preserved");
+    assert!(
+        d["metadata"]["labels"].get("karmada.io/managed").is_none(),
+        "released from Karmada"
+    );
+}
+
+#[test]
+fn conflict_with_an_existing_member_object_is_reported_and_respected() {
+    let env = Env::start(1);
+    let m1 = env.member("member1");
+    m1.kubectl_stdin_ok(&["apply", "-f", "-"], "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: default}\ndata: {owner: member}\n");
+    env.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: default}\ndata: {owner: karmada}\n");
+    env.apply(&pp(
+        "cfg",
+        "    - {apiVersion: v1, kind: ConfigMap, name: cfg}",
+        "    clusterAffinity: {clusterNames: [member1]}",
+    ));
+    env.wait("Applied False with the conflict", || {
+        let w = env.cp.get_json(&["work", "-n", "karmada-es-member1"]);
+        w["items"].as_array()?.iter().find_map(|w| {
+            let c = w["status"]["conditions"]
+                .as_array()?
+                .iter()
+                .find(|c| c["type"] == "Applied")?;
+            (c["status"] == "False" && c["message"].as_str()?.contains("already exists"))
+                .then_some(())
+        })
+    });
+    let cm = m1.get_json(&["configmap", "cfg", "-n", "default"]).unwrap();
+    assert_eq!(
+        cm["data"]["owner"], "member",
+        "Abort leaves the member's object alone"
+    );
+    // Overwrite takes it over.
+    env.apply(&pp(
+        "cfg",
+        "    - {apiVersion: v1, kind: ConfigMap, name: cfg}",
+        "    clusterAffinity: {clusterNames: [member1]}\n  conflictResolution: Overwrite",
+    ));
+    env.wait("taken over", || {
+        m1.get_json(&["configmap", "cfg", "-n", "default"])
+            .filter(|c| {
+                c["data"]["owner"] == "karmada"
+                    && c["metadata"]["labels"]["karmada.io/managed"] == "true"
+            })
+            .map(|_| ())
+    });
+}
+
+#[test]
+fn suspended_dispatching_stops_applying_without_deleting() {
+    let env = Env::start(1);
+    env.apply(DEPLOY);
+    env.apply(&pp(
+        "web",
+        "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+        "    clusterAffinity: {clusterNames: [member1]}",
+    ));
+    env.wait_member_object("member1", &["deploy", "web", "-n", "default"]);
+    env.apply(&pp(
+        "web",
+        "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+        "    clusterAffinity: {clusterNames: [member1]}\n  suspension: {dispatching: true}",
+    ));
+    env.wait("Dispatching False", || {
+        let w = env.cp.get_json(&["work", "-n", "karmada-es-member1"]);
+        w["items"].as_array()?.iter().find_map(|w| {
+            let c = w["status"]["conditions"]
+                .as_array()?
+                .iter()
+                .find(|c| c["type"] == "Dispatching")?;
+            (c["status"] == "False" && c["reason"] == "SuspendDispatching").then_some(())
+        })
+    });
+    env.cp
+        .kubectl_ok(&["scale", "deploy", "web", "--replicas=3"]);
+    settle();
+    let d = env
+        .member("member1")
+        .get_json(&["deploy", "web", "-n", "default"])
+        .expect("not deleted");
+    assert_eq!(replicas(&d), 2, "nothing is applied while suspended");
+}
+
+#[test]
+fn namespaces_are_propagated_except_skipped_ones() {
+    let env = Env::start(2);
+    env.cp.kubectl_ok(&["create", "namespace", "shop"]);
+    env.apply("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: quiet\n  labels: {namespace.karmada.io/skip-auto-propagation: \"true\"}\n");
+    env.cp.kubectl_ok(&["create", "namespace", "kube-extra"]);
+    env.wait_member_object("member1", &["namespace", "shop"]);
+    env.wait_member_object("member2", &["namespace", "shop"]);
+    settle();
+    for ns in ["quiet", "kube-extra"] {
+        assert!(
+            env.member("member1").get_json(&["namespace", ns]).is_none(),
+            "{ns} is skipped"
+        );
+    }
+}
+
+#[test]
+fn member_restart_loses_and_duplicates_nothing() {
+    let mut env = Env::start(2);
+    env.apply(DEPLOY);
+    env.apply(&pp(
+        "web",
+        "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+        ALL_MEMBERS,
+    ));
+    let before = env.wait_member_object("member1", &["deploy", "web", "-n", "default"]);
+    env.members[0].stop();
+    env.wait_ready("member1", "False");
+    env.members[0].restart();
+    env.wait_ready("member1", "True");
+    let after = env.wait_member_object("member1", &["deploy", "web", "-n", "default"]);
+    assert_eq!(
+        before["metadata"]["uid"], after["metadata"]["uid"],
+        "not recreated"
+    );
+    // Works re-apply: a change made while the member was away arrives.
+    env.cp
+        .kubectl_ok(&["scale", "deploy", "web", "--replicas=3"]);
+    env.wait("the change reaches the restarted member", || {
+        env.member("member1")
+            .get_json(&["deploy", "web", "-n", "default"])
+            .filter(|d| replicas(d) == 3)
+            .map(|_| ())
+    });
+    let list =
+        env.member("member1")
+            .kubectl_ok(&["get", "deploy", "-n", "default", "--no-headers"]);
+    assert_eq!(list.lines().filter(|l| l.starts_with("web ")).count(), 1);
+}
+
+#[test]
+fn unjoin_removes_everything() {
+    let env = Env::start(2);
+    env.apply(DEPLOY);
+    env.apply(&pp(
+        "web",
+        "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+        ALL_MEMBERS,
+    ));
+    env.wait_member_object("member2", &["deploy", "web", "-n", "default"]);
+    env.unjoin(env.member("member2"));
+    env.wait_member_absent("member2", &["deploy", "web", "-n", "default"]);
+    env.wait("member2's works and cluster gone", || {
+        let works = env.cp.kubectl_ok(&["get", "work", "-A", "--no-headers"]);
+        let cl = env.cp.kubectl(&["get", "cluster", "member2"]);
+        (!works.contains("karmada-es-member2") && !cl.status.success()).then_some(())
+    });
+    let d = env
+        .member("member1")
+        .get_json(&["deploy", "web", "-n", "default"]);
+    assert!(d.is_some(), "member1 keeps its copy");
+}
+
+#[test]
+fn propagate_deps_sends_dependencies_along() {
+    let env = Env::start(2);
+    env.apply("apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: default}\nstringData: {k: v}\n");
+    env.apply(
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: runner, namespace: default}\n",
+    );
+    env.apply(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: deps, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: deps}}
+  template:
+    metadata: {labels: {app: deps}}
+    spec:
+      serviceAccountName: runner
+      containers: [{name: c, image: busybox, envFrom: [{secretRef: {name: creds}}]}]
+",
+    );
+    env.apply(&pp(
+        "deps",
+        "    - {apiVersion: apps/v1, kind: Deployment, name: deps}",
+        "    clusterAffinity: {clusterNames: [member2]}\n  propagateDeps: true",
+    ));
+    env.wait_member_object("member2", &["secret", "creds", "-n", "default"]);
+    env.wait_member_object("member2", &["serviceaccount", "runner", "-n", "default"]);
+    let rb = env.cp.get_json(&["rb", "creds-secret"]);
+    assert_eq!(rb["spec"]["requiredBy"][0]["name"], "deps-deployment");
+    settle();
+    assert!(
+        env.member("member1")
+            .get_json(&["secret", "creds", "-n", "default"])
+            .is_none()
+    );
+}
