@@ -86,6 +86,17 @@ pub enum JoinError {
         /// The member's cluster ID.
         id: String,
     },
+    /// Unjoin could not reach the member to clean it up.
+    #[error(
+        "cannot reach member cluster {cluster} to remove karmada's objects from it: {}; rerun with --force to unjoin without cleaning the member",
+        brief(error)
+    )]
+    MemberUnreachableForUnjoin {
+        /// The cluster.
+        cluster: String,
+        /// The cause.
+        error: kube::Error,
+    },
     /// A request to the member failed.
     #[error("member cluster {cluster}: {step}: {}", brief(error))]
     Member {
@@ -797,6 +808,18 @@ pub async fn unjoin(
     }
     let cp = |step: String| move |error| JoinError::ControlPlane { step, error };
     let mut report = UnjoinReport::default();
+
+    // Without --force the member must be cleanable: check it answers before removing anything,
+    // so that an unreachable member never leaves the unjoin half done.
+    if let Some(member) = member
+        && !opts.force
+        && let Err(error) = member.apiserver_version().await
+    {
+        return Err(JoinError::MemberUnreachableForUnjoin {
+            cluster: name.to_owned(),
+            error,
+        });
+    }
 
     match clusters.delete(name, &DeleteParams::default()).await {
         Ok(_) => {}
