@@ -4,7 +4,7 @@
 mod propagation_env;
 mod support;
 
-use propagation_env::{Env, settle};
+use propagation_env::Env;
 use serde_json::Value;
 use support::Backend;
 
@@ -63,13 +63,6 @@ fn samples_propagate_as_their_comments_say(env: &Env) {
             "nginx-propagation"
         );
     }
-    settle();
-    assert!(
-        env.member("member3")
-            .get_json(&["deploy", "nginx", "-n", "default"])
-            .is_none(),
-        "member3 is not in the policy"
-    );
     // The template is claimed and its binding scheduled and fully applied.
     let t = env.cp.get_json(&["deploy", "nginx"]);
     assert!(t["metadata"]["labels"]["propagationpolicy.karmada.io/permanent-id"].is_string());
@@ -83,6 +76,27 @@ fn samples_propagate_as_their_comments_say(env: &Env) {
             })
             .map(|_| ())
     });
+    // Once the binding is fully applied its placement is settled: member3 is not in it, so
+    // it has no Work and no Deployment.
+    let rb = env.cp.get_json(&["rb", "nginx-deployment"]);
+    let targets: Vec<&str> = rb["spec"]["clusters"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(targets, vec!["member1", "member2"], "{rb}");
+    let works = env
+        .cp
+        .kubectl_ok(&["get", "work", "-n", "karmada-es-member3", "-o", "name"]);
+    assert!(
+        works.trim().is_empty(),
+        "member3 is not in the policy: {works}"
+    );
+    assert!(
+        env.member("member3")
+            .get_json(&["deploy", "nginx", "-n", "default"])
+            .is_none(),
+        "member3 is not in the policy"
+    );
     let table = env.cp.kubectl_ok(&["get", "rb,work", "-A"]);
     assert!(
         table.contains("SCHEDULED") && table.contains("FULLYAPPLIED"),
@@ -125,7 +139,7 @@ fn samples_embedded() {
 
 #[test]
 fn samples_etcd() {
-    let env = Env::start_with(Backend::Etcd, 2);
+    let env = Env::start_with(Backend::Etcd, 3);
     samples_propagate_as_their_comments_say(&env);
 }
 
@@ -174,7 +188,7 @@ fn policy_after_template_label_change_and_policy_deletion() {
         "    - {apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {tier: front}}}",
         ALL_MEMBERS,
     ));
-    settle();
+    env.barrier("member1");
     assert!(
         env.member("member1")
             .get_json(&["deploy", "web", "-n", "default"])
@@ -196,7 +210,7 @@ fn policy_after_template_label_change_and_policy_deletion() {
     });
     env.cp
         .kubectl_ok(&["scale", "deploy", "web", "--replicas=5"]);
-    settle();
+    env.barrier("member1");
     let d = env
         .member("member1")
         .get_json(&["deploy", "web", "-n", "default"])
@@ -339,7 +353,7 @@ fn suspended_dispatching_stops_applying_without_deleting() {
     });
     env.cp
         .kubectl_ok(&["scale", "deploy", "web", "--replicas=3"]);
-    settle();
+    env.barrier("member1");
     let d = env
         .member("member1")
         .get_json(&["deploy", "web", "-n", "default"])
@@ -355,7 +369,9 @@ fn namespaces_are_propagated_except_skipped_ones() {
     env.cp.kubectl_ok(&["create", "namespace", "kube-extra"]);
     env.wait_member_object("member1", &["namespace", "shop"]);
     env.wait_member_object("member2", &["namespace", "shop"]);
-    settle();
+    // Namespaces are synced in order: once a later one arrives, the skipped ones were decided.
+    env.cp.kubectl_ok(&["create", "namespace", "later"]);
+    env.wait_member_object("member1", &["namespace", "later"]);
     for ns in ["quiet", "kube-extra"] {
         assert!(
             env.member("member1").get_json(&["namespace", ns]).is_none(),
@@ -451,7 +467,14 @@ spec:
     env.wait_member_object("member2", &["serviceaccount", "runner", "-n", "default"]);
     let rb = env.cp.get_json(&["rb", "creds-secret"]);
     assert_eq!(rb["spec"]["requiredBy"][0]["name"], "deps-deployment");
-    settle();
+    // The attached binding follows its parent to member2 only (Karmada leaves its own
+    // spec.clusters empty: its targets are those of requiredBy).
+    let targets: Vec<&str> = rb["spec"]["requiredBy"][0]["clusters"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(targets, vec!["member2"], "{rb}");
+    env.barrier("member1");
     assert!(
         env.member("member1")
             .get_json(&["secret", "creds", "-n", "default"])

@@ -6,7 +6,6 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
 
 use crate::support::{Backend, DEADLINE, Server, kubectl_cmd, run, run_stdin, wait_for};
 
@@ -143,6 +142,7 @@ impl Drop for Member {
 pub struct Env {
     pub cp: Server,
     pub members: Vec<Member>,
+    barriers: std::sync::atomic::AtomicUsize,
 }
 
 impl Env {
@@ -164,7 +164,11 @@ impl Env {
         let members: Vec<Member> = (1..=n)
             .map(|i| Member::start(&format!("member{i}")))
             .collect();
-        let env = Env { cp, members };
+        let env = Env {
+            cp,
+            members,
+            barriers: Default::default(),
+        };
         for m in &env.members {
             env.join(m);
         }
@@ -258,6 +262,30 @@ impl Env {
         })
     }
 
+    /// A barrier for negative checks: propagates a fresh ConfigMap to `member` and waits until
+    /// it arrives. Controllers handle events in order, so by then every change made before the
+    /// call has been processed for that member — what has not happened by now will not.
+    pub fn barrier(&self, member: &str) {
+        let n = self
+            .barriers
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let name = format!("barrier-{n}");
+        self.apply(&format!(
+            "apiVersion: v1
+kind: ConfigMap
+metadata: {{name: {name}, namespace: default}}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: {name}, namespace: default}}
+spec:
+  resourceSelectors: [{{apiVersion: v1, kind: ConfigMap, name: {name}}}]
+  placement: {{clusterAffinity: {{clusterNames: [{member}]}}}}
+"
+        ));
+        self.wait_member_object(member, &["configmap", &name, "-n", "default"]);
+    }
+
     /// Waits until an object is absent from a member.
     pub fn wait_member_absent(&self, member: &str, args: &[&str]) {
         let m = self.member(member);
@@ -265,10 +293,4 @@ impl Env {
             m.get_json(args).is_none().then_some(())
         });
     }
-}
-
-/// A short pause that is not used for synchronisation: it gives a controller the chance to do
-/// something it must not do before a negative check.
-pub fn settle() {
-    std::thread::sleep(Duration::from_millis(1500));
 }
