@@ -435,7 +435,7 @@ async fn list(ctx: &Ctx) -> Result<Response, ApiError> {
                 (ctx.def.list_kind.clone(), ctx.def.api_version())
             };
             let mut out = Vec::with_capacity(
-                page.items.iter().map(|i| i.json.len() + 1).sum::<usize>() + 128,
+                page.items.iter().map(|i| i.json_len() + 1).sum::<usize>() + 128,
             );
             out.extend_from_slice(
                 format!("{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{meta},\"items\":[")
@@ -454,7 +454,7 @@ async fn list(ctx: &Ctx) -> Result<Response, ApiError> {
                     });
                     out.extend_from_slice(pom.to_string().as_bytes());
                 } else {
-                    out.extend_from_slice(&item.json);
+                    item.write_json(&mut out);
                 }
             }
             out.extend_from_slice(b"]}");

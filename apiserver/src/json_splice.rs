@@ -98,34 +98,77 @@ pub fn object_member(json: &[u8], obj: usize, key: &str) -> Option<(usize, usize
     }
 }
 
+/// Where and how a resourceVersion goes into a serialized object, computed once so the
+/// stamped JSON can be written many times (for any revision) without scanning again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Splice {
+    /// Bytes kept before the resourceVersion value (or the inserted member).
+    start: usize,
+    /// Bytes from here on are kept after it.
+    end: usize,
+    /// True when a whole `"resourceVersion":` member is inserted (with `comma` after it).
+    insert: bool,
+    comma: bool,
+}
+
+impl Splice {
+    /// Finds the splice point of `json`; `None` when it is not an object with a metadata object.
+    pub fn find(json: &[u8]) -> Option<Splice> {
+        let top = skip_ws(json, 0);
+        let (meta_start, _) = object_member(json, top, "metadata")?;
+        if json.get(meta_start) != Some(&b'{') {
+            return None;
+        }
+        Some(match object_member(json, meta_start, "resourceVersion") {
+            Some((vs, ve)) => Splice {
+                start: vs,
+                end: ve,
+                insert: false,
+                comma: false,
+            },
+            None => {
+                let inner = meta_start + 1;
+                Splice {
+                    start: inner,
+                    end: inner,
+                    insert: true,
+                    comma: json.get(skip_ws(json, inner)) != Some(&b'}'),
+                }
+            }
+        })
+    }
+
+    /// Appends `json` stamped with `rv` to `out`.
+    pub fn write(&self, json: &[u8], rv: i64, out: &mut Vec<u8>) {
+        out.extend_from_slice(&json[..self.start]);
+        if self.insert {
+            out.extend_from_slice(b"\"resourceVersion\":");
+        }
+        out.push(b'"');
+        out.extend_from_slice(rv.to_string().as_bytes());
+        out.push(b'"');
+        if self.comma {
+            out.push(b',');
+        }
+        out.extend_from_slice(&json[self.end..]);
+    }
+
+    /// The length of `json` stamped with `rv`.
+    pub fn stamped_len(&self, json_len: usize, rv: i64) -> usize {
+        let digits = rv.to_string().len() + 2;
+        json_len - (self.end - self.start)
+            + digits
+            + if self.insert { 18 } else { 0 }
+            + usize::from(self.comma)
+    }
+}
+
 /// The top-level object with `metadata.resourceVersion` set to `rv` (replaced when present,
 /// inserted when not). `None` when the input is not an object with a `metadata` object.
 pub fn with_resource_version(json: &[u8], rv: i64) -> Option<Vec<u8>> {
-    let top = skip_ws(json, 0);
-    let (meta_start, _) = object_member(json, top, "metadata")?;
-    if json.get(meta_start) != Some(&b'{') {
-        return None;
-    }
-    let value = format!("\"{rv}\"");
+    let splice = Splice::find(json)?;
     let mut out = Vec::with_capacity(json.len() + 32);
-    match object_member(json, meta_start, "resourceVersion") {
-        Some((vs, ve)) => {
-            out.extend_from_slice(&json[..vs]);
-            out.extend_from_slice(value.as_bytes());
-            out.extend_from_slice(&json[ve..]);
-        }
-        None => {
-            let inner = meta_start + 1;
-            let empty = json.get(skip_ws(json, inner)) == Some(&b'}');
-            out.extend_from_slice(&json[..inner]);
-            out.extend_from_slice(b"\"resourceVersion\":");
-            out.extend_from_slice(value.as_bytes());
-            if !empty {
-                out.push(b',');
-            }
-            out.extend_from_slice(&json[inner..]);
-        }
-    }
+    splice.write(json, rv, &mut out);
     Some(out)
 }
 
@@ -163,6 +206,22 @@ mod tests {
         );
         assert_eq!(v["metadata"]["resourceVersion"], "2");
         assert_eq!(v["a"][1]["b"], "\\\"}");
+    }
+
+    #[test]
+    fn splice_lengths_are_exact() {
+        for input in [
+            r#"{"metadata":{}}"#,
+            r#"{"metadata":{"name":"a"}}"#,
+            r#"{"metadata":{"resourceVersion":"12345","name":"a"}}"#,
+        ] {
+            let sp = Splice::find(input.as_bytes()).expect("splice");
+            for rv in [1, 99, 1234567] {
+                let mut out = Vec::new();
+                sp.write(input.as_bytes(), rv, &mut out);
+                assert_eq!(out.len(), sp.stamped_len(input.len(), rv), "{input} {rv}");
+            }
+        }
     }
 
     #[test]

@@ -38,7 +38,7 @@ impl Encoder for JsonEncoder {
     fn object(&mut self, t: EventType, obj: &CachedObject, shared: Option<&CacheEvent>) -> Bytes {
         match shared {
             Some(ev) => ev.frame(t),
-            None => frame(t.as_str(), &obj.json),
+            None => crate::watch_cache::object_frame(t.as_str(), obj),
         }
     }
     fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> Bytes {

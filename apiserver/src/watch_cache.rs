@@ -34,8 +34,20 @@ pub struct CachedObject {
     pub fields: Vec<(String, String)>,
     /// resourceVersion of this state.
     pub rv: i64,
-    /// The served JSON (with `metadata.resourceVersion`).
-    pub json: Bytes,
+    body: Body,
+}
+
+/// How an object's served JSON is kept.
+#[derive(Debug)]
+enum Body {
+    /// The stored bytes (shared with the store, not copied) and where the resourceVersion
+    /// goes: the served JSON is written on demand straight into list and event buffers.
+    Stored {
+        bytes: Bytes,
+        splice: crate::json_splice::Splice,
+    },
+    /// Served JSON built from a parsed object (kinds with read-time conversion or defaults).
+    Served(Bytes),
 }
 
 /// The part of an object's metadata the cache indexes, read without building a tree.
@@ -63,11 +75,11 @@ impl CachedObject {
         def: &ResourceDef,
         key: String,
         rv: i64,
-        stored: &[u8],
+        stored: &Bytes,
     ) -> Result<CachedObject, crate::error::ApiError> {
         if !def.is_custom()
             && !fields::has_kind_fields(def)
-            && let Some(json) = crate::json_splice::with_resource_version(stored, rv)
+            && let Some(splice) = crate::json_splice::Splice::find(stored)
             && let Ok(env) = serde_json::from_slice::<MetaEnvelope<'_>>(stored)
         {
             let meta = env.metadata.unwrap_or(MetaLite {
@@ -82,22 +94,30 @@ impl CachedObject {
                 labels: meta.labels.unwrap_or_default(),
                 fields: Vec::new(),
                 rv,
-                json: Bytes::from(json),
+                body: Body::Stored {
+                    bytes: stored.clone(),
+                    splice,
+                },
             });
         }
         let value = object::from_stored(stored, rv)?;
         Ok(CachedObject::from_value(def, key, rv, &value))
     }
 
-    /// The same object stamped with another resourceVersion (a delete's).
+    /// The same object stamped with another resourceVersion (a delete's); shares the bytes.
     pub fn restamped(&self, rv: i64) -> CachedObject {
-        let json = match crate::json_splice::with_resource_version(&self.json, rv) {
-            Some(j) => Bytes::from(j),
-            None => {
-                let mut v = self.value();
-                object::set_resource_version(&mut v, rv);
-                object::to_json_bytes(&v)
-            }
+        let body = match &self.body {
+            Body::Stored { bytes, splice } => Body::Stored {
+                bytes: bytes.clone(),
+                splice: *splice,
+            },
+            Body::Served(json) => match crate::json_splice::Splice::find(json) {
+                Some(splice) => Body::Stored {
+                    bytes: json.clone(),
+                    splice,
+                },
+                None => Body::Served(json.clone()),
+            },
         };
         CachedObject {
             key: self.key.clone(),
@@ -106,7 +126,35 @@ impl CachedObject {
             labels: self.labels.clone(),
             fields: self.fields.clone(),
             rv,
-            json,
+            body,
+        }
+    }
+
+    /// Appends the served JSON (with `metadata.resourceVersion`) to `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match &self.body {
+            Body::Stored { bytes, splice } => splice.write(bytes, self.rv, out),
+            Body::Served(json) => out.extend_from_slice(json),
+        }
+    }
+
+    /// The length of the served JSON.
+    pub fn json_len(&self) -> usize {
+        match &self.body {
+            Body::Stored { bytes, splice } => splice.stamped_len(bytes.len(), self.rv),
+            Body::Served(json) => json.len(),
+        }
+    }
+
+    /// The served JSON.
+    pub fn json(&self) -> Bytes {
+        match &self.body {
+            Body::Served(json) => json.clone(),
+            Body::Stored { .. } => {
+                let mut out = Vec::with_capacity(self.json_len());
+                self.write_json(&mut out);
+                Bytes::from(out)
+            }
         }
     }
 
@@ -121,13 +169,13 @@ impl CachedObject {
             labels: object::labels(value),
             fields: fields::extract(def, value),
             rv,
-            json: object::to_json_bytes(value),
+            body: Body::Served(object::to_json_bytes(value)),
         }
     }
 
     /// Parses the served JSON.
     pub fn value(&self) -> Value {
-        serde_json::from_slice(&self.json).unwrap_or(Value::Null)
+        serde_json::from_slice(&self.json()).unwrap_or(Value::Null)
     }
 
     fn field(&self, f: &str) -> Option<String> {
@@ -206,11 +254,11 @@ impl CacheEvent {
                 let obj = if t == EventType::Deleted && self.kind != EventType::Deleted {
                     // The object stopped matching: kube sends its previous state with the
                     // event's resourceVersion.
-                    self.prev_stamped().json.clone()
+                    self.prev_stamped()
                 } else {
-                    self.object.json.clone()
+                    self.object.clone()
                 };
-                frame(t.as_str(), &obj)
+                object_frame(t.as_str(), &obj)
             })
             .clone()
     }
@@ -224,6 +272,17 @@ impl CacheEvent {
             })
             .clone()
     }
+}
+
+/// Builds a watch frame for a cached object, writing its JSON straight into the frame.
+pub fn object_frame(t: &str, obj: &CachedObject) -> Bytes {
+    let mut out = Vec::with_capacity(obj.json_len() + 32);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(t.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    obj.write_json(&mut out);
+    out.extend_from_slice(b"}\n");
+    Bytes::from(out)
 }
 
 /// Builds a watch frame from a type and the object's JSON bytes.

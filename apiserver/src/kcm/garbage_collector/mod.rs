@@ -141,12 +141,12 @@ impl GarbageCollector {
                 let prefix = def.prefix().unwrap_or_default().to_string();
                 let nodes = objects
                     .iter()
-                    .filter_map(|o| self.node(&def, &o.json))
+                    .filter_map(|o| self.node(&def, &o.json()))
                     .collect();
                 self.defs.insert(prefix.clone(), def);
                 self.graph.resync(&prefix, nodes)
             }
-            Change::Event { def, event } => match self.node(&def, &event.object.json) {
+            Change::Event { def, event } => match self.node(&def, &event.object.json()) {
                 Some(n) if event.kind == EventType::Deleted => self.graph.remove(&n.uid),
                 Some(n) => self.graph.upsert(n),
                 None => Vec::new(),
