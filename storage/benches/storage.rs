@@ -10,7 +10,7 @@
 //! `--child`), so that nothing else the benchmark allocated is counted.
 //! `BENCH_SECONDS` sets the length of each timed phase (default 4); `BENCH_PHASES`
 //! (comma-separated: `writes`, `watch`, `100k`) and `BENCH_BACKENDS` (`embedded`, `etcd`)
-//! select parts (default: everything).
+//! select parts, `BENCH_WRITERS` (`1`, `16`, `64`) the writer counts (default: everything).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -229,7 +229,8 @@ async fn watch_load(store: Arc<dyn Store>, tag: &str, dur: Duration) -> WatchRes
     };
     let n = delivered.load(Ordering::Relaxed);
     WatchResult {
-        written: writes.ops as u64,
+        // Every revision after the start is a write under the watched prefix.
+        written: end_rev - start_rev as u64,
         delivered: n,
         write_rate: writes.ops as f64 / write_time.as_secs_f64(),
         delivery_rate: n as f64 / total.as_secs_f64(),
@@ -383,6 +384,9 @@ fn main() -> Result<(), Error> {
             for (name, store, _) in &backends {
                 let mut results = Vec::new();
                 for writers in [1, 16, 64] {
+                    if !selected("BENCH_WRITERS", &writers.to_string()) {
+                        continue;
+                    }
                     let prefix = format!("/registry/bench/w{writers}/");
                     results.push(write_load(store.clone(), &prefix, writers, dur, 0).await);
                 }

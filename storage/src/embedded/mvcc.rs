@@ -159,6 +159,15 @@ impl Mvcc {
         self.map.get(key)
     }
 
+    /// The interned key (shared with the map when present) and the key's current entry,
+    /// found with one lookup.
+    pub fn lookup(&self, key: &str) -> (Arc<str>, Option<Entry>) {
+        match self.map.get_key_value(key) {
+            Some((k, e)) => (k.clone(), Some(e.clone())),
+            None => (Arc::from(key), None),
+        }
+    }
+
     /// The interned key, so that history events share the map's allocation.
     pub fn intern(&self, key: &str) -> Arc<str> {
         match self.map.get_key_value(key) {

@@ -272,7 +272,7 @@ impl Writer {
                 .get_key_value(key)
             {
                 Some((k, e)) => (k.clone(), e.clone()),
-                None => (st.intern(key), st.entry(key).cloned()),
+                None => st.lookup(key),
             };
             let outcome = match req.op {
                 Op::Create { key, value } => {
