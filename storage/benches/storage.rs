@@ -8,7 +8,8 @@
 //!
 //! The 100,000-key figures are measured in fresh child processes (this binary re-run with
 //! `--child`), so that nothing else the benchmark allocated is counted.
-//! `BENCH_SECONDS` sets the length of each timed phase (default 4); `BENCH_PHASES`
+//! `BENCH_SECONDS` sets the length of each timed phase (default 4), `BENCH_REPS` the runs
+//! per write configuration (default 3, the median is reported); `BENCH_PHASES`
 //! (comma-separated: `writes`, `watch`, `100k`) and `BENCH_BACKENDS` (`embedded`, `etcd`)
 //! select parts, `BENCH_WRITERS` (`1`, `16`, `64`) the writer counts (default: everything).
 
@@ -243,17 +244,36 @@ async fn watch_load(store: Arc<dyn Store>, tag: &str, dur: Duration) -> WatchRes
     }
 }
 
-fn print_writes(name: &str, results: &[WriteResult]) {
-    for r in results {
-        println!(
-            "| {name} | {} | {:.0} | {:.2} | {:.2} | {:.2} |",
-            r.writers,
-            r.ops as f64 / r.elapsed.as_secs_f64(),
-            r.p50.as_secs_f64() * 1e3,
-            r.p99.as_secs_f64() * 1e3,
-            r.max.as_secs_f64() * 1e3,
-        );
-    }
+/// Prints the median run (by throughput) and every run's throughput.
+fn print_writes(name: &str, mut results: Vec<WriteResult>) {
+    let rate = |r: &WriteResult| r.ops as f64 / r.elapsed.as_secs_f64();
+    let all: Vec<String> = results.iter().map(|r| format!("{:.0}", rate(r))).collect();
+    results.sort_by(|a, b| rate(a).total_cmp(&rate(b)));
+    let Some(r) = results.get(results.len() / 2) else {
+        return;
+    };
+    println!(
+        "| {name} | {} | {:.0} | {:.2} | {:.2} | {:.2} | {} |",
+        r.writers,
+        rate(r),
+        r.p50.as_secs_f64() * 1e3,
+        r.p99.as_secs_f64() * 1e3,
+        r.max.as_secs_f64() * 1e3,
+        all.join(", "),
+    );
+}
+
+fn reps() -> usize {
+    std::env::var("BENCH_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3)
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 fn print_watch(name: &str, r: &WatchResult) {
@@ -359,13 +379,18 @@ fn main() -> Result<(), Error> {
         .enable_all()
         .build()?;
     println!(
-        "# storage benchmark ({} s per phase, {} CPUs)",
+        "# storage benchmark ({} s per phase, {} CPUs, load average at start {})",
         dur.as_secs_f64(),
-        std::thread::available_parallelism().map_or(0, |n| n.get())
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        loadavg()
     );
     rt.block_on(async {
         let dir = tempfile::tempdir()?;
-        let embedded_store = EmbeddedStore::open(dir.path(), EmbeddedOptions::default())?;
+        let mut opts = EmbeddedOptions::default();
+        if std::env::var_os("BENCH_NO_SNAPSHOT").is_some() {
+            opts.snapshot_log_bytes = u64::MAX;
+        }
+        let embedded_store = EmbeddedStore::open(dir.path(), opts)?;
         let embedded: Arc<dyn Store> = embedded_store.clone();
         let mut backends = Vec::new();
         if selected("BENCH_BACKENDS", "embedded") {
@@ -378,19 +403,24 @@ fn main() -> Result<(), Error> {
         }
 
         if selected("BENCH_PHASES", "writes") {
-            println!("\n## writes (create, 1 KiB values, fsync on)\n");
-            println!("| backend | writers | writes/s | p50 ms | p99 ms | max ms |");
-            println!("|---|---|---|---|---|---|");
-            for (name, store, _) in &backends {
-                let mut results = Vec::new();
-                for writers in [1, 16, 64] {
-                    if !selected("BENCH_WRITERS", &writers.to_string()) {
-                        continue;
-                    }
-                    let prefix = format!("/registry/bench/w{writers}/");
-                    results.push(write_load(store.clone(), &prefix, writers, dur, 0).await);
+            let reps = reps();
+            println!("\n## writes (create, 1 KiB values, fsync on; median of {reps} runs by writes/s, backends interleaved)\n");
+            println!("| backend | writers | writes/s | p50 ms | p99 ms | max ms | writes/s of all runs |");
+            println!("|---|---|---|---|---|---|---|");
+            for writers in [1, 16, 64] {
+                if !selected("BENCH_WRITERS", &writers.to_string()) {
+                    continue;
                 }
-                print_writes(name, &results);
+                let mut runs: Vec<Vec<WriteResult>> = backends.iter().map(|_| Vec::new()).collect();
+                for rep in 0..reps {
+                    for (i, (_, store, _)) in backends.iter().enumerate() {
+                        let prefix = format!("/registry/bench/w{writers}/r{rep}/");
+                        runs[i].push(write_load(store.clone(), &prefix, writers, dur, 0).await);
+                    }
+                }
+                for ((name, _, _), results) in backends.iter().zip(runs) {
+                    print_writes(name, results);
+                }
             }
         }
 
@@ -419,5 +449,6 @@ fn main() -> Result<(), Error> {
         let reopen = run_child("reopen", dir.path());
         println!("- reopen #{}: {reopen}", i + 1);
     }
+    println!("\nload average at end: {}", loadavg());
     Ok(())
 }

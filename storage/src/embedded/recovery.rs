@@ -136,7 +136,7 @@ pub(crate) fn recover(
         Some((first, _, _)) => Segment::create(dir, first)?,
         None => Segment::create(dir, mvcc.current() + 1)?,
     };
-    mvcc.enforce_bounds(history_max_revisions, history_max_bytes);
+    mvcc.enforce_bounds(history_max_revisions, history_max_bytes, usize::MAX);
     Ok(Recovered {
         mvcc,
         segment,
@@ -182,7 +182,7 @@ fn replay_segment(
                 apply_batch(&payload, snap_rev, mvcc).map_err(|why| {
                     corrupt(format!("frame at offset {}: {why}", frames.offset()))
                 })?;
-                mvcc.enforce_bounds(history_max_revisions, history_max_bytes);
+                mvcc.enforce_bounds(history_max_revisions, history_max_bytes, usize::MAX);
             }
             FrameRead::End => return Ok(len),
             FrameRead::Bad(why) => {

@@ -24,6 +24,11 @@ use super::wal::{LogOp, Segment, encode_batch, parse_segment_name, sync_dir};
 const MAX_BATCH_OPS: usize = 4096;
 /// A batch stops taking requests once its values reach this size.
 const MAX_BATCH_BYTES: usize = 16 << 20;
+/// History events released per batch: more than a batch adds, so the history converges
+/// to its bound, but few enough that a large compaction never stalls a batch for long.
+const MAX_DROPS_PER_BATCH: usize = 2 * MAX_BATCH_OPS;
+/// A log write and sync slower than this is reported.
+const SLOW_SYNC: std::time::Duration = std::time::Duration::from_secs(1);
 /// Keys a snapshot copies per read lock.
 const SNAPSHOT_PART_KEYS: usize = 4096;
 
@@ -212,7 +217,14 @@ impl Writer {
                     .collect::<Vec<_>>()
                     .into_iter(),
             );
-            if let Err(e) = self.segment.append(&self.buf) {
+            let started = std::time::Instant::now();
+            let appended = self.segment.append(&self.buf);
+            let took = started.elapsed();
+            if took > SLOW_SYNC {
+                // As etcd's "slow fdatasync" warning: the disk is too slow for the load.
+                tracing::warn!(took = ?took, bytes = self.buf.len(), "slow log write and sync");
+            }
+            if let Err(e) = appended {
                 let why = format!("log write failed, refusing further writes: {e}");
                 tracing::error!(path = %self.segment.path().display(), error = %e, "embedded store log write failed");
                 self.failed = Some(why.clone());
@@ -238,7 +250,11 @@ impl Writer {
                         Outcome::Noop | Outcome::Fail(_) => {}
                     }
                 }
-                st.enforce_bounds(self.cfg.history_max_revisions, self.cfg.history_max_bytes);
+                st.enforce_bounds(
+                    self.cfg.history_max_revisions,
+                    self.cfg.history_max_bytes,
+                    MAX_DROPS_PER_BATCH,
+                );
                 st.current()
             };
             self.rev_tx.send_replace(current);
@@ -500,7 +516,7 @@ fn remove_obsolete(dir: &std::path::Path, rev: Revision) -> std::io::Result<()> 
         let old = parse_segment_name(name).is_some_and(|first| first <= rev)
             || parse_snapshot_name(name).is_some_and(|r| r < rev);
         if old {
-            std::fs::remove_file(entry.path())?;
+            remove_gently(&entry.path())?;
             removed = true;
         }
     }
@@ -508,6 +524,21 @@ fn remove_obsolete(dir: &std::path::Path, rev: Revision) -> std::io::Result<()> 
         sync_dir(dir)?;
     }
     Ok(())
+}
+
+/// Deletes a file in steps: freeing a large file at once can hold the disk for tens of
+/// milliseconds (on file systems that discard freed blocks), delaying the log's syncs.
+fn remove_gently(path: &std::path::Path) -> std::io::Result<()> {
+    const STEP: u64 = 4 << 20;
+    let file = std::fs::OpenOptions::new().write(true).open(path)?;
+    let mut len = file.metadata()?.len();
+    while len > STEP {
+        len -= STEP;
+        file.set_len(len)?;
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    drop(file);
+    std::fs::remove_file(path)
 }
 
 /// Starts the writer thread.
