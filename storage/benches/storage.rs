@@ -38,7 +38,12 @@ fn value() -> Bytes {
 
 /// (VmRSS, VmHWM) of this process in MiB.
 fn rss_mib() -> (f64, f64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    rss_of("self")
+}
+
+/// (VmRSS, VmHWM) in MiB of process `pid` ("self" for this one).
+fn rss_of(pid: &str) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| -> f64 {
         status
             .lines()
@@ -151,10 +156,20 @@ struct WatchResult {
     rss_before: f64,
     rss_max: f64,
     rss_after: f64,
+    /// The same for the etcd server, when there is one.
+    server_rss: Option<(f64, f64, f64)>,
 }
 
 /// One watcher on the prefix 64 writers write to at full speed.
-async fn watch_load(store: Arc<dyn Store>, tag: &str, dur: Duration) -> WatchResult {
+async fn watch_load(
+    store: Arc<dyn Store>,
+    tag: &str,
+    dur: Duration,
+    server_pid: Option<u32>,
+) -> WatchResult {
+    let server = server_pid.map(|p| p.to_string());
+    let server_rss = |s: &Option<String>| s.as_deref().map_or(0.0, |p| rss_of(p).0);
+    let server_before = server_rss(&server);
     let prefix = format!("/registry/watch/{tag}/");
     let start_rev = store
         .create(&format!("/registry/mark/{tag}"), value())
@@ -189,18 +204,21 @@ async fn watch_load(store: Arc<dyn Store>, tag: &str, dur: Duration) -> WatchRes
         let stop = sampler_stop.clone();
         let store = store.clone();
         let last_seen = last_seen.clone();
+        let server = server.clone();
         tokio::spawn(async move {
             let mut max_rss: f64 = 0.0;
+            let mut max_server: f64 = 0.0;
             let mut max_lag = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 max_rss = max_rss.max(rss_mib().0);
+                max_server = max_server.max(server_rss(&server));
                 if let Ok(cur) = store.current_revision().await {
                     max_lag =
                         max_lag.max((cur as u64).saturating_sub(last_seen.load(Ordering::Relaxed)));
                 }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            (max_rss, max_lag)
+            (max_rss, max_server, max_lag)
         })
     };
     let t0 = Instant::now();
@@ -217,7 +235,7 @@ async fn watch_load(store: Arc<dyn Store>, tag: &str, dur: Duration) -> WatchRes
     let drain = drain_start.elapsed();
     let total = t0.elapsed();
     sampler_stop.store(true, Ordering::Relaxed);
-    let (rss_max, max_lag) = sampler.await.expect("sampler");
+    let (rss_max, server_max, max_lag) = sampler.await.expect("sampler");
     let outcome = if reader.is_finished() {
         reader.await.unwrap_or_else(|e| e.to_string())
     } else {
@@ -241,6 +259,9 @@ async fn watch_load(store: Arc<dyn Store>, tag: &str, dur: Duration) -> WatchRes
         rss_before,
         rss_max,
         rss_after: rss_mib().0,
+        server_rss: server
+            .is_some()
+            .then(|| (server_before, server_max, server_rss(&server))),
     }
 }
 
@@ -276,9 +297,12 @@ fn loadavg() -> String {
         .unwrap_or_default()
 }
 
-fn print_watch(name: &str, r: &WatchResult) {
-    println!(
-        "| {name} | {:.0} | {:.0} | {} / {} | {} | {} ms | {} | {:.0} / {:.0} / {:.0} |",
+fn watch_row(name: &str, r: &WatchResult) -> String {
+    let server = r.server_rss.map_or("-".to_string(), |(a, b, c)| {
+        format!("{a:.0} / {b:.0} / {c:.0}")
+    });
+    format!(
+        "| {name} | {:.0} | {:.0} | {} / {} | {} | {} ms | {} | {:.0} / {:.0} / {:.0} | {server} |",
         r.write_rate,
         r.delivery_rate,
         r.delivered,
@@ -289,11 +313,12 @@ fn print_watch(name: &str, r: &WatchResult) {
         r.rss_before,
         r.rss_max,
         r.rss_after,
-    );
+    )
 }
 
 /// Child mode: `--child load DIR` writes 100,000 keys of 1 KiB and reports RSS;
-/// `--child reopen DIR` opens them and reports the time and RSS.
+/// `--child reopen DIR` opens them and reports the time and RSS; `--child watch BACKEND`
+/// runs the watch phase against a fresh `embedded` or `etcd` store.
 fn child(mode: &str, dir: &str) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -303,6 +328,22 @@ fn child(mode: &str, dir: &str) {
     rt.block_on(async {
         let path = std::path::Path::new(dir);
         match mode {
+            "watch" => {
+                let dur = secs();
+                let row = if dir == "etcd" {
+                    let etcd = EtcdProcess::start().await.expect("etcd");
+                    let store: Arc<dyn Store> = etcd.store().await.expect("connect");
+                    watch_row("etcd 3.4.23", &watch_load(store, "w", dur, etcd.pid()).await)
+                } else {
+                    let tmp = tempfile::tempdir().expect("tempdir");
+                    let store = EmbeddedStore::open(tmp.path(), EmbeddedOptions::default())
+                        .expect("open");
+                    let r = watch_load(store.clone(), "w", dur, None).await;
+                    store.close().await.expect("close");
+                    watch_row("embedded", &r)
+                };
+                println!("RESULT {row}");
+            }
             "load" => {
                 let store = EmbeddedStore::open(path, EmbeddedOptions::default()).expect("open");
                 let v = value();
@@ -424,21 +465,27 @@ fn main() -> Result<(), Error> {
             }
         }
 
-        if selected("BENCH_PHASES", "watch") {
-            println!("\n## one watcher, 64 writers updating 1,024 keys at full speed\n");
-            println!("| backend | writes/s | events/s delivered | delivered / written | max lag (revisions) | drain after writes stop | outcome | RSS MiB before / max / after |");
-            println!("|---|---|---|---|---|---|---|---|");
-            for (name, store, _) in &backends {
-                let r = watch_load(store.clone(), "w", dur).await;
-                print_watch(name, &r);
-            }
-        }
         drop(backends);
         embedded_store.close().await?;
         Ok::<(), Error>(())
     })?;
 
+    if selected("BENCH_PHASES", "watch") {
+        println!(
+            "\n## one watcher, 64 writers updating 1,024 keys at full speed (fresh process and store per backend)\n"
+        );
+        println!(
+            "| backend | writes/s | events/s delivered | delivered / written | max lag (revisions) | drain after writes stop | outcome | bench process RSS MiB before / max / after | etcd server RSS MiB before / max / after |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|");
+        for backend in ["embedded", "etcd"] {
+            if selected("BENCH_BACKENDS", backend) {
+                println!("{}", run_child("watch", std::path::Path::new(backend)));
+            }
+        }
+    }
     if !selected("BENCH_PHASES", "100k") {
+        println!("\nload average at end: {}", loadavg());
         return Ok(());
     }
     println!("\n## embedded: 100,000 keys of 1 KiB\n");

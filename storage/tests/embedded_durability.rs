@@ -496,3 +496,36 @@ async fn bad_arguments_are_refused() {
     );
     s.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_compactor_task_compacts_periodically() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStore::open(dir.path(), opts()).unwrap();
+    let store: Arc<dyn Store> = s.clone();
+    let compactor = storage::compactor::Compactor::spawn(store, Duration::from_millis(50));
+    let mut cur = s.create("/cp/k", b("0")).await.unwrap();
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    // Keep writing until a compaction lands on a revision recorded an interval earlier.
+    loop {
+        cur = s.update("/cp/k", b("x"), cur.mod_revision).await.unwrap();
+        let compacted = s.compacted_revision().await.unwrap();
+        if compacted > 0 {
+            assert!(compacted < cur.mod_revision);
+            let clock = s
+                .get(storage::compactor::COMPACT_REV_KEY)
+                .await
+                .unwrap()
+                .0
+                .unwrap();
+            assert!(clock.version >= 2, "{clock:?}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no compaction happened"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    drop(compactor);
+    s.close().await.unwrap();
+}

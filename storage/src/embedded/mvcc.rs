@@ -312,7 +312,9 @@ impl Mvcc {
             self.pop_front();
             dropped += 1;
         }
-        if let Some(front) = self.history.front() {
+        if dropped > 0
+            && let Some(front) = self.history.front()
+        {
             self.compacted = self.compacted.max(front.rev);
         }
     }
