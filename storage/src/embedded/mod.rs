@@ -172,15 +172,13 @@ impl EmbeddedStore {
             shared.clone(),
             rx,
             rev_tx,
-            rec.segment,
+            rec.log,
             WriterConfig {
                 dir: dir.to_path_buf(),
                 snapshot_wal_bytes: opts.snapshot_log_bytes,
                 history_max_revisions: opts.history_max_revisions,
                 history_max_bytes: opts.history_max_bytes,
             },
-            rec.wal_bytes,
-            rec.snapshot_bytes,
             lock,
         );
         writer::spawn(writer)?;

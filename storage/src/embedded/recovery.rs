@@ -17,9 +17,15 @@ use super::wal::{
     LogOp, Segment, WAL_MAGIC, decode_batch, parse_segment_name, plausible_batch, sync_dir,
 };
 
-/// The state rebuilt from a data directory and the segment to append to.
+/// The state rebuilt from a data directory and where the log continues.
 pub(crate) struct Recovered {
     pub mvcc: Mvcc,
+    pub log: LogTail,
+}
+
+/// Where the log continues after recovery.
+pub(crate) struct LogTail {
+    /// The segment to append to.
     pub segment: Segment,
     /// Log bytes written since the snapshot (what a new snapshot would make unnecessary).
     pub wal_bytes: u64,
@@ -139,9 +145,11 @@ pub(crate) fn recover(
     mvcc.enforce_bounds(history_max_revisions, history_max_bytes, usize::MAX);
     Ok(Recovered {
         mvcc,
-        segment,
-        wal_bytes,
-        snapshot_bytes,
+        log: LogTail {
+            segment,
+            wal_bytes,
+            snapshot_bytes,
+        },
     })
 }
 

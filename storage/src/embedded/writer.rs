@@ -17,6 +17,7 @@ use crate::store::{KeyValue, Revision};
 
 use super::Shared;
 use super::mvcc::{Entry, HistEvent};
+use super::recovery::LogTail;
 use super::snapshot::{SnapshotHeader, parse_snapshot_name, write_snapshot};
 use super::wal::{LogOp, Segment, encode_batch, parse_segment_name, sync_dir};
 
@@ -122,25 +123,22 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         shared: Arc<Shared>,
         rx: Receiver<Request>,
         rev_tx: watch::Sender<Revision>,
-        segment: Segment,
+        log: LogTail,
         cfg: WriterConfig,
-        wal_bytes: u64,
-        last_snapshot_bytes: u64,
         lock: std::fs::File,
     ) -> Self {
         Writer {
             shared,
             rx,
             rev_tx,
-            segment,
+            segment: log.segment,
             cfg,
-            wal_bytes,
-            last_snapshot_bytes,
+            wal_bytes: log.wal_bytes,
+            last_snapshot_bytes: log.snapshot_bytes,
             snapshot_job: None,
             failed: None,
             buf: Vec::with_capacity(1 << 20),
