@@ -347,26 +347,45 @@ fn child(mode: &str, dir: &str) {
             "load" => {
                 let store = EmbeddedStore::open(path, EmbeddedOptions::default()).expect("open");
                 let v = value();
-                let mut tasks = Vec::new();
-                for w in 0..64 {
-                    let store = store.clone();
-                    let v = v.clone();
-                    tasks.push(tokio::spawn(async move {
-                        for i in (w..KEYS_100K).step_by(64) {
-                            let key = format!("/registry/configmaps/ns{}/cm-{i:06}", i % 100);
-                            store.create(&key, v.clone()).await.expect("create");
-                        }
-                    }));
-                }
-                for t in tasks {
+                // Writes every key once (`update` false: create) with 64 writers.
+                let pass = |update: bool| {
+                    let mut tasks = Vec::new();
+                    for w in 0..64 {
+                        let store = store.clone();
+                        let v = v.clone();
+                        tasks.push(tokio::spawn(async move {
+                            for i in (w..KEYS_100K).step_by(64) {
+                                let key = format!("/registry/configmaps/ns{}/cm-{i:06}", i % 100);
+                                if update {
+                                    let cur = store.get(&key).await.expect("get").0.expect("key");
+                                    store.update(&key, v.clone(), cur.mod_revision).await.expect("update");
+                                } else {
+                                    store.create(&key, v.clone()).await.expect("create");
+                                }
+                            }
+                        }));
+                    }
+                    tasks
+                };
+                let report = |what: &str| {
+                    let stats = store.stats();
+                    let (rss, hwm) = rss_mib();
+                    format!(
+                        "{what}: keys={} rss_mib={rss:.1} peak_mib={hwm:.1} history_revisions={} history_mib={:.1}",
+                        stats.keys,
+                        stats.history_revisions,
+                        stats.history_bytes as f64 / (1 << 20) as f64
+                    )
+                };
+                for t in pass(false) {
                     t.await.expect("task");
                 }
-                let stats = store.stats();
-                let (rss, hwm) = rss_mib();
-                println!(
-                    "RESULT keys={} rss_mib={rss:.1} peak_mib={hwm:.1} history={}",
-                    stats.keys, stats.history_revisions
-                );
+                let created = report("after creating them");
+                for t in pass(true) {
+                    t.await.expect("task");
+                }
+                let updated = report("after updating each once (history at its default bound)");
+                println!("RESULT {created}; {updated}");
                 store.close().await.expect("close");
             }
             "reopen" => {
