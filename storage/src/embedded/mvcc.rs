@@ -159,24 +159,12 @@ impl Mvcc {
         self.history_bytes
     }
 
-    pub fn entry(&self, key: &str) -> Option<&Entry> {
-        self.map.get(key)
-    }
-
     /// The interned key (shared with the map when present) and the key's current entry,
     /// found with one lookup.
     pub fn lookup(&self, key: &str) -> (Arc<str>, Option<Entry>) {
         match self.map.get_key_value(key) {
             Some((k, e)) => (k.clone(), Some(e.clone())),
             None => (Arc::from(key), None),
-        }
-    }
-
-    /// The interned key, so that history events share the map's allocation.
-    pub fn intern(&self, key: &str) -> Arc<str> {
-        match self.map.get_key_value(key) {
-            Some((k, _)) => k.clone(),
-            None => Arc::from(key),
         }
     }
 
@@ -518,14 +506,13 @@ mod tests {
 
     fn put(m: &mut Mvcc, key: &str, value: &str) {
         let rev = m.current() + 1;
-        let prev = m.entry(key).cloned();
+        let (key, prev) = m.lookup(key);
         let new = Entry {
             value: Bytes::copy_from_slice(value.as_bytes()),
             create_rev: prev.as_ref().map_or(rev, |p| p.create_rev),
             mod_rev: rev,
             version: prev.as_ref().map_or(1, |p| p.version + 1),
         };
-        let key = m.intern(key);
         m.apply(HistEvent {
             rev,
             key,
@@ -536,8 +523,7 @@ mod tests {
 
     fn del(m: &mut Mvcc, key: &str) {
         let rev = m.current() + 1;
-        let prev = m.entry(key).cloned();
-        let key = m.intern(key);
+        let (key, prev) = m.lookup(key);
         m.apply(HistEvent {
             rev,
             key,

@@ -260,27 +260,24 @@ fn apply_batch(payload: &[u8], snap_rev: Revision, mvcc: &mut Mvcc) -> Result<()
                     mvcc.current()
                 ));
             }
-            let (key, new) = match op {
-                LogOp::Put { key, value, .. } => {
-                    let prev = mvcc.entry(key);
-                    let new = Entry {
-                        value: Bytes::copy_from_slice(value),
-                        create_rev: prev.map_or(rev, |p| p.create_rev),
-                        mod_rev: rev,
-                        version: prev.map_or(1, |p| p.version + 1),
-                    };
-                    (key, Some(new))
-                }
-                LogOp::Delete { key, .. } => {
-                    if mvcc.entry(key).is_none() {
-                        return Err(format!("delete of absent key {key:?} at revision {rev}"));
-                    }
-                    (key, None)
-                }
+            let (key, prev) = match op {
+                LogOp::Put { key, .. } | LogOp::Delete { key, .. } => mvcc.lookup(key),
                 LogOp::Compact { .. } => return Ok(()),
             };
-            let prev = mvcc.entry(key).cloned();
-            let key = mvcc.intern(key);
+            let new = match op {
+                LogOp::Put { value, .. } => Some(Entry {
+                    value: Bytes::copy_from_slice(value),
+                    create_rev: prev.as_ref().map_or(rev, |p| p.create_rev),
+                    mod_rev: rev,
+                    version: prev.as_ref().map_or(1, |p| p.version + 1),
+                }),
+                _ => {
+                    if prev.is_none() {
+                        return Err(format!("delete of absent key {key:?} at revision {rev}"));
+                    }
+                    None
+                }
+            };
             mvcc.apply(HistEvent {
                 rev,
                 key,
