@@ -60,6 +60,22 @@ fn selected(var: &str, item: &str) -> bool {
     std::env::var(var).map_or(true, |v| v.split(',').any(|x| x.trim() == item))
 }
 
+/// CPU time (user + system) this process used so far, from /proc/self/stat.
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    let rest = stat.rsplit(')').next().unwrap_or_default();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // Linux reports these in clock ticks of 1/100 s.
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+}
+
 fn secs() -> Duration {
     let s = std::env::var("BENCH_SECONDS")
         .ok()
@@ -390,15 +406,18 @@ fn child(mode: &str, dir: &str) {
             }
             "reopen" => {
                 let t = Instant::now();
+                let cpu = cpu_time();
                 let store = EmbeddedStore::open(path, EmbeddedOptions::default()).expect("open");
                 let open = t.elapsed();
+                let open_cpu = cpu_time().saturating_sub(cpu);
                 let stats = store.stats();
                 let (_, rev) = store.get("/registry/configmaps/ns0/cm-000000").await.expect("get");
                 let (rss, hwm) = rss_mib();
                 println!(
-                    "RESULT keys={} open_ms={:.0} rss_mib={rss:.1} peak_mib={hwm:.1} revision={rev}",
+                    "RESULT keys={} open_ms={:.0} open_cpu_ms={} rss_mib={rss:.1} peak_mib={hwm:.1} revision={rev}",
                     stats.keys,
-                    open.as_secs_f64() * 1e3
+                    open.as_secs_f64() * 1e3,
+                    open_cpu.as_millis()
                 );
                 store.close().await.expect("close");
             }
