@@ -307,6 +307,30 @@ fn reps() -> usize {
         .unwrap_or(3)
 }
 
+/// p50 / p99 in ms of a 1 KiB append followed by fdatasync, the floor of any durable write
+/// on this disk at this moment.
+fn disk_sync_latency() -> String {
+    use std::io::Write;
+    let probe = || -> std::io::Result<String> {
+        let dir = tempfile::tempdir()?;
+        let mut f = std::fs::File::create(dir.path().join("probe"))?;
+        let mut lat = Vec::new();
+        for _ in 0..200 {
+            f.write_all(&[7u8; 1024])?;
+            let t = Instant::now();
+            f.sync_data()?;
+            lat.push(t.elapsed());
+        }
+        lat.sort();
+        Ok(format!(
+            "p50 {:.2} ms, p99 {:.2} ms",
+            lat[100].as_secs_f64() * 1e3,
+            lat[198].as_secs_f64() * 1e3
+        ))
+    };
+    probe().unwrap_or_else(|e| format!("probe failed: {e}"))
+}
+
 fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -458,10 +482,11 @@ fn main() -> Result<(), Error> {
         .enable_all()
         .build()?;
     println!(
-        "# storage benchmark ({} s per phase, {} CPUs, load average at start {})",
+        "# storage benchmark ({} s per phase, {} CPUs, load average at start {}, disk fdatasync of 1 KiB at start: {})",
         dur.as_secs_f64(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
-        loadavg()
+        loadavg(),
+        disk_sync_latency()
     );
     rt.block_on(async {
         let dir = tempfile::tempdir()?;
@@ -523,7 +548,11 @@ fn main() -> Result<(), Error> {
         }
     }
     if !selected("BENCH_PHASES", "100k") {
-        println!("\nload average at end: {}", loadavg());
+        println!(
+            "\nload average at end: {}, disk fdatasync of 1 KiB at end: {}",
+            loadavg(),
+            disk_sync_latency()
+        );
         return Ok(());
     }
     println!("\n## embedded: 100,000 keys of 1 KiB\n");
@@ -534,6 +563,10 @@ fn main() -> Result<(), Error> {
         let reopen = run_child("reopen", dir.path());
         println!("- reopen #{}: {reopen}", i + 1);
     }
-    println!("\nload average at end: {}", loadavg());
+    println!(
+        "\nload average at end: {}, disk fdatasync of 1 KiB at end: {}",
+        loadavg(),
+        disk_sync_latency()
+    );
     Ok(())
 }
