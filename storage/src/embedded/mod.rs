@@ -154,7 +154,12 @@ impl EmbeddedStore {
             }
             Err(TryLockError::Error(e)) => return Err(e.into()),
         }
-        let rec = recovery::recover(dir, opts.history_max_revisions, opts.history_max_bytes)?;
+        let rec = recovery::recover(
+            dir,
+            opts.history_max_revisions,
+            opts.history_max_bytes,
+            writer::segment_capacity(opts.snapshot_log_bytes),
+        )?;
         tracing::info!(
             dir = %dir.display(),
             keys = rec.mvcc.len(),

@@ -2,7 +2,8 @@
 //! and repair a torn tail of the last segment (the only damage a crash can cause).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -65,6 +66,7 @@ pub(crate) fn recover(
     dir: &Path,
     history_max_revisions: usize,
     history_max_bytes: usize,
+    segment_bytes: u64,
 ) -> Result<Recovered, Error> {
     let listing = list(dir)?;
     let (mut mvcc, snap_rev, snapshot_bytes) = match listing.snapshots.last() {
@@ -112,7 +114,7 @@ pub(crate) fn recover(
     let count = live.len();
     for (i, (first, path)) in live.into_iter().enumerate() {
         let is_last = i + 1 == count;
-        let size = replay_segment(
+        let end = replay_segment(
             path,
             is_last,
             snap_rev,
@@ -120,9 +122,9 @@ pub(crate) fn recover(
             history_max_revisions,
             history_max_bytes,
         )?;
-        wal_bytes += size;
+        wal_bytes += end;
         if is_last {
-            tail = Some((first, path.to_path_buf(), size));
+            tail = Some((first, path.to_path_buf(), end));
         }
     }
 
@@ -136,11 +138,8 @@ pub(crate) fn recover(
     }
 
     let segment = match tail {
-        Some((_, path, size)) if size >= WAL_MAGIC.len() as u64 => {
-            Segment::open_append(path, size)?
-        }
-        Some((first, _, _)) => Segment::create(dir, first)?,
-        None => Segment::create(dir, mvcc.current() + 1)?,
+        Some((_, path, end)) => Segment::open_at(path, end)?,
+        None => Segment::create(dir, mvcc.current() + 1, segment_bytes)?,
     };
     mvcc.enforce_bounds(history_max_revisions, history_max_bytes, usize::MAX);
     Ok(Recovered {
@@ -153,7 +152,7 @@ pub(crate) fn recover(
     })
 }
 
-/// Replays one segment into `mvcc`; returns the segment's (possibly repaired) size.
+/// Replays one segment into `mvcc`; returns where its data ends (after repair).
 fn replay_segment(
     path: &Path,
     is_last: bool,
@@ -171,11 +170,11 @@ fn replay_segment(
         &magic == WAL_MAGIC
     };
     if !header_ok {
-        if is_last && len <= 8 {
-            // Created but never written: the crash hit between creating and syncing it.
+        // Created but never synced: the crash hit while the segment was being made.
+        if is_last && (len < 8 || zero_from(path, 0)?) {
             tracing::warn!(path = %path.display(), len, "log segment has an incomplete header; rewriting it");
-            let mut f = OpenOptions::new().write(true).truncate(true).open(path)?;
-            f.write_all(WAL_MAGIC)?;
+            let f = OpenOptions::new().write(true).open(path)?;
+            f.write_all_at(WAL_MAGIC, 0)?;
             f.sync_all()?;
             return Ok(WAL_MAGIC.len() as u64);
         }
@@ -195,6 +194,10 @@ fn replay_segment(
             FrameRead::End => return Ok(len),
             FrameRead::Bad(why) => {
                 let at = frames.offset();
+                // Space allocated ahead and never written reads as zeros: the clean end.
+                if zero_from(path, at)? {
+                    return Ok(at);
+                }
                 if !is_last {
                     return Err(corrupt(format!("damaged frame at offset {at}: {why}")));
                 }
@@ -204,9 +207,25 @@ fn replay_segment(
     }
 }
 
+/// Whether every byte of the file from `at` on is zero.
+fn zero_from(path: &Path, at: u64) -> Result<bool, Error> {
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(at))?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        if buf[..n].iter().any(|b| *b != 0) {
+            return Ok(false);
+        }
+    }
+}
+
 /// Cuts a torn tail off the last segment, unless valid frames follow the damage (then the
 /// damage is not a torn write but corruption, and dropping the frames after it would lose
-/// acknowledged writes).
+/// acknowledged writes). The segment keeps its allocated length.
 fn repair_tail(path: &Path, at: u64, len: u64, why: &str) -> Result<u64, Error> {
     let mut file = OpenOptions::new().read(true).write(true).open(path)?;
     file.seek(SeekFrom::Start(at + 1))?;
@@ -219,14 +238,19 @@ fn repair_tail(path: &Path, at: u64, len: u64, why: &str) -> Result<u64, Error> 
             at + 1 + off as u64
         )));
     }
+    let dropped = rest
+        .iter()
+        .rposition(|b| *b != 0)
+        .map_or(0, |p| p as u64 + 2);
     tracing::warn!(
         path = %path.display(),
         offset = at,
-        dropped_bytes = len - at,
+        dropped_bytes = dropped,
         reason = why,
         "log ends with an incomplete or damaged batch (a write interrupted by a crash, never acknowledged); truncating it"
     );
     file.set_len(at)?;
+    file.set_len(len.max(at))?;
     file.sync_all()?;
     if let Some(dir) = path.parent() {
         sync_dir(dir)?;

@@ -416,7 +416,8 @@ impl Writer {
             }
         };
         let unpin = Unpin(self.shared.clone());
-        match Segment::create(&self.cfg.dir, header.rev + 1) {
+        let capacity = segment_capacity(self.cfg.snapshot_wal_bytes.max(self.last_snapshot_bytes));
+        match Segment::create(&self.cfg.dir, header.rev + 1, capacity) {
             Ok(segment) => self.segment = segment,
             Err(e) => {
                 tracing::error!(error = %e, "cannot start a new log segment; will retry");
@@ -522,6 +523,14 @@ fn remove_obsolete(dir: &std::path::Path, rev: Revision) -> std::io::Result<()> 
         sync_dir(dir)?;
     }
     Ok(())
+}
+
+/// The size a new log segment is allocated at: enough for the log to grow until the next
+/// snapshot replaces it (`log_bytes` with some slack).
+pub(crate) fn segment_capacity(log_bytes: u64) -> u64 {
+    log_bytes
+        .saturating_add(log_bytes / 8)
+        .clamp(64 << 10, 1 << 30)
 }
 
 /// Deletes a file in steps: freeing a large file at once can hold the disk for tens of
