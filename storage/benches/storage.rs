@@ -484,7 +484,7 @@ fn main() -> Result<(), Error> {
         .enable_all()
         .build()?;
     println!(
-        "# storage benchmark ({} s per phase, {} CPUs, load average at start {}, disk fdatasync of 1 KiB at start: {})",
+        "# storage benchmark ({} s per phase, {} CPUs, load average at start {}, disk check at start (200 x 1 KiB write + fdatasync in one preallocated file): {})",
         dur.as_secs_f64(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         loadavg(),
@@ -551,7 +551,7 @@ fn main() -> Result<(), Error> {
     }
     if !selected("BENCH_PHASES", "100k") {
         println!(
-            "\nload average at end: {}, disk fdatasync of 1 KiB at end: {}",
+            "\nload average at end: {}, disk check at end: {}",
             loadavg(),
             disk_sync_latency()
         );
@@ -566,7 +566,7 @@ fn main() -> Result<(), Error> {
         println!("- reopen #{}: {reopen}", i + 1);
     }
     println!(
-        "\nload average at end: {}, disk fdatasync of 1 KiB at end: {}",
+        "\nload average at end: {}, disk check at end: {}",
         loadavg(),
         disk_sync_latency()
     );
