@@ -86,7 +86,10 @@ pub enum WatchItem {
     /// Changes, in revision order. All events of one transaction arrive in one batch (Atomic).
     Events(Vec<Event>),
     /// Bookmark: every change under the watched prefix up to and including this revision
-    /// has been delivered.
+    /// has been delivered. Sent when the watcher is caught up and the store has moved past
+    /// the last revision it reported: by the embedded store within
+    /// `EmbeddedOptions::progress_interval`, over etcd at the server's
+    /// `--experimental-watch-progress-notify-interval` (10 minutes by default).
     Progress(Revision),
 }
 
