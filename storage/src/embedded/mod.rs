@@ -1,10 +1,10 @@
 //! The embedded backend: etcd semantics in process, durable in one data directory.
 //!
-//! Reads are served from an in-memory MVCC state ([`mvcc`]); writes go through a single
-//! writer thread ([`writer`]) that group-commits them to an append-only log ([`wal`]) and
+//! Reads are served from an in-memory MVCC state (`mvcc`); writes go through a single
+//! writer thread (`writer`) that group-commits them to an append-only log (`wal`) and
 //! publishes them only once synced. The log is periodically replaced by a snapshot
-//! ([`snapshot`]); opening a directory loads the snapshot and replays the log
-//! ([`recovery`]). Watches read the shared history ([`watch`]).
+//! (`snapshot`); opening a directory loads the snapshot and replays the log
+//! (`recovery`). Watches read the shared history (`watch`).
 
 mod mvcc;
 mod record;
