@@ -1,7 +1,7 @@
 //! The storage contract: etcd v3 semantics, whatever the backend.
 //!
 //! Every backend (embedded, etcd) implements [`Store`]; the conformance suite in
-//! `storage/tests/conformance.rs` runs unchanged against each of them.
+//! `storage/tests/conformance/` runs unchanged against each of them.
 
 use std::pin::Pin;
 
@@ -55,7 +55,8 @@ pub struct RangeResponse {
     /// Number of keys under the prefix after `start_after` at that revision, including the
     /// ones returned (etcd's `count`). Used for `remainingItemCount`.
     pub count: usize,
-    /// The revision the read was served at (the header revision).
+    /// The store's current revision when the read was served (etcd's header revision),
+    /// also for a read at a past revision.
     pub revision: Revision,
 }
 
@@ -85,7 +86,10 @@ pub enum WatchItem {
     /// Changes, in revision order. All events of one transaction arrive in one batch (Atomic).
     Events(Vec<Event>),
     /// Bookmark: every change under the watched prefix up to and including this revision
-    /// has been delivered.
+    /// has been delivered. Sent when the watcher is caught up and the store has moved past
+    /// the last revision it reported: by the embedded store within
+    /// `EmbeddedOptions::progress_interval`, over etcd at the server's
+    /// `--experimental-watch-progress-notify-interval` (10 minutes by default).
     Progress(Revision),
 }
 
@@ -108,10 +112,13 @@ pub trait Store: Send + Sync + 'static {
     async fn range(&self, req: RangeRequest) -> Result<RangeResponse, Error>;
 
     /// Creates `key` only if it does not exist. Returns the new key-value.
-    /// Fails with [`Error::AlreadyExists`] otherwise.
+    /// Fails with [`Error::AlreadyExists`] (carrying the current key-value) otherwise,
+    /// [`Error::TooLarge`] for a value over the backend's limit, and
+    /// [`Error::InvalidArgument`] for an empty key.
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, Error>;
 
-    /// Replaces the value of `key` only if its mod_revision equals `expected`.
+    /// Replaces the value of `key` only if its mod_revision equals `expected` (which must
+    /// be > 0, else [`Error::InvalidArgument`]).
     /// Fails with [`Error::NotFound`] if the key does not exist and [`Error::Conflict`]
     /// (carrying the current key-value) if it changed.
     async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue, Error>;
@@ -121,8 +128,10 @@ pub trait Store: Send + Sync + 'static {
     async fn delete(&self, key: &str, expected: Revision) -> Result<(KeyValue, Revision), Error>;
 
     /// Watches every key under `prefix` for changes with revision > `after`
-    /// (`after` = 0: from now on). Events carry the previous value.
-    /// Fails with [`Error::Compacted`] if `after` + 1 is older than the retained history.
+    /// (`after` = 0: from now on; `after` beyond the current revision is allowed and
+    /// waits for it). Events carry the previous value.
+    /// Fails with [`Error::Compacted`] if `after` + 1 is older than the compacted revision;
+    /// when a compaction races with the call, the stream's first item is that error instead.
     ///
     /// Guarantees (as etcd's robustness tests name them): Ordered (revision order),
     /// Unique (each event once), Atomic (a transaction's events together), Reliable (no
@@ -133,8 +142,10 @@ pub trait Store: Send + Sync + 'static {
     /// The current revision of the whole store.
     async fn current_revision(&self) -> Result<Revision, Error>;
 
-    /// Drops history older than `revision`. Reads and watches at older revisions then
-    /// fail with [`Error::Compacted`].
+    /// Drops history older than `revision`, as etcd's compaction: reads at `revision`
+    /// still work and a watch after `revision - 1` still starts; older ones fail with
+    /// [`Error::Compacted`]. A revision at or below the compacted one is a no-op; one
+    /// beyond the current revision fails with [`Error::FutureRevision`].
     async fn compact(&self, revision: Revision) -> Result<(), Error>;
 
     /// The oldest revision still readable (the compacted revision; 0 when never compacted).

@@ -168,6 +168,11 @@ impl EtcdProcess {
         self.dir.path()
     }
 
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Whether the server is running.
     pub fn is_running(&self) -> bool {
         self.child.is_some()

@@ -183,8 +183,8 @@ async fn snapshots_rotate_the_log_and_reopen_identically() {
     s.close().await.unwrap();
 }
 
-/// Writes three batches of keys, closes, and returns the log segment and the store's keys
-/// before the last batch.
+/// Writes three batches of keys, closes, and returns the log segment, the store's keys
+/// before the last batch and after it.
 async fn three_batches(dir: &Path) -> (PathBuf, Vec<KeyValue>, Vec<KeyValue>) {
     let s = EmbeddedStore::open(dir, opts()).unwrap();
     s.create("/t/1", b("one")).await.unwrap();
@@ -198,51 +198,95 @@ async fn three_batches(dir: &Path) -> (PathBuf, Vec<KeyValue>, Vec<KeyValue>) {
     (wals[0].clone(), before_last, full)
 }
 
+/// Where each frame of a log segment starts, and where the data ends (segments are
+/// allocated ahead, so the file goes on with zeros).
+fn frame_starts(data: &[u8]) -> (Vec<usize>, usize) {
+    let mut starts = Vec::new();
+    let mut at = 8;
+    while at + 8 <= data.len() {
+        let len = u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+        if len == 0 {
+            break;
+        }
+        starts.push(at);
+        at += 8 + len;
+    }
+    (starts, at)
+}
+
 #[tokio::test]
 async fn torn_log_tails_are_truncated_with_a_warning() {
-    // (damage to the end of the log, whether the last batch survives)
-    type Damage = fn(&mut Vec<u8>);
-    let cases: Vec<(&str, Damage, bool)> = vec![
-        ("last batch cut short", |d| d.truncate(d.len() - 7), false),
+    // (damage, given the data and where the last frame starts and the data ends;
+    //  whether the last batch survives; whether a warning is due)
+    type Damage = fn(&mut Vec<u8>, usize, usize);
+    let cases: Vec<(&str, Damage, bool, bool)> = vec![
+        (
+            "last batch cut short (file shortened)",
+            |d, _, end| d.truncate(end - 7),
+            false,
+            true,
+        ),
         (
             "only a partial frame header left",
-            |d| {
-                // The last frame (key "/t/3", a 500-byte value) is 534 bytes; keep 3 of them.
-                let n = d.len();
-                d.truncate(n - 531);
-            },
+            |d, last, _| d.truncate(last + 3),
             false,
+            true,
+        ),
+        (
+            "last batch cut short (allocated space kept)",
+            |d, _, end| d[end - 7..end].fill(0),
+            false,
+            true,
         ),
         (
             "flipped bit in the last batch",
-            |d| {
-                let n = d.len();
-                d[n - 3] ^= 0x04;
+            |d, _, end| d[end - 3] ^= 0x04,
+            false,
+            true,
+        ),
+        (
+            "garbage after the data",
+            |d, _, end| {
+                let garbage: Vec<u8> = (0..999u32).map(|i| (i * 7 + 3) as u8).collect();
+                if d.len() < end + garbage.len() {
+                    d.resize(end + garbage.len(), 0);
+                }
+                d[end..end + garbage.len()].copy_from_slice(&garbage);
             },
+            true,
+            true,
+        ),
+        // Space allocated ahead reads as zeros: that is the normal end, not damage.
+        (
+            "zeros after the data",
+            |d, _, end| d.resize(end + 4096, 0),
+            true,
             false,
         ),
         (
-            "zeros appended",
-            |d| d.extend_from_slice(&[0u8; 4096]),
+            "nothing after the data",
+            |d, _, end| d.truncate(end),
             true,
-        ),
-        (
-            "garbage appended",
-            |d| d.extend((0..999u32).map(|i| (i * 7 + 3) as u8)),
-            true,
+            false,
         ),
     ];
-    for (name, damage, last_survives) in cases {
+    for (name, damage, last_survives, warns) in cases {
         let dir = tempfile::tempdir().unwrap();
         let (wal, before_last, full) = three_batches(dir.path()).await;
         let mut data = fs::read(&wal).unwrap();
-        damage(&mut data);
+        let (starts, end) = frame_starts(&data);
+        assert_eq!(starts.len(), 3, "{name}");
+        damage(&mut data, starts[2], end);
         fs::write(&wal, &data).unwrap();
 
         let (s, logs) = with_logs(|| EmbeddedStore::open(dir.path(), opts()));
         let s = s.unwrap_or_else(|e| panic!("{name}: reopen failed: {e}"));
-        assert!(logs.contains("WARN"), "{name}: no warning logged: {logs}");
-        assert!(logs.contains("truncating"), "{name}: {logs}");
+        if warns {
+            assert!(logs.contains("WARN"), "{name}: no warning logged: {logs}");
+            assert!(logs.contains("truncating"), "{name}: {logs}");
+        } else {
+            assert!(!logs.contains("WARN"), "{name}: unexpected warning: {logs}");
+        }
         let want = if last_survives { &full } else { &before_last };
         assert_eq!(&all(&*s).await, want, "{name}");
         // The log was cut back to a frame boundary: writes continue and survive a reopen.
@@ -494,5 +538,38 @@ async fn bad_arguments_are_refused() {
         )
         .is_err()
     );
+    s.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_compactor_task_compacts_periodically() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStore::open(dir.path(), opts()).unwrap();
+    let store: Arc<dyn Store> = s.clone();
+    let compactor = storage::compactor::Compactor::spawn(store, Duration::from_millis(50));
+    let mut cur = s.create("/cp/k", b("0")).await.unwrap();
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    // Keep writing until a compaction lands on a revision recorded an interval earlier.
+    loop {
+        cur = s.update("/cp/k", b("x"), cur.mod_revision).await.unwrap();
+        let compacted = s.compacted_revision().await.unwrap();
+        if compacted > 0 {
+            assert!(compacted < cur.mod_revision);
+            let clock = s
+                .get(storage::compactor::COMPACT_REV_KEY)
+                .await
+                .unwrap()
+                .0
+                .unwrap();
+            assert!(clock.version >= 2, "{clock:?}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no compaction happened"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    drop(compactor);
     s.close().await.unwrap();
 }

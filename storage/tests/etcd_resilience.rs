@@ -206,3 +206,25 @@ async fn tls_with_client_certificates() {
     };
     assert!(EtcdStore::connect(short(other_ca)).await.is_err());
 }
+
+#[tokio::test]
+async fn connecting_to_no_etcd_fails_with_unavailable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let started = tokio::time::Instant::now();
+    let err = EtcdStore::connect(EtcdOptions {
+        connect_timeout: Duration::from_secs(1),
+        ..EtcdOptions::new([format!("http://127.0.0.1:{port}")])
+    })
+    .await
+    .unwrap_err();
+    assert!(matches!(err, Error::Unavailable(_)), "{err}");
+    assert!(started.elapsed() < DEADLINE);
+    assert!(matches!(
+        EtcdStore::connect(EtcdOptions::new(Vec::<String>::new())).await,
+        Err(Error::InvalidArgument(_))
+    ));
+}

@@ -1,10 +1,10 @@
 //! The embedded backend: etcd semantics in process, durable in one data directory.
 //!
-//! Reads are served from an in-memory MVCC state ([`mvcc`]); writes go through a single
-//! writer thread ([`writer`]) that group-commits them to an append-only log ([`wal`]) and
+//! Reads are served from an in-memory MVCC state (`mvcc`); writes go through a single
+//! writer thread (`writer`) that group-commits them to an append-only log (`wal`) and
 //! publishes them only once synced. The log is periodically replaced by a snapshot
-//! ([`snapshot`]); opening a directory loads the snapshot and replays the log
-//! ([`recovery`]). Watches read the shared history ([`watch`]).
+//! (`snapshot`); opening a directory loads the snapshot and replays the log
+//! (`recovery`). Watches read the shared history (`watch`).
 
 mod mvcc;
 mod record;
@@ -154,7 +154,12 @@ impl EmbeddedStore {
             }
             Err(TryLockError::Error(e)) => return Err(e.into()),
         }
-        let rec = recovery::recover(dir, opts.history_max_revisions, opts.history_max_bytes)?;
+        let rec = recovery::recover(
+            dir,
+            opts.history_max_revisions,
+            opts.history_max_bytes,
+            writer::segment_capacity(opts.snapshot_log_bytes),
+        )?;
         tracing::info!(
             dir = %dir.display(),
             keys = rec.mvcc.len(),
@@ -172,15 +177,13 @@ impl EmbeddedStore {
             shared.clone(),
             rx,
             rev_tx,
-            rec.segment,
+            rec.log,
             WriterConfig {
                 dir: dir.to_path_buf(),
                 snapshot_wal_bytes: opts.snapshot_log_bytes,
                 history_max_revisions: opts.history_max_revisions,
                 history_max_bytes: opts.history_max_bytes,
             },
-            rec.wal_bytes,
-            rec.snapshot_bytes,
             lock,
         );
         writer::spawn(writer)?;

@@ -76,6 +76,10 @@ impl HistEvent {
     }
 }
 
+/// One part of the key space for a snapshot, and where the next part starts (None: this
+/// was the last).
+pub(crate) type Part = (Vec<(Arc<str>, Entry)>, Option<Arc<str>>);
+
 /// Limits on what one watch read copies out of the history.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ScanLimits {
@@ -155,15 +159,12 @@ impl Mvcc {
         self.history_bytes
     }
 
-    pub fn entry(&self, key: &str) -> Option<&Entry> {
-        self.map.get(key)
-    }
-
-    /// The interned key, so that history events share the map's allocation.
-    pub fn intern(&self, key: &str) -> Arc<str> {
+    /// The interned key (shared with the map when present) and the key's current entry,
+    /// found with one lookup.
+    pub fn lookup(&self, key: &str) -> (Arc<str>, Option<Entry>) {
         match self.map.get_key_value(key) {
-            Some((k, _)) => k.clone(),
-            None => Arc::from(key),
+            Some((k, e)) => (k.clone(), Some(e.clone())),
+            None => (Arc::from(key), None),
         }
     }
 
@@ -197,7 +198,7 @@ impl Mvcc {
         rev: Revision,
         after: Option<&str>,
         max: usize,
-    ) -> Result<(Vec<(Arc<str>, Entry)>, Option<Arc<str>>), Error> {
+    ) -> Result<Part, Error> {
         let lower = after.map_or(Bound::Unbounded, Bound::Excluded);
         let cur: Vec<(&Arc<str>, &Entry)> = self
             .map
@@ -270,34 +271,38 @@ impl Mvcc {
         self.history.push_back(ev);
     }
 
-    /// Drops history before `rev` (the event of `rev` stays, so a watch may resume from
-    /// `rev - 1`, as etcd's). Returns false when `rev` is in the future.
+    /// Compacts history before `rev` (the event of `rev` stays, so a watch may resume from
+    /// `rev - 1`, as etcd's). Reads and watches below it are refused at once; the memory is
+    /// released by [`Mvcc::enforce_bounds`]. Returns false when `rev` is in the future.
     pub fn compact(&mut self, rev: Revision) -> bool {
         if rev > self.current {
             return false;
         }
-        if rev <= self.compacted {
-            return true;
-        }
-        while self.history.front().is_some_and(|ev| ev.rev < rev) && self.can_pop() {
-            self.pop_front();
-        }
-        self.compacted = rev;
+        self.compacted = self.compacted.max(rev);
         true
     }
 
-    /// Enforces the automatic history bound: at most `max_revisions` events and
-    /// `max_bytes` bytes, always keeping the event of the current revision.
-    pub fn enforce_bounds(&mut self, max_revisions: usize, max_bytes: usize) {
-        let mut dropped = false;
-        while self.history.len() > 1
-            && (self.history.len() > max_revisions.max(1) || self.history_bytes > max_bytes)
+    /// Drops compacted history and enforces the automatic bound (at most `max_revisions`
+    /// events and `max_bytes` bytes, always keeping the current revision's event), dropping
+    /// at most `max_drops` events per call so a large compaction never stalls writers.
+    pub fn enforce_bounds(&mut self, max_revisions: usize, max_bytes: usize, max_drops: usize) {
+        let mut dropped = 0;
+        while dropped < max_drops
+            && self.history.len() > 1
             && self.can_pop()
+            && (self
+                .history
+                .front()
+                .is_some_and(|ev| ev.rev < self.compacted)
+                || self.history.len() > max_revisions.max(1)
+                || self.history_bytes > max_bytes)
         {
             self.pop_front();
-            dropped = true;
+            dropped += 1;
         }
-        if dropped && let Some(front) = self.history.front() {
+        if dropped > 0
+            && let Some(front) = self.history.front()
+        {
             self.compacted = self.compacted.max(front.rev);
         }
     }
@@ -501,14 +506,13 @@ mod tests {
 
     fn put(m: &mut Mvcc, key: &str, value: &str) {
         let rev = m.current() + 1;
-        let prev = m.entry(key).cloned();
+        let (key, prev) = m.lookup(key);
         let new = Entry {
             value: Bytes::copy_from_slice(value.as_bytes()),
             create_rev: prev.as_ref().map_or(rev, |p| p.create_rev),
             mod_rev: rev,
             version: prev.as_ref().map_or(1, |p| p.version + 1),
         };
-        let key = m.intern(key);
         m.apply(HistEvent {
             rev,
             key,
@@ -519,8 +523,7 @@ mod tests {
 
     fn del(m: &mut Mvcc, key: &str) {
         let rev = m.current() + 1;
-        let prev = m.entry(key).cloned();
-        let key = m.intern(key);
+        let (key, prev) = m.lookup(key);
         m.apply(HistEvent {
             rev,
             key,
@@ -626,10 +629,10 @@ mod tests {
         assert_eq!(m.watch_start(4).unwrap(), 5);
         assert!(m.watch_start(3).is_err());
         assert!(!m.compact(11));
-        m.enforce_bounds(2, usize::MAX);
+        m.enforce_bounds(2, usize::MAX, usize::MAX);
         assert_eq!(m.history_len(), 2);
         assert_eq!(m.compacted(), 9);
-        m.enforce_bounds(100, 0);
+        m.enforce_bounds(100, 0, usize::MAX);
         assert_eq!(m.history_len(), 1, "the current revision's event is kept");
         assert_eq!(m.compacted(), 10);
     }
@@ -649,7 +652,7 @@ mod tests {
         put(&mut m, "/s/06x", "created later");
         del(&mut m, "/s/19");
         put(&mut m, "/s/99", "created later");
-        m.enforce_bounds(1, 0);
+        m.enforce_bounds(1, 0, usize::MAX);
         assert!(m.history_len() >= 6, "pinned history is kept");
         for max in [1, 3, 7, 100] {
             let mut got = Vec::new();
@@ -669,7 +672,7 @@ mod tests {
             assert_eq!(got, want, "parts of {max}");
         }
         m.unpin();
-        m.enforce_bounds(1, 0);
+        m.enforce_bounds(1, 0, usize::MAX);
         assert_eq!(m.history_len(), 1);
     }
 

@@ -2,7 +2,8 @@
 //! and repair a torn tail of the last segment (the only damage a crash can cause).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -17,9 +18,15 @@ use super::wal::{
     LogOp, Segment, WAL_MAGIC, decode_batch, parse_segment_name, plausible_batch, sync_dir,
 };
 
-/// The state rebuilt from a data directory and the segment to append to.
+/// The state rebuilt from a data directory and where the log continues.
 pub(crate) struct Recovered {
     pub mvcc: Mvcc,
+    pub log: LogTail,
+}
+
+/// Where the log continues after recovery.
+pub(crate) struct LogTail {
+    /// The segment to append to.
     pub segment: Segment,
     /// Log bytes written since the snapshot (what a new snapshot would make unnecessary).
     pub wal_bytes: u64,
@@ -59,6 +66,7 @@ pub(crate) fn recover(
     dir: &Path,
     history_max_revisions: usize,
     history_max_bytes: usize,
+    segment_bytes: u64,
 ) -> Result<Recovered, Error> {
     let listing = list(dir)?;
     let (mut mvcc, snap_rev, snapshot_bytes) = match listing.snapshots.last() {
@@ -106,7 +114,7 @@ pub(crate) fn recover(
     let count = live.len();
     for (i, (first, path)) in live.into_iter().enumerate() {
         let is_last = i + 1 == count;
-        let size = replay_segment(
+        let end = replay_segment(
             path,
             is_last,
             snap_rev,
@@ -114,9 +122,9 @@ pub(crate) fn recover(
             history_max_revisions,
             history_max_bytes,
         )?;
-        wal_bytes += size;
+        wal_bytes += end;
         if is_last {
-            tail = Some((first, path.to_path_buf(), size));
+            tail = Some((first, path.to_path_buf(), end));
         }
     }
 
@@ -130,22 +138,21 @@ pub(crate) fn recover(
     }
 
     let segment = match tail {
-        Some((_, path, size)) if size >= WAL_MAGIC.len() as u64 => {
-            Segment::open_append(path, size)?
-        }
-        Some((first, _, _)) => Segment::create(dir, first)?,
-        None => Segment::create(dir, mvcc.current() + 1)?,
+        Some((_, path, end)) => Segment::open_at(path, end)?,
+        None => Segment::create(dir, mvcc.current() + 1, segment_bytes)?,
     };
-    mvcc.enforce_bounds(history_max_revisions, history_max_bytes);
+    mvcc.enforce_bounds(history_max_revisions, history_max_bytes, usize::MAX);
     Ok(Recovered {
         mvcc,
-        segment,
-        wal_bytes,
-        snapshot_bytes,
+        log: LogTail {
+            segment,
+            wal_bytes,
+            snapshot_bytes,
+        },
     })
 }
 
-/// Replays one segment into `mvcc`; returns the segment's (possibly repaired) size.
+/// Replays one segment into `mvcc`; returns where its data ends (after repair).
 fn replay_segment(
     path: &Path,
     is_last: bool,
@@ -163,11 +170,11 @@ fn replay_segment(
         &magic == WAL_MAGIC
     };
     if !header_ok {
-        if is_last && len <= 8 {
-            // Created but never written: the crash hit between creating and syncing it.
+        // Created but never synced: the crash hit while the segment was being made.
+        if is_last && (len < 8 || zero_from(path, 0)?) {
             tracing::warn!(path = %path.display(), len, "log segment has an incomplete header; rewriting it");
-            let mut f = OpenOptions::new().write(true).truncate(true).open(path)?;
-            f.write_all(WAL_MAGIC)?;
+            let f = OpenOptions::new().write(true).open(path)?;
+            f.write_all_at(WAL_MAGIC, 0)?;
             f.sync_all()?;
             return Ok(WAL_MAGIC.len() as u64);
         }
@@ -182,11 +189,15 @@ fn replay_segment(
                 apply_batch(&payload, snap_rev, mvcc).map_err(|why| {
                     corrupt(format!("frame at offset {}: {why}", frames.offset()))
                 })?;
-                mvcc.enforce_bounds(history_max_revisions, history_max_bytes);
+                mvcc.enforce_bounds(history_max_revisions, history_max_bytes, usize::MAX);
             }
             FrameRead::End => return Ok(len),
             FrameRead::Bad(why) => {
                 let at = frames.offset();
+                // Space allocated ahead and never written reads as zeros: the clean end.
+                if zero_from(path, at)? {
+                    return Ok(at);
+                }
                 if !is_last {
                     return Err(corrupt(format!("damaged frame at offset {at}: {why}")));
                 }
@@ -196,9 +207,25 @@ fn replay_segment(
     }
 }
 
+/// Whether every byte of the file from `at` on is zero.
+fn zero_from(path: &Path, at: u64) -> Result<bool, Error> {
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(at))?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        if buf[..n].iter().any(|b| *b != 0) {
+            return Ok(false);
+        }
+    }
+}
+
 /// Cuts a torn tail off the last segment, unless valid frames follow the damage (then the
 /// damage is not a torn write but corruption, and dropping the frames after it would lose
-/// acknowledged writes).
+/// acknowledged writes). The segment keeps its allocated length.
 fn repair_tail(path: &Path, at: u64, len: u64, why: &str) -> Result<u64, Error> {
     let mut file = OpenOptions::new().read(true).write(true).open(path)?;
     file.seek(SeekFrom::Start(at + 1))?;
@@ -211,14 +238,19 @@ fn repair_tail(path: &Path, at: u64, len: u64, why: &str) -> Result<u64, Error> 
             at + 1 + off as u64
         )));
     }
+    let dropped = rest
+        .iter()
+        .rposition(|b| *b != 0)
+        .map_or(0, |p| p as u64 + 2);
     tracing::warn!(
         path = %path.display(),
         offset = at,
-        dropped_bytes = len - at,
+        dropped_bytes = dropped,
         reason = why,
         "log ends with an incomplete or damaged batch (a write interrupted by a crash, never acknowledged); truncating it"
     );
     file.set_len(at)?;
+    file.set_len(len.max(at))?;
     file.sync_all()?;
     if let Some(dir) = path.parent() {
         sync_dir(dir)?;
@@ -252,27 +284,24 @@ fn apply_batch(payload: &[u8], snap_rev: Revision, mvcc: &mut Mvcc) -> Result<()
                     mvcc.current()
                 ));
             }
-            let (key, new) = match op {
-                LogOp::Put { key, value, .. } => {
-                    let prev = mvcc.entry(key);
-                    let new = Entry {
-                        value: Bytes::copy_from_slice(value),
-                        create_rev: prev.map_or(rev, |p| p.create_rev),
-                        mod_rev: rev,
-                        version: prev.map_or(1, |p| p.version + 1),
-                    };
-                    (key, Some(new))
-                }
-                LogOp::Delete { key, .. } => {
-                    if mvcc.entry(key).is_none() {
-                        return Err(format!("delete of absent key {key:?} at revision {rev}"));
-                    }
-                    (key, None)
-                }
+            let (key, prev) = match op {
+                LogOp::Put { key, .. } | LogOp::Delete { key, .. } => mvcc.lookup(key),
                 LogOp::Compact { .. } => return Ok(()),
             };
-            let prev = mvcc.entry(key).cloned();
-            let key = mvcc.intern(key);
+            let new = match op {
+                LogOp::Put { value, .. } => Some(Entry {
+                    value: Bytes::copy_from_slice(value),
+                    create_rev: prev.as_ref().map_or(rev, |p| p.create_rev),
+                    mod_rev: rev,
+                    version: prev.as_ref().map_or(1, |p| p.version + 1),
+                }),
+                _ => {
+                    if prev.is_none() {
+                        return Err(format!("delete of absent key {key:?} at revision {rev}"));
+                    }
+                    None
+                }
+            };
             mvcc.apply(HistEvent {
                 rev,
                 key,

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use crate::Error;
 use crate::store::Revision;
 
-use super::mvcc::{Entry, HistEvent};
+use super::mvcc::{Entry, HistEvent, Part};
 use super::record::{
     Cursor, FrameRead, FrameReader, begin_frame, end_frame, put_bytes, put_i64, put_u8,
 };
@@ -26,6 +26,8 @@ const META: u8 = 10;
 const KEY: u8 = 11;
 const LAST_EVENT: u8 = 12;
 const END: u8 = 13;
+/// Bytes a snapshot writes between syncs.
+const SYNC_EVERY: usize = 1 << 20;
 
 /// What a snapshot is taken of: the revision, the compacted revision, and the event of
 /// the revision itself; the keys come in parts from a callback.
@@ -34,9 +36,6 @@ pub(crate) struct SnapshotHeader {
     pub compacted: Revision,
     pub last: Option<HistEvent>,
 }
-
-/// One part of the key space and where the next part starts (None: this was the last).
-pub(crate) type Part = (Vec<(Arc<str>, Entry)>, Option<Arc<str>>);
 
 /// A snapshot read back from disk.
 pub(crate) struct LoadedSnapshot {
@@ -122,6 +121,7 @@ pub(crate) fn write_snapshot(
     })?;
     let mut count: i64 = 0;
     let mut after: Option<Arc<str>> = None;
+    let mut unsynced = 0usize;
     loop {
         let (entries, next) = next_part(after.as_deref())?;
         for (key, entry) in &entries {
@@ -131,6 +131,14 @@ pub(crate) fn write_snapshot(
                 put_entry(b, entry);
             })?;
             count += 1;
+            unsynced += key.len() + entry.value.len();
+        }
+        // Flush as we go: one large flush at the end would hold the disk for long and
+        // delay the log's syncs, which writers wait for.
+        if unsynced >= SYNC_EVERY {
+            out.flush()?;
+            out.get_ref().sync_data()?;
+            unsynced = 0;
         }
         match next {
             Some(n) => after = Some(n),

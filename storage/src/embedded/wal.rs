@@ -4,6 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::store::Revision;
@@ -128,56 +129,62 @@ pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// The segment being appended to.
+/// The segment being appended to. Segments are created at their expected size (sparse):
+/// a sync then only has to persist data, not a new file size, which makes it cheaper.
+/// Unwritten space reads as zeros, which recovery takes as the end of the data.
 pub(crate) struct Segment {
     file: File,
     path: PathBuf,
-    size: u64,
+    /// Where the next frame goes (the end of the data).
+    pos: u64,
 }
 
 impl Segment {
-    /// Creates an empty segment starting at revision `first`, durably.
-    pub fn create(dir: &Path, first: Revision) -> io::Result<Segment> {
+    /// Creates an empty segment starting at revision `first`, `capacity` bytes long, durably.
+    pub fn create(dir: &Path, first: Revision, capacity: u64) -> io::Result<Segment> {
         let path = dir.join(segment_name(first));
         let mut file = OpenOptions::new()
             .create(true)
             .truncate(true)
+            .read(true)
             .write(true)
             .open(&path)?;
         file.write_all(WAL_MAGIC)?;
+        file.set_len(capacity.max(WAL_MAGIC.len() as u64))?;
         file.sync_all()?;
         sync_dir(dir)?;
         Ok(Segment {
             file,
             path,
-            size: WAL_MAGIC.len() as u64,
+            pos: WAL_MAGIC.len() as u64,
         })
     }
 
-    /// Opens an existing, already validated segment of `size` bytes for appending.
-    pub fn open_append(path: PathBuf, size: u64) -> io::Result<Segment> {
-        let file = OpenOptions::new().append(true).open(&path)?;
-        Ok(Segment { file, path, size })
+    /// Opens an existing, already validated segment whose data ends at `pos`.
+    pub fn open_at(path: PathBuf, pos: u64) -> io::Result<Segment> {
+        let file = OpenOptions::new().read(true).write(true).open(&path)?;
+        Ok(Segment { file, path, pos })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Appends `data` and waits until it is on stable storage (fdatasync). On failure the
-    /// file is cut back to its previous length, so no partial batch stays in the log.
+    /// Writes `data` at the end of the data and waits until it is on stable storage
+    /// (fdatasync). On failure the file is cut back to the previous end, so no partial
+    /// batch stays in the log.
     pub fn append(&mut self, data: &[u8]) -> io::Result<()> {
         let result = self
             .file
-            .write_all(data)
+            .write_all_at(data, self.pos)
             .and_then(|()| self.file.sync_data());
         match result {
             Ok(()) => {
-                self.size += data.len() as u64;
+                self.pos += data.len() as u64;
                 Ok(())
             }
             Err(e) => {
-                if let Err(cut) = self.file.set_len(self.size) {
+                if let Err(cut) = self.file.set_len(self.pos) {
                     tracing::error!(path = %self.path.display(), error = %cut, "cannot cut back a failed log append");
                 }
                 Err(e)

@@ -17,6 +17,7 @@ use crate::store::{KeyValue, Revision};
 
 use super::Shared;
 use super::mvcc::{Entry, HistEvent};
+use super::recovery::LogTail;
 use super::snapshot::{SnapshotHeader, parse_snapshot_name, write_snapshot};
 use super::wal::{LogOp, Segment, encode_batch, parse_segment_name, sync_dir};
 
@@ -24,6 +25,11 @@ use super::wal::{LogOp, Segment, encode_batch, parse_segment_name, sync_dir};
 const MAX_BATCH_OPS: usize = 4096;
 /// A batch stops taking requests once its values reach this size.
 const MAX_BATCH_BYTES: usize = 16 << 20;
+/// History events released per batch: more than a batch adds, so the history converges
+/// to its bound, but few enough that a large compaction never stalls a batch for long.
+const MAX_DROPS_PER_BATCH: usize = 2 * MAX_BATCH_OPS;
+/// A log write and sync slower than this is reported.
+const SLOW_SYNC: std::time::Duration = std::time::Duration::from_secs(1);
 /// Keys a snapshot copies per read lock.
 const SNAPSHOT_PART_KEYS: usize = 4096;
 
@@ -117,25 +123,22 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         shared: Arc<Shared>,
         rx: Receiver<Request>,
         rev_tx: watch::Sender<Revision>,
-        segment: Segment,
+        log: LogTail,
         cfg: WriterConfig,
-        wal_bytes: u64,
-        last_snapshot_bytes: u64,
         lock: std::fs::File,
     ) -> Self {
         Writer {
             shared,
             rx,
             rev_tx,
-            segment,
+            segment: log.segment,
             cfg,
-            wal_bytes,
-            last_snapshot_bytes,
+            wal_bytes: log.wal_bytes,
+            last_snapshot_bytes: log.snapshot_bytes,
             snapshot_job: None,
             failed: None,
             buf: Vec::with_capacity(1 << 20),
@@ -212,7 +215,14 @@ impl Writer {
                     .collect::<Vec<_>>()
                     .into_iter(),
             );
-            if let Err(e) = self.segment.append(&self.buf) {
+            let started = std::time::Instant::now();
+            let appended = self.segment.append(&self.buf);
+            let took = started.elapsed();
+            if took > SLOW_SYNC {
+                // As etcd's "slow fdatasync" warning: the disk is too slow for the load.
+                tracing::warn!(took = ?took, bytes = self.buf.len(), "slow log write and sync");
+            }
+            if let Err(e) = appended {
                 let why = format!("log write failed, refusing further writes: {e}");
                 tracing::error!(path = %self.segment.path().display(), error = %e, "embedded store log write failed");
                 self.failed = Some(why.clone());
@@ -238,7 +248,11 @@ impl Writer {
                         Outcome::Noop | Outcome::Fail(_) => {}
                     }
                 }
-                st.enforce_bounds(self.cfg.history_max_revisions, self.cfg.history_max_bytes);
+                st.enforce_bounds(
+                    self.cfg.history_max_revisions,
+                    self.cfg.history_max_bytes,
+                    MAX_DROPS_PER_BATCH,
+                );
                 st.current()
             };
             self.rev_tx.send_replace(current);
@@ -272,7 +286,7 @@ impl Writer {
                 .get_key_value(key)
             {
                 Some((k, e)) => (k.clone(), e.clone()),
-                None => (st.intern(key), st.entry(key).cloned()),
+                None => st.lookup(key),
             };
             let outcome = match req.op {
                 Op::Create { key, value } => {
@@ -402,7 +416,8 @@ impl Writer {
             }
         };
         let unpin = Unpin(self.shared.clone());
-        match Segment::create(&self.cfg.dir, header.rev + 1) {
+        let capacity = segment_capacity(self.cfg.snapshot_wal_bytes.max(self.last_snapshot_bytes));
+        match Segment::create(&self.cfg.dir, header.rev + 1, capacity) {
             Ok(segment) => self.segment = segment,
             Err(e) => {
                 tracing::error!(error = %e, "cannot start a new log segment; will retry");
@@ -500,7 +515,7 @@ fn remove_obsolete(dir: &std::path::Path, rev: Revision) -> std::io::Result<()> 
         let old = parse_segment_name(name).is_some_and(|first| first <= rev)
             || parse_snapshot_name(name).is_some_and(|r| r < rev);
         if old {
-            std::fs::remove_file(entry.path())?;
+            remove_gently(&entry.path())?;
             removed = true;
         }
     }
@@ -508,6 +523,29 @@ fn remove_obsolete(dir: &std::path::Path, rev: Revision) -> std::io::Result<()> 
         sync_dir(dir)?;
     }
     Ok(())
+}
+
+/// The size a new log segment is allocated at: enough for the log to grow until the next
+/// snapshot replaces it (`log_bytes` with some slack).
+pub(crate) fn segment_capacity(log_bytes: u64) -> u64 {
+    log_bytes
+        .saturating_add(log_bytes / 8)
+        .clamp(64 << 10, 1 << 30)
+}
+
+/// Deletes a file in steps: freeing a large file at once can hold the disk for tens of
+/// milliseconds (on file systems that discard freed blocks), delaying the log's syncs.
+fn remove_gently(path: &std::path::Path) -> std::io::Result<()> {
+    const STEP: u64 = 4 << 20;
+    let file = std::fs::OpenOptions::new().write(true).open(path)?;
+    let mut len = file.metadata()?.len();
+    while len > STEP {
+        len -= STEP;
+        file.set_len(len)?;
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    drop(file);
+    std::fs::remove_file(path)
 }
 
 /// Starts the writer thread.

@@ -146,6 +146,14 @@ fn classify(e: etcd_client::Error) -> Failure {
                     "etcd refused the request as too large (raise its --max-request-bytes): {msg}"
                 )));
             }
+            // tonic reports a broken connection as code 2 (unknown) with a transport source.
+            let transport = status.code() as i32 == 2
+                && (std::error::Error::source(&status).is_some()
+                    || msg.contains("transport error")
+                    || msg.contains("h2 protocol error"));
+            if transport {
+                return Failure::Other(Error::Unavailable(format!("etcd connection: {msg}")));
+            }
             // gRPC codes: 1 cancelled, 3 invalid argument, 4 deadline exceeded,
             // 10 aborted, 14 unavailable.
             Failure::Other(match status.code() as i32 {

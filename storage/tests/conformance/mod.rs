@@ -123,6 +123,7 @@ pub async fn create_if_absent(store: Arc<dyn Store>) {
     ));
     // A failed create does not take a revision.
     assert_eq!(s.current_revision().await.unwrap(), kv.mod_revision);
+    assert_eq!(s.compacted_revision().await.unwrap(), 0, "never compacted");
 }
 
 pub async fn cas_update(store: Arc<dyn Store>) {
