@@ -146,6 +146,9 @@ async fn handle(
 ) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
     let user = auth::authenticate(&parts).ok_or_else(ApiError::unauthorized)?;
+    if crate::proxy::is_proxy_request(state, &info) {
+        return crate::proxy::serve(state, parts, body, user, &info).await;
+    }
     if !info.is_resource_request {
         return non_resource(state, &parts, &info).await;
     }

@@ -21,6 +21,7 @@ pub mod options;
 pub mod patch;
 pub mod patch_handler;
 pub mod protobuf;
+pub mod proxy;
 pub mod registry;
 pub mod request_info;
 pub mod resources;

@@ -85,6 +85,8 @@ pub struct ApiState {
     pub config: ApiConfig,
     /// Request metrics.
     pub metrics: crate::metrics::Metrics,
+    /// The cluster proxy's targets and connection pools.
+    pub cluster_proxy: crate::proxy::ClusterProxy,
     caches: Mutex<HashMap<String, RunningCache>>,
 }
 
@@ -112,6 +114,7 @@ impl ApiState {
             catalog,
             config,
             metrics: Default::default(),
+            cluster_proxy: Default::default(),
             caches: Mutex::new(HashMap::new()),
         })
     }
