@@ -146,6 +146,9 @@ async fn handle(
 ) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
     let user = auth::authenticate(&parts).ok_or_else(ApiError::unauthorized)?;
+    if let Some(backend) = state.aggregator.route(&info) {
+        return Ok(crate::aggregator::proxy(&backend, parts, body, &user).await);
+    }
     if crate::proxy::is_proxy_request(state, &info) {
         return crate::proxy::serve(state, parts, body, user, &info).await;
     }
@@ -229,7 +232,13 @@ async fn non_resource(
         "/api" | "/apis" => {
             let core = path == "/api";
             if let Some(v) = discovery::aggregated_version(accept) {
-                let doc = discovery::aggregated(&snapshot, core, v);
+                let mut doc = discovery::aggregated(&snapshot, core, v);
+                if !core {
+                    crate::aggregator::discovery::merge_aggregated(
+                        &mut doc,
+                        &state.aggregator.table(),
+                    );
+                }
                 let mut resp = json_response(StatusCode::OK, &doc);
                 if let Ok(ct) = HeaderValue::from_str(&discovery::aggregated_content_type(v)) {
                     resp.headers_mut().insert(header::CONTENT_TYPE, ct);
@@ -241,10 +250,9 @@ async fn non_resource(
                     &discovery::api_versions(&state.config.external_address),
                 ))
             } else {
-                Ok(json_response(
-                    StatusCode::OK,
-                    &discovery::group_list(&snapshot),
-                ))
+                let mut doc = discovery::group_list(&snapshot);
+                crate::aggregator::discovery::merge_group_list(&mut doc, &state.aggregator.table());
+                Ok(json_response(StatusCode::OK, &doc))
             }
         }
         _ => {
@@ -253,9 +261,13 @@ async fn non_resource(
                 ["api", v] => discovery::resource_list(&snapshot, "", v)
                     .map(|d| json_response(StatusCode::OK, &d))
                     .ok_or_else(ApiError::path_not_found),
-                ["apis", g] => discovery::group(&snapshot, g)
-                    .map(|d| json_response(StatusCode::OK, &d))
-                    .ok_or_else(ApiError::path_not_found),
+                ["apis", g] => crate::aggregator::discovery::group(
+                    discovery::group(&snapshot, g),
+                    g,
+                    &state.aggregator.table(),
+                )
+                .map(|d| json_response(StatusCode::OK, &d))
+                .ok_or_else(ApiError::path_not_found),
                 ["apis", g, v] => discovery::resource_list(&snapshot, g, v)
                     .map(|d| json_response(StatusCode::OK, &d))
                     .ok_or_else(ApiError::path_not_found),

@@ -66,6 +66,9 @@ pub enum LaunchError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The aggregation layer failed to start.
+    #[error("aggregator: {0}")]
+    Aggregator(#[from] crate::aggregator::AggregatorError),
     /// Bootstrapping objects failed.
     #[error("bootstrap: {0}")]
     Bootstrap(#[from] crate::error::ApiError),
@@ -87,6 +90,7 @@ pub struct Running {
     pub pki: Arc<certs::Pki>,
     serving: Serving,
     _kcm: crate::kcm::Kcm,
+    _aggregator: Option<crate::aggregator::available::Controller>,
 }
 
 impl Running {
@@ -167,6 +171,11 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
     state.warm(Duration::from_secs(30)).await?;
     bootstrap(&state, opts.flavor).await?;
     let kcm = crate::kcm::start(&state, &opts.kcm);
+    let aggregator = if opts.flavor == Flavor::ControlPlane {
+        Some(crate::aggregator::start(&state, &opts.data_dir.join("pki"), pki.ca.cert_pem()).await?)
+    } else {
+        None
+    };
 
     let router = crate::handler::router(state.clone());
     let tls = crate::server::server_config(&TlsFiles {
@@ -205,6 +214,7 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
         pki,
         serving,
         _kcm: kcm,
+        _aggregator: aggregator,
     })
 }
 

@@ -87,6 +87,8 @@ pub struct ApiState {
     pub metrics: crate::metrics::Metrics,
     /// The cluster proxy's targets and connection pools.
     pub cluster_proxy: crate::proxy::ClusterProxy,
+    /// The aggregation layer's routes to APIService backends.
+    pub aggregator: crate::aggregator::Aggregator,
     caches: Mutex<HashMap<String, RunningCache>>,
 }
 
@@ -115,6 +117,7 @@ impl ApiState {
             config,
             metrics: Default::default(),
             cluster_proxy: Default::default(),
+            aggregator: Default::default(),
             caches: Mutex::new(HashMap::new()),
         })
     }

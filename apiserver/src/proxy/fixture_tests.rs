@@ -23,7 +23,7 @@ use crate::auth::UserInfo;
 use crate::launch::{Running, ServeOptions, StoreChoice};
 use crate::state::Flavor;
 
-const DEADLINE: Duration = Duration::from_secs(20);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(20);
 
 /// What a backend saw of one request.
 #[derive(Clone, Debug)]
@@ -184,15 +184,15 @@ impl Backend {
     }
 }
 
-struct ControlPlane {
+pub(crate) struct ControlPlane {
     _dir: tempfile::TempDir,
-    running: Running,
-    client: HttpClient,
-    admin: kube::Client,
+    pub(crate) running: Running,
+    pub(crate) client: HttpClient,
+    pub(crate) admin: kube::Client,
 }
 
 impl ControlPlane {
-    async fn start() -> ControlPlane {
+    pub(crate) async fn start() -> ControlPlane {
         let dir = tempfile::tempdir().unwrap();
         let running = crate::launch::start(ServeOptions {
             data_dir: dir.path().to_path_buf(),
@@ -229,7 +229,7 @@ impl ControlPlane {
         }
     }
 
-    async fn apply(&self, v: Value) {
+    pub(crate) async fn apply(&self, v: Value) {
         let api_version = v["apiVersion"].as_str().unwrap().to_string();
         let kind = v["kind"].as_str().unwrap().to_string();
         let ns = v["metadata"]["namespace"].as_str().map(str::to_string);
@@ -305,7 +305,7 @@ impl ControlPlane {
         )
     }
 
-    async fn send(&self, req: Request<Body>) -> Response {
+    pub(crate) async fn send(&self, req: Request<Body>) -> Response {
         let resp = tokio::time::timeout(DEADLINE, self.client.request(req))
             .await
             .unwrap()

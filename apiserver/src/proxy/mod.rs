@@ -220,7 +220,7 @@ pub async fn serve(
 }
 
 #[cfg(test)]
-mod fixture_tests;
+pub(crate) mod fixture_tests;
 
 #[cfg(test)]
 mod tests {
