@@ -43,8 +43,15 @@ pub async fn admit(
             allocate_cluster_ip(state, def, obj);
         }
     }
+    if def.is_custom() {
+        if op == Operation::Create {
+            crate::crd::check_create_allowed(state, def)?;
+        }
+        crate::crd::default_custom_resource(def, obj);
+    }
     // kube validates metadata for every kind; the built-in rules add the kind's own checks.
     let mut causes = builtin::validate(group, kind, obj, old);
+    causes.extend(crate::crd::validate(def, obj, old));
     if def.source == Source::Karmada
         && let Some(info) = karmada_api::kind_info(kind)
     {

@@ -217,6 +217,9 @@ async fn non_resource(
         .and_then(|v| v.to_str().ok());
     let path = info.path.trim_end_matches('/');
     let snapshot = state.catalog.snapshot();
+    if crate::openapi::handles(path) {
+        return crate::openapi::serve(&snapshot, path, parts);
+    }
     match path {
         "/version" => Ok(json_response(StatusCode::OK, &discovery::version())),
         "/metrics" => {

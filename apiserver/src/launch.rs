@@ -18,6 +18,8 @@ use crate::state::{ApiConfig, ApiState, Flavor};
 
 /// Which storage backend to use.
 #[derive(Clone, Debug)]
+// Chosen once at start; boxing the etcd options would only complicate callers.
+#[allow(clippy::large_enum_variant)]
 pub enum StoreChoice {
     /// The embedded store in `DATA_DIR/store`.
     Embedded,
@@ -91,6 +93,7 @@ pub struct Running {
     serving: Serving,
     _kcm: crate::kcm::Kcm,
     _aggregator: Option<crate::aggregator::available::Controller>,
+    crd_controller: tokio::task::JoinHandle<()>,
 }
 
 impl Running {
@@ -101,6 +104,7 @@ impl Running {
 
     /// Stops serving.
     pub async fn shutdown(self) {
+        self.crd_controller.abort();
         self.serving.shutdown(Duration::from_secs(5)).await;
     }
 }
@@ -176,6 +180,8 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
     } else {
         None
     };
+    // Serves the stored CRDs before the first request and follows their changes.
+    let crd_controller = crate::crd::controller::start(&state).await;
 
     let router = crate::handler::router(state.clone());
     let tls = crate::server::server_config(&TlsFiles {
@@ -215,6 +221,7 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
         serving,
         _kcm: kcm,
         _aggregator: aggregator,
+        crd_controller,
     })
 }
 

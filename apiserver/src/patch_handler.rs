@@ -156,12 +156,25 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
     };
 
     if t != PatchType::Apply {
+        let mut unknown = Vec::new();
         let updated = reg
             .guaranteed_update(&ctx.ns, &ctx.info.name, sub, &wctx, |cur| {
                 let mut next = apply_non_apply(t, cur, &doc, &gvk)?;
                 if !next.is_object() {
                     return Err(ApiError::invalid_message(
                         "the patch turned the object into something that is not an object",
+                    ));
+                }
+                // kube decodes the patched object strictly (unknown fields for fieldValidation).
+                let strict = opts.field_validation == crate::options::FieldValidation::Strict;
+                let patched = strict.then(|| next.clone());
+                unknown = crate::schema::prune_unknown(&ctx.state, &ctx.def, &mut next);
+                if let Some(patched) = patched.filter(|_| !unknown.is_empty()) {
+                    return Err(crate::schema::strict_patch_error(
+                        t == PatchType::Strategic,
+                        &doc,
+                        &patched,
+                        &unknown,
                     ));
                 }
                 // Unless the patch names a resourceVersion (a precondition), it applies to
@@ -175,7 +188,14 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
                 Ok(next)
             })
             .await?;
-        return render_object(ctx, StatusCode::OK, &updated, vec![]);
+        let warnings = match opts.field_validation {
+            crate::options::FieldValidation::Warn => unknown
+                .iter()
+                .map(|u| format!("unknown field \"{u}\""))
+                .collect(),
+            _ => vec![],
+        };
+        return render_object(ctx, StatusCode::OK, &updated, warnings);
     }
 
     // Server-side apply.

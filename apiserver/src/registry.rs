@@ -122,7 +122,8 @@ impl<'a> Registry<'a> {
         let key = self.key(ns, name)?;
         let (kv, _) = store_of(self.state).get(&key).await?;
         let kv = kv.ok_or_else(|| self.not_found(name))?;
-        object::from_stored(&kv.value, kv.mod_revision)
+        let obj = object::from_stored(&kv.value, kv.mod_revision)?;
+        Ok(crate::crd::on_read(&self.def, &obj).unwrap_or(obj))
     }
 
     /// Reads one object with kube's resourceVersion semantics for get (`"0"`: from cache).
@@ -604,6 +605,7 @@ impl<'a> Registry<'a> {
             let (kv, _) = store_of(self.state).get(&key).await?;
             let kv = kv.ok_or_else(|| self.not_found(name))?;
             let current = object::from_stored(&kv.value, kv.mod_revision)?;
+            let current = crate::crd::on_read(&self.def, &current).unwrap_or(current);
             let mut new = mutate(&current)?;
             let user_rv = object::resource_version(&new)?;
             if let Some(rv) = user_rv
@@ -826,6 +828,7 @@ impl<'a> Registry<'a> {
                 }
                 Some(Propagation::Background) | None => {}
             }
+            crate::crd::add_cleanup_finalizer(&self.def, &current, &mut finalizers);
             let namespace_pending = self.def.group.is_empty() && self.def.plural == "namespaces";
             if finalizers.is_empty() && !namespace_pending {
                 if opts.dry_run {
@@ -860,6 +863,7 @@ impl<'a> Registry<'a> {
                 if namespace_pending {
                     object::set_path(&mut updated, ".status.phase", json!("Terminating"));
                 }
+                crate::crd::mark_terminating(&self.def, &mut updated);
             } else if !changed_finalizers {
                 return Ok(DeleteOutcome::Terminating(current));
             }

@@ -126,8 +126,13 @@ impl ApiState {
     pub fn cache(&self, def: &Arc<ResourceDef>) -> Result<Arc<WatchCache>, ApiError> {
         let prefix = def
             .prefix()
-            .ok_or_else(|| ApiError::method_not_allowed("list", &def.kind))?
-            .to_string();
+            .ok_or_else(|| ApiError::method_not_allowed("list", &def.kind))?;
+        // The served versions of a CRD share a prefix, but each reads its objects its own way.
+        let prefix = if def.is_custom() {
+            format!("{prefix}@{}", def.version)
+        } else {
+            prefix.to_string()
+        };
         let mut caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((c, h)) = caches.get(&prefix)
             && !h.is_finished()
@@ -147,9 +152,14 @@ impl ApiState {
     /// Stops the cache of a resource that is no longer served (a deleted CRD).
     pub fn drop_cache(&self, prefix: &str) {
         let mut caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, h)) = caches.remove(prefix) {
-            h.abort();
-        }
+        let versioned = format!("{prefix}@");
+        caches.retain(|k, (_, h)| {
+            let drop = k == prefix || k.starts_with(&versioned);
+            if drop {
+                h.abort();
+            }
+            !drop
+        });
     }
 
     /// Starts the caches of every stored resource and waits until they have listed.

@@ -41,6 +41,8 @@ pub struct CachedObject {
 impl CachedObject {
     /// Builds a cached object from a served JSON value.
     pub fn from_value(def: &ResourceDef, key: String, rv: i64, value: &Value) -> CachedObject {
+        let defaulted = crate::crd::on_read(def, value);
+        let value = defaulted.as_ref().unwrap_or(value);
         CachedObject {
             key,
             namespace: object::namespace(value).to_string(),
@@ -637,5 +639,189 @@ impl WatchCache {
     /// Every object currently held (for controllers inside the server, e.g. GC).
     pub fn all(&self) -> Vec<Arc<CachedObject>> {
         self.read().objects.values().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::built_in;
+    use crate::selectors::LabelSelector;
+    use bytes::Bytes;
+    use serde_json::json;
+
+    fn cm_def() -> Arc<ResourceDef> {
+        Arc::new(
+            built_in()
+                .into_iter()
+                .find(|d| d.plural == "configmaps")
+                .expect("configmaps"),
+        )
+    }
+
+    fn cm(name: &str, labels: serde_json::Value) -> Bytes {
+        Bytes::from(
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": name, "namespace": "default", "labels": labels}})
+            .to_string(),
+        )
+    }
+
+    async fn setup(opts: CacheOptions) -> (tempfile::TempDir, Arc<dyn Store>, Arc<WatchCache>) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store: Arc<dyn Store> = storage::embedded::EmbeddedStore::open(
+            dir.path(),
+            storage::embedded::EmbeddedOptions {
+                progress_interval: Duration::from_millis(10),
+                ..Default::default()
+            },
+        )
+        .expect("store");
+        let cache = WatchCache::new(cm_def(), opts);
+        tokio::spawn(cache.clone().run(store.clone()));
+        cache
+            .wait_for(0, Duration::from_secs(5))
+            .await
+            .expect("ready");
+        (dir, store, cache)
+    }
+
+    async fn next(rx: &mut broadcast::Receiver<Arc<CacheEvent>>) -> Arc<CacheEvent> {
+        tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .expect("event in time")
+            .expect("event")
+    }
+
+    #[tokio::test]
+    async fn selector_transitions_and_resume() {
+        let (_d, store, cache) = setup(CacheOptions::default()).await;
+        let key = "/registry/configmaps/default/a";
+        let kv = store
+            .create(key, cm("a", json!({"app": "x"})))
+            .await
+            .expect("create");
+        let filter = Filter {
+            labels: LabelSelector::parse("app=x").expect("selector"),
+            ..Default::default()
+        };
+        cache
+            .wait_for(kv.mod_revision, Duration::from_secs(5))
+            .await
+            .expect("caught up");
+        let mut sub = cache
+            .subscribe(Some(kv.mod_revision), &filter)
+            .expect("subscribe");
+        // Stops matching: DELETED for this watcher; matches again: ADDED; change: MODIFIED.
+        let kv2 = store
+            .update(key, cm("a", json!({"app": "y"})), kv.mod_revision)
+            .await
+            .expect("update");
+        let ev = next(&mut sub.rx).await;
+        assert_eq!(filter.event_type(&ev), Some(EventType::Deleted));
+        assert!(
+            ev.frame(EventType::Deleted)
+                .starts_with(b"{\"type\":\"DELETED\"")
+        );
+        let kv3 = store
+            .update(key, cm("a", json!({"app": "x"})), kv2.mod_revision)
+            .await
+            .expect("update");
+        assert_eq!(
+            filter.event_type(&*next(&mut sub.rx).await),
+            Some(EventType::Added)
+        );
+        let kv4 = store
+            .update(
+                key,
+                cm("a", json!({"app": "x", "v": "2"})),
+                kv3.mod_revision,
+            )
+            .await
+            .expect("update");
+        assert_eq!(
+            filter.event_type(&*next(&mut sub.rx).await),
+            Some(EventType::Modified)
+        );
+        store.delete(key, kv4.mod_revision).await.expect("delete");
+        let del = next(&mut sub.rx).await;
+        assert_eq!(filter.event_type(&del), Some(EventType::Deleted));
+        assert_eq!(
+            del.object.rv, del.rv,
+            "a deleted object carries the delete's revision"
+        );
+
+        // Resuming from the first revision replays the same four events from the window.
+        cache
+            .wait_for(del.rv, Duration::from_secs(5))
+            .await
+            .expect("caught up");
+        let resumed = cache
+            .subscribe(Some(kv.mod_revision), &filter)
+            .expect("resume");
+        let types: Vec<_> = resumed
+            .backlog
+            .iter()
+            .map(|e| filter.event_type(e))
+            .collect();
+        assert_eq!(
+            types,
+            vec![
+                Some(EventType::Deleted),
+                Some(EventType::Added),
+                Some(EventType::Modified),
+                Some(EventType::Deleted)
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn too_old_and_slow_watchers() {
+        let (_d, store, cache) = setup(CacheOptions {
+            event_window: 4,
+            watcher_buffer: 16,
+        })
+        .await;
+        let first = store
+            .create("/registry/configmaps/default/x0", cm("x0", json!({})))
+            .await
+            .expect("create");
+        let slow = cache
+            .subscribe(None, &Filter::default())
+            .expect("subscribe");
+        for i in 1..40 {
+            store
+                .create(
+                    &format!("/registry/configmaps/default/x{i}"),
+                    cm(&format!("x{i}"), json!({})),
+                )
+                .await
+                .expect("create");
+        }
+        let last = store.current_revision().await.expect("rev");
+        cache
+            .wait_for(last, Duration::from_secs(5))
+            .await
+            .expect("caught up");
+        // The window keeps 4 events: the first revision is too old to resume from.
+        assert!(matches!(
+            cache.subscribe(Some(first.mod_revision), &Filter::default()),
+            Err(CacheError::TooOld { .. })
+        ));
+        // A watcher that never read lags behind its buffer and is cut off instead of
+        // holding every event in memory.
+        let mut rx = slow.rx;
+        assert!(matches!(
+            rx.recv().await,
+            Err(broadcast::error::RecvError::Lagged(_))
+        ));
+        // Lists see everything.
+        let all = cache.list(&Filter::default(), None, 0);
+        assert_eq!(all.items.len(), 40);
+        let page = cache.list(&Filter::default(), None, 10);
+        assert_eq!(page.items.len(), 10);
+        assert_eq!(page.remaining, Some(30));
+        let rest = cache.list(&Filter::default(), page.continue_key.as_deref(), 0);
+        assert_eq!(rest.items.len(), 30);
     }
 }

@@ -1,0 +1,808 @@
+//! One group-version's OpenAPI v3 document, shaped like kube-apiserver's: a path per
+//! collection, item and subresource with its operations (each tagged
+//! `x-kubernetes-group-version-kind` and `x-kubernetes-action`, parameters inline), and
+//! `components.schemas` with every kind, its list and what they refer to.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use super::builtin::{
+    self, DELETE_OPTIONS, LIST_META, OBJECT_META, PATCH, SCALE, SCHEMA_REF_PREFIX, STATUS,
+};
+use crate::resources::{ResourceDef, Source, Storage};
+
+/// `apis/apps/v1` or `api/v1`: the key of a group-version in the `/openapi/v3` root.
+pub fn gv_key(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
+}
+
+/// kube-openapi's ToRESTFriendlyName of `group/version/kind`: the group's DNS labels
+/// reversed (`com.example.stable.v1.CronTab`).
+pub fn rest_friendly_name(group: &str, version: &str, kind: &str) -> String {
+    let mut labels: Vec<&str> = group.split('.').collect();
+    labels.reverse();
+    format!("{}.{version}.{kind}", labels.join("."))
+}
+
+fn schema_ref(name: &str) -> Value {
+    json!({"$ref": format!("{SCHEMA_REF_PREFIX}{name}")})
+}
+
+fn described_ref(name: &str, description: &str) -> Value {
+    json!({"allOf": [schema_ref(name)], "description": description})
+}
+
+const METADATA_DESCRIPTION: &str = "The object's metadata: name, namespace, labels, annotations and the fields the server maintains.";
+const LIST_METADATA_DESCRIPTION: &str =
+    "The list's metadata: resourceVersion and the continue token of paged lists.";
+
+/// `apiVersion` and `kind` as the built-in kinds document them.
+fn type_meta_property(name: &str) -> Value {
+    builtin::schemas()
+        .definitions
+        .get("io.k8s.apimachinery.pkg.apis.meta.v1.Status")
+        .and_then(|s| s.pointer(&format!("/properties/{name}")))
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "string"}))
+}
+
+fn gvk(def: &ResourceDef, kind: &str) -> Value {
+    json!({"group": def.group, "kind": kind, "version": def.version})
+}
+
+/// A kind's component name and schema (plus the built-in components it refers to).
+fn kind_schema(def: &ResourceDef, components: &mut BTreeMap<String, Value>) -> String {
+    match &def.source {
+        Source::BuiltIn => {
+            if let Some(name) = builtin::schemas().kind_name(&def.group, &def.version, &def.kind) {
+                components.extend(builtin::closure([name.to_string()]));
+                return name.to_string();
+            }
+            let name = rest_friendly_name(&def.group, &def.version, &def.kind);
+            components.insert(
+                name.clone(),
+                json!({"type": "object", "x-kubernetes-group-version-kind": [gvk(def, &def.kind)]}),
+            );
+            name
+        }
+        Source::Karmada => {
+            let name = rest_friendly_name(&def.group, &def.version, &def.kind);
+            let schema = karmada_api::schema::openapi_schema(&def.kind).cloned();
+            let schema = resource_schema(def, schema, components);
+            components.insert(name.clone(), schema);
+            name
+        }
+        Source::Custom(custom) => {
+            let name = rest_friendly_name(&def.group, &def.version, &def.kind);
+            let schema = custom
+                .schema
+                .clone()
+                .filter(|s| crate::crd::structural::validate_schema(s, "").is_empty());
+            let schema = resource_schema(def, schema, components);
+            components.insert(name.clone(), schema);
+            name
+        }
+    }
+}
+
+/// A CRD-style kind's schema as kube's CRD OpenAPI builder publishes it: the structural
+/// schema with `metadata` pointing at ObjectMeta, `apiVersion`/`kind` documented, embedded
+/// resources given their type meta, and the GVK extension.
+fn resource_schema(
+    def: &ResourceDef,
+    schema: Option<Value>,
+    components: &mut BTreeMap<String, Value>,
+) -> Value {
+    let mut out = match schema {
+        Some(Value::Object(mut m)) => {
+            let props = m
+                .entry("properties")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(props) = props {
+                props.insert(
+                    "metadata".into(),
+                    described_ref(OBJECT_META, METADATA_DESCRIPTION),
+                );
+                props.insert("apiVersion".into(), type_meta_property("apiVersion"));
+                props.insert("kind".into(), type_meta_property("kind"));
+            }
+            let mut v = Value::Object(m);
+            add_embedded_properties(&mut v);
+            components.extend(builtin::closure([OBJECT_META.to_string()]));
+            v
+        }
+        _ => json!({"type": "object"}),
+    };
+    if let Value::Object(m) = &mut out {
+        m.insert(
+            "x-kubernetes-group-version-kind".into(),
+            json!([gvk(def, &def.kind)]),
+        );
+    }
+    out
+}
+
+/// addEmbeddedProperties: embedded resources document apiVersion, kind and metadata.
+fn add_embedded_properties(v: &mut Value) {
+    let Value::Object(m) = v else {
+        return;
+    };
+    for key in ["items", "additionalProperties"] {
+        if let Some(sub) = m.get_mut(key) {
+            add_embedded_properties(sub);
+        }
+    }
+    if let Some(Value::Object(props)) = m.get_mut("properties") {
+        for sub in props.values_mut() {
+            add_embedded_properties(sub);
+        }
+    }
+    if m.get("x-kubernetes-embedded-resource") == Some(&Value::Bool(true)) {
+        let props = m
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(props) = props {
+            props.insert("apiVersion".into(), type_meta_property("apiVersion"));
+            props.insert("kind".into(), type_meta_property("kind"));
+            props.insert(
+                "metadata".into(),
+                described_ref(OBJECT_META, METADATA_DESCRIPTION),
+            );
+        }
+        let required = m.entry("required").or_insert_with(|| json!([]));
+        if let Value::Array(r) = required {
+            for k in ["kind", "apiVersion"] {
+                if !r.iter().any(|x| x == k) {
+                    r.push(json!(k));
+                }
+            }
+        }
+    }
+}
+
+fn list_schema(def: &ResourceDef, item_name: &str) -> Value {
+    json!({
+        "description": format!("{} is a list of {}", def.list_kind, def.kind),
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": type_meta_property("apiVersion"),
+            "kind": type_meta_property("kind"),
+            "items": {
+                "description": format!("The {} in the list.", def.plural),
+                "type": "array",
+                "items": schema_ref(item_name),
+            },
+            "metadata": described_ref(LIST_META, LIST_METADATA_DESCRIPTION),
+        },
+        "x-kubernetes-group-version-kind": [gvk(def, &def.list_kind)],
+    })
+}
+
+/// `CoreV1`, `AppsV1`, `RbacAuthorizationV1`, `PolicyKarmadaIoV1alpha1`: how kube's
+/// operation ids name a group-version.
+fn gv_camel(group: &str, version: &str) -> String {
+    fn title(s: &str) -> String {
+        let mut c = s.chars();
+        match c.next() {
+            Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+            None => String::new(),
+        }
+    }
+    let g = if group.is_empty() {
+        "Core".to_string()
+    } else {
+        group
+            .trim_end_matches(".k8s.io")
+            .split(['.', '-'])
+            .map(title)
+            .collect()
+    };
+    format!("{g}{}", title(version))
+}
+
+fn query(name: &str, type_: &str, description: &str) -> Value {
+    json!({"name": name, "in": "query", "description": description,
+           "schema": {"type": type_, "uniqueItems": true}})
+}
+
+fn path_param(name: &str, description: &str) -> Value {
+    json!({"name": name, "in": "path", "description": description, "required": true,
+           "schema": {"type": "string", "uniqueItems": true}})
+}
+
+fn pretty() -> Value {
+    query("pretty", "string", "If 'true', the output is indented.")
+}
+
+fn dry_run() -> Value {
+    query(
+        "dryRun",
+        "string",
+        "When present (only `All` is accepted), the request is processed in full but nothing is persisted.",
+    )
+}
+
+fn field_manager() -> Value {
+    query(
+        "fieldManager",
+        "string",
+        "The name of the actor making the change, recorded in managedFields; at most 128 printable characters.",
+    )
+}
+
+/// The parameter `kubectl` looks for before asking the server to validate fields.
+fn field_validation() -> Value {
+    query(
+        "fieldValidation",
+        "string",
+        "What the server does with unknown or duplicate fields in the body: `Ignore` drops them, `Warn` (the default) drops them and answers with a Warning header per field, `Strict` refuses the request.",
+    )
+}
+
+fn list_params() -> Vec<Value> {
+    vec![
+        query(
+            "allowWatchBookmarks",
+            "boolean",
+            "Asks a watch for BOOKMARK events.",
+        ),
+        query(
+            "continue",
+            "string",
+            "The continue token of the previous page of a paged list.",
+        ),
+        query(
+            "fieldSelector",
+            "string",
+            "Restricts the objects returned by their fields.",
+        ),
+        query(
+            "labelSelector",
+            "string",
+            "Restricts the objects returned by their labels.",
+        ),
+        query(
+            "limit",
+            "integer",
+            "The most objects to return in one page.",
+        ),
+        query(
+            "resourceVersion",
+            "string",
+            "Which state of the collection to return or watch from.",
+        ),
+        query(
+            "resourceVersionMatch",
+            "string",
+            "How `resourceVersion` applies to a list: `Exact` or `NotOlderThan`.",
+        ),
+        query(
+            "sendInitialEvents",
+            "boolean",
+            "Starts a watch with the current objects as ADDED events.",
+        ),
+        query(
+            "timeoutSeconds",
+            "integer",
+            "How long a list or watch may take.",
+        ),
+        query(
+            "watch",
+            "boolean",
+            "Streams changes instead of returning a list.",
+        ),
+    ]
+}
+
+fn delete_params() -> Vec<Value> {
+    vec![
+        dry_run(),
+        query(
+            "gracePeriodSeconds",
+            "integer",
+            "Seconds before the object is deleted; zero means at once.",
+        ),
+        query(
+            "orphanDependents",
+            "boolean",
+            "Deprecated: use propagationPolicy.",
+        ),
+        query(
+            "propagationPolicy",
+            "string",
+            "What happens to dependents: `Orphan`, `Background` or `Foreground`.",
+        ),
+    ]
+}
+
+fn content(name: &str) -> Value {
+    json!({
+        "application/json": {"schema": schema_ref(name)},
+        "application/yaml": {"schema": schema_ref(name)},
+    })
+}
+
+fn responses(codes: &[(&str, &str)], name: &str) -> Value {
+    let mut m = Map::new();
+    for (code, description) in codes {
+        m.insert(
+            code.to_string(),
+            json!({"description": description, "content": content(name)}),
+        );
+    }
+    m.insert("401".into(), json!({"description": "Unauthorized"}));
+    Value::Object(m)
+}
+
+struct Names<'a> {
+    def: &'a ResourceDef,
+    kind: String,
+    list: String,
+    camel: String,
+    tag: String,
+}
+
+impl Names<'_> {
+    #[allow(clippy::too_many_arguments)]
+    fn op(
+        &self,
+        action: &str,
+        operation: String,
+        description: String,
+        parameters: Vec<Value>,
+        body: Option<Value>,
+        responses: Value,
+        kind: &Value,
+    ) -> Value {
+        let mut op = json!({
+            "tags": [self.tag],
+            "description": description,
+            "operationId": operation,
+            "parameters": parameters,
+            "responses": responses,
+            "x-kubernetes-action": action,
+            "x-kubernetes-group-version-kind": kind,
+        });
+        if let (Some(body), Value::Object(m)) = (body, &mut op) {
+            m.insert("requestBody".into(), body);
+        }
+        op
+    }
+}
+
+fn body(name: &str) -> Value {
+    json!({"content": content(name), "required": true})
+}
+
+/// The PATCH body: kube also lists `application/strategic-merge-patch+json` for built-in
+/// kinds, but kubectl then computes apply patches from the document's patch-merge-key
+/// extensions, which k8s-openapi's schemas do not carry; leaving it out makes kubectl use
+/// its compiled-in merge metadata instead (the server still accepts strategic merge patches).
+fn patch_body() -> Value {
+    let patch = json!({"schema": schema_ref(PATCH)});
+    json!({
+        "content": {
+            "application/json-patch+json": patch,
+            "application/merge-patch+json": patch,
+            "application/apply-patch+yaml": patch,
+        },
+        "required": true,
+    })
+}
+
+fn resource_paths(n: &Names<'_>, paths: &mut Map<String, Value>) {
+    let def = n.def;
+    let base = if def.group.is_empty() {
+        format!("/api/{}", def.version)
+    } else {
+        format!("/apis/{}/{}", def.group, def.version)
+    };
+    let scoped = if def.namespaced {
+        format!("{base}/namespaces/{{namespace}}/{}", def.plural)
+    } else {
+        format!("{base}/{}", def.plural)
+    };
+    let ns_word = if def.namespaced { "Namespaced" } else { "" };
+    let kind_gvk = gvk(def, &def.kind);
+    let mut scope_params = vec![];
+    if def.namespaced {
+        scope_params.push(path_param(
+            "namespace",
+            "object name and auth scope, such as for teams and projects",
+        ));
+    }
+    scope_params.push(pretty());
+    let k = &def.kind;
+    let c = &n.camel;
+
+    if def.storage == Storage::Virtual {
+        let post = n.op(
+            "post",
+            format!("create{c}{ns_word}{k}"),
+            format!("create a {k}"),
+            vec![dry_run(), field_manager(), field_validation()],
+            Some(body(&n.kind)),
+            responses(
+                &[("200", "OK"), ("201", "Created"), ("202", "Accepted")],
+                &n.kind,
+            ),
+            &kind_gvk,
+        );
+        paths.insert(scoped, json!({"post": post, "parameters": scope_params}));
+        return;
+    }
+
+    // Collection.
+    let list = n.op(
+        "list",
+        format!("list{c}{ns_word}{k}"),
+        format!("list or watch objects of kind {k}"),
+        list_params(),
+        None,
+        responses(&[("200", "OK")], &n.list),
+        &kind_gvk,
+    );
+    let create = n.op(
+        "post",
+        format!("create{c}{ns_word}{k}"),
+        format!("create a {k}"),
+        vec![dry_run(), field_manager(), field_validation()],
+        Some(body(&n.kind)),
+        responses(
+            &[("200", "OK"), ("201", "Created"), ("202", "Accepted")],
+            &n.kind,
+        ),
+        &kind_gvk,
+    );
+    let mut dc_params = delete_params();
+    dc_params.extend(list_params());
+    let delete_collection = n.op(
+        "deletecollection",
+        format!("deleteCollection{c}{ns_word}{k}"),
+        format!("delete collection of {k}"),
+        dc_params,
+        Some(json!({"content": content(DELETE_OPTIONS)})),
+        responses(&[("200", "OK")], STATUS),
+        &kind_gvk,
+    );
+    paths.insert(
+        scoped.clone(),
+        json!({"get": list, "post": create, "delete": delete_collection, "parameters": scope_params}),
+    );
+
+    if def.namespaced {
+        let all = n.op(
+            "list",
+            format!("list{c}{k}ForAllNamespaces"),
+            format!("list or watch objects of kind {k}"),
+            list_params(),
+            None,
+            responses(&[("200", "OK")], &n.list),
+            &kind_gvk,
+        );
+        paths.insert(
+            format!("{base}/{}", def.plural),
+            json!({"get": all, "parameters": [pretty()]}),
+        );
+    }
+
+    // Item.
+    let mut item_params = vec![path_param("name", &format!("name of the {k}"))];
+    item_params.extend(scope_params.iter().cloned());
+    let item = format!("{scoped}/{{name}}");
+    let item_ops = |sub: &str, gvk: &Value, schema: &str| -> Map<String, Value> {
+        let title = match sub {
+            "" => String::new(),
+            s => {
+                let mut ch = s.chars();
+                ch.next()
+                    .map(|f| f.to_uppercase().collect::<String>() + ch.as_str())
+                    .unwrap_or_default()
+            }
+        };
+        let of = if sub.is_empty() {
+            String::new()
+        } else {
+            format!(" {sub} of")
+        };
+        let mut m = Map::new();
+        m.insert(
+            "get".into(),
+            n.op(
+                "get",
+                format!("read{c}{ns_word}{k}{title}"),
+                format!("read{of} the specified {k}"),
+                vec![],
+                None,
+                responses(&[("200", "OK")], schema),
+                gvk,
+            ),
+        );
+        m.insert(
+            "put".into(),
+            n.op(
+                "put",
+                format!("replace{c}{ns_word}{k}{title}"),
+                format!("replace{of} the specified {k}"),
+                vec![dry_run(), field_manager(), field_validation()],
+                Some(body(schema)),
+                responses(&[("200", "OK"), ("201", "Created")], schema),
+                gvk,
+            ),
+        );
+        m.insert(
+            "patch".into(),
+            n.op(
+                "patch",
+                format!("patch{c}{ns_word}{k}{title}"),
+                format!("partially update{of} the specified {k}"),
+                vec![
+                    dry_run(),
+                    field_manager(),
+                    field_validation(),
+                    query(
+                        "force",
+                        "boolean",
+                        "Takes over fields other managers own (server-side apply only).",
+                    ),
+                ],
+                Some(patch_body()),
+                responses(&[("200", "OK"), ("201", "Created")], schema),
+                gvk,
+            ),
+        );
+        m
+    };
+    let mut main = item_ops("", &kind_gvk, &n.kind);
+    main.insert(
+        "delete".into(),
+        n.op(
+            "delete",
+            format!("delete{c}{ns_word}{k}"),
+            format!("delete a {k}"),
+            delete_params(),
+            Some(json!({"content": content(DELETE_OPTIONS)})),
+            responses(&[("200", "OK"), ("202", "Accepted")], STATUS),
+            &kind_gvk,
+        ),
+    );
+    main.insert("parameters".into(), Value::Array(item_params.clone()));
+    paths.insert(item.clone(), Value::Object(main));
+
+    if def.status {
+        let mut status = item_ops("status", &kind_gvk, &n.kind);
+        status.insert("parameters".into(), Value::Array(item_params.clone()));
+        paths.insert(format!("{item}/status"), Value::Object(status));
+    }
+    if def.scale.is_some() {
+        let scale_gvk = json!({"group": "autoscaling", "kind": "Scale", "version": "v1"});
+        let mut scale = item_ops("scale", &scale_gvk, SCALE);
+        scale.insert("parameters".into(), Value::Array(item_params));
+        paths.insert(format!("{item}/scale"), Value::Object(scale));
+    }
+}
+
+/// Builds the document of one group-version from the resources it serves.
+pub fn group_version_document(group: &str, version: &str, defs: &[Arc<ResourceDef>]) -> Value {
+    let mut components: BTreeMap<String, Value> = BTreeMap::new();
+    components.extend(builtin::closure(
+        [STATUS, DELETE_OPTIONS, PATCH, LIST_META]
+            .into_iter()
+            .map(str::to_string),
+    ));
+    let mut paths = Map::new();
+    let camel = gv_camel(group, version);
+    let tag = {
+        let mut c = camel.clone();
+        c.truncate(c.len().saturating_sub(version.len()));
+        let mut chars = c.chars();
+        let lower = chars
+            .next()
+            .map(|f| f.to_lowercase().collect::<String>() + chars.as_str())
+            .unwrap_or_default();
+        format!("{lower}_{version}")
+    };
+    for def in defs {
+        let kind = kind_schema(def, &mut components);
+        let list = if def.storage == Storage::Virtual {
+            kind.clone()
+        } else {
+            let list = format!("{kind}List");
+            components.insert(list.clone(), list_schema(def, &kind));
+            list
+        };
+        if def.scale.is_some() {
+            components.extend(builtin::closure([SCALE.to_string()]));
+        }
+        let names = Names {
+            def,
+            kind,
+            list,
+            camel: camel.clone(),
+            tag: tag.clone(),
+        };
+        resource_paths(&names, &mut paths);
+    }
+    json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "v1.32.0"},
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {
+                "BearerToken": {"type": "apiKey", "description": "Bearer Token authentication",
+                                "name": "authorization", "in": "header"}
+            }
+        },
+        "security": [{"BearerToken": []}],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::{CustomSource, built_in, karmada};
+
+    fn patch_ops<'a>(doc: &'a Value, gvk: &Value) -> Vec<&'a Value> {
+        doc["paths"]
+            .as_object()
+            .into_iter()
+            .flat_map(|p| p.values())
+            .filter_map(|p| p.get("patch"))
+            .filter(|op| &op["x-kubernetes-group-version-kind"] == gvk)
+            .collect()
+    }
+
+    fn has_inline_field_validation(op: &Value) -> bool {
+        op["parameters"].as_array().is_some_and(|ps| {
+            ps.iter()
+                .any(|p| p["name"] == "fieldValidation" && p["in"] == "query")
+        })
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(gv_key("", "v1"), "api/v1");
+        assert_eq!(gv_key("apps", "v1"), "apis/apps/v1");
+        assert_eq!(
+            rest_friendly_name("stable.example.com", "v1", "CronTab"),
+            "com.example.stable.v1.CronTab"
+        );
+        assert_eq!(gv_camel("", "v1"), "CoreV1");
+        assert_eq!(
+            gv_camel("rbac.authorization.k8s.io", "v1"),
+            "RbacAuthorizationV1"
+        );
+        assert_eq!(
+            gv_camel("policy.karmada.io", "v1alpha1"),
+            "PolicyKarmadaIoV1alpha1"
+        );
+    }
+
+    #[test]
+    fn builtin_document() {
+        let defs: Vec<Arc<ResourceDef>> = built_in()
+            .into_iter()
+            .filter(|d| d.group == "apps")
+            .map(Arc::new)
+            .collect();
+        let doc = group_version_document("apps", "v1", &defs);
+        let gvk = json!({"group": "apps", "kind": "Deployment", "version": "v1"});
+        let ops = patch_ops(&doc, &gvk);
+        assert_eq!(ops.len(), 2, "item and status");
+        assert!(ops.iter().all(|op| has_inline_field_validation(op)));
+        let item = &doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"];
+        assert_eq!(
+            item["patch"]["operationId"],
+            "patchAppsV1NamespacedDeployment"
+        );
+        assert!(
+            item["patch"]["requestBody"]["content"]["application/merge-patch+json"].is_object()
+        );
+        let scale = &doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale"];
+        assert_eq!(
+            scale["patch"]["x-kubernetes-group-version-kind"]["kind"],
+            "Scale"
+        );
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(
+            schemas["io.k8s.api.apps.v1.Deployment"]["x-kubernetes-group-version-kind"],
+            json!([gvk])
+        );
+        assert!(schemas["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]["replicas"].is_object());
+        assert!(schemas[SCALE].is_object());
+        assert_eq!(
+            schemas["io.k8s.api.apps.v1.DeploymentList"]["x-kubernetes-group-version-kind"][0]["kind"],
+            "DeploymentList"
+        );
+        // Every reference resolves inside the document.
+        let mut names = std::collections::BTreeSet::new();
+        builtin::refs(&doc, &mut names);
+        for n in names {
+            assert!(schemas.get(&n).is_some(), "dangling {n}");
+        }
+    }
+
+    #[test]
+    fn karmada_document() {
+        let defs: Vec<Arc<ResourceDef>> = karmada()
+            .into_iter()
+            .filter(|d| d.group == "policy.karmada.io" && d.version == "v1alpha1")
+            .map(Arc::new)
+            .collect();
+        let doc = group_version_document("policy.karmada.io", "v1alpha1", &defs);
+        let name = "io.karmada.policy.v1alpha1.PropagationPolicy";
+        let pp = &doc["components"]["schemas"][name];
+        assert_eq!(
+            pp["x-kubernetes-group-version-kind"][0]["kind"],
+            "PropagationPolicy"
+        );
+        assert!(pp["properties"]["spec"]["properties"]["placement"].is_object());
+        assert_eq!(
+            pp["properties"]["metadata"]["allOf"][0]["$ref"],
+            format!("{SCHEMA_REF_PREFIX}{OBJECT_META}")
+        );
+        let gvk = json!({"group": "policy.karmada.io", "kind": "PropagationPolicy", "version": "v1alpha1"});
+        let ops = patch_ops(&doc, &gvk);
+        assert!(!ops.is_empty() && ops.iter().all(|op| has_inline_field_validation(op)));
+    }
+
+    #[test]
+    fn custom_document() {
+        let def = ResourceDef {
+            group: "stable.example.com".into(),
+            version: "v1".into(),
+            plural: "crontabs".into(),
+            singular: "crontab".into(),
+            kind: "CronTab".into(),
+            list_kind: "CronTabList".into(),
+            short_names: vec![],
+            categories: vec![],
+            namespaced: true,
+            status: false,
+            scale: None,
+            extra_subresources: vec![],
+            generation: true,
+            strategic_merge: false,
+            storage: Storage::Stored {
+                prefix: "/registry/stable.example.com/crontabs/".into(),
+            },
+            source: Source::Custom(Box::new(CustomSource {
+                crd_name: "crontabs.stable.example.com".into(),
+                schema: Some(json!({"type": "object", "description": "A cron tab.",
+                    "properties": {"spec": {"type": "object", "properties": {
+                        "cronSpec": {"type": "string", "description": "When."},
+                        "template": {"type": "object", "x-kubernetes-embedded-resource": true,
+                                     "x-kubernetes-preserve-unknown-fields": true}}}}})),
+                printer_columns: vec![],
+                selectable_fields: vec![],
+                scale: None,
+            })),
+        };
+        let doc = group_version_document("stable.example.com", "v1", &[Arc::new(def)]);
+        let ct = &doc["components"]["schemas"]["com.example.stable.v1.CronTab"];
+        assert_eq!(ct["description"], "A cron tab.");
+        assert_eq!(
+            ct["properties"]["spec"]["properties"]["cronSpec"]["description"],
+            "When."
+        );
+        assert!(ct["properties"]["apiVersion"]["description"].is_string());
+        let template = &ct["properties"]["spec"]["properties"]["template"];
+        assert!(template["properties"]["metadata"]["allOf"].is_array());
+        assert!(doc["components"]["schemas"][OBJECT_META].is_object());
+        let item =
+            &doc["paths"]["/apis/stable.example.com/v1/namespaces/{namespace}/crontabs/{name}"];
+        assert_eq!(
+            item["patch"]["x-kubernetes-group-version-kind"]["kind"],
+            "CronTab"
+        );
+        assert!(has_inline_field_validation(&item["patch"]));
+    }
+}
