@@ -144,8 +144,11 @@ async fn handle(
     info: RequestInfo,
     query: HashMap<String, Vec<String>>,
 ) -> Result<Response, ApiError> {
-    let (parts, body) = req.into_parts();
-    let user = auth::authenticate(&parts).ok_or_else(ApiError::unauthorized)?;
+    let (mut parts, body) = req.into_parts();
+    let user = match state.delegated_auth() {
+        Some(d) => d.admit(&mut parts, &info).await?,
+        None => auth::authenticate(&parts).ok_or_else(ApiError::unauthorized)?,
+    };
     if let Some(backend) = state.aggregator.route(&info) {
         return Ok(crate::aggregator::proxy(&backend, parts, body, &user).await);
     }
@@ -234,6 +237,10 @@ async fn non_resource(
         "/healthz" | "/livez" | "/readyz" => health(state, path).await,
         "/api" | "/apis" => {
             let core = path == "/api";
+            if core && snapshot.get("", "v1", "namespaces").is_none() {
+                // A server without the core group (`--aggregated`) serves no legacy API.
+                return Err(ApiError::path_not_found());
+            }
             if let Some(v) = discovery::aggregated_version(accept) {
                 let mut doc = discovery::aggregated(&snapshot, core, v);
                 if !core {

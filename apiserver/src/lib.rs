@@ -2,6 +2,7 @@
 //! registry over [`storage::Store`], the watch cache, discovery, OpenAPI and tables.
 
 pub mod admission;
+pub mod aggregated;
 pub mod aggregator;
 pub mod auth;
 pub mod body;

@@ -18,6 +18,8 @@ pub enum Flavor {
     ControlPlane,
     /// A simulated member cluster: built-ins only.
     Member,
+    /// `serve --aggregated`: only `cluster.karmada.io`, behind a host's aggregator.
+    Aggregated,
 }
 
 /// Tunables of the API layer.
@@ -89,6 +91,8 @@ pub struct ApiState {
     pub cluster_proxy: crate::proxy::ClusterProxy,
     /// The aggregation layer's routes to APIService backends.
     pub aggregator: crate::aggregator::Aggregator,
+    /// Delegated authentication and authorization (`--aggregated` mode).
+    delegated_auth: std::sync::OnceLock<Arc<crate::aggregated::DelegatedAuth>>,
     caches: Mutex<HashMap<String, RunningCache>>,
 }
 
@@ -118,8 +122,19 @@ impl ApiState {
             metrics: Default::default(),
             cluster_proxy: Default::default(),
             aggregator: Default::default(),
+            delegated_auth: Default::default(),
             caches: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The delegated security stack, in `--aggregated` mode.
+    pub fn delegated_auth(&self) -> Option<&Arc<crate::aggregated::DelegatedAuth>> {
+        self.delegated_auth.get()
+    }
+
+    /// Makes requests authenticate and authorize through the host (once).
+    pub fn set_delegated_auth(&self, d: Arc<crate::aggregated::DelegatedAuth>) {
+        let _ = self.delegated_auth.set(d);
     }
 
     /// The cache of a stored resource, started on first use. Must run inside a runtime.

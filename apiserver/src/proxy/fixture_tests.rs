@@ -27,19 +27,19 @@ pub(crate) const DEADLINE: Duration = Duration::from_secs(20);
 
 /// What a backend saw of one request.
 #[derive(Clone, Debug)]
-struct Seen {
+pub(crate) struct Seen {
     method: String,
-    path_and_query: String,
-    headers: http::HeaderMap,
+    pub(crate) path_and_query: String,
+    pub(crate) headers: http::HeaderMap,
     body_len: usize,
 }
 
 /// A small HTTPS server standing in for a member's API endpoint: it records requests,
 /// answers fixed JSON for known paths, streams `/stream` chunk by chunk on demand, and echoes
 /// bytes after upgrading `/upgrade`.
-struct Backend {
-    addr: SocketAddr,
-    ca_pem: String,
+pub(crate) struct Backend {
+    pub(crate) addr: SocketAddr,
+    pub(crate) ca_pem: String,
     seen: Arc<Mutex<Vec<Seen>>>,
     release: Arc<Notify>,
     _serving: crate::server::Serving,
@@ -146,7 +146,7 @@ fn async_stream(
 }
 
 impl Backend {
-    async fn start(objects: BTreeMap<String, Value>) -> Backend {
+    pub(crate) async fn start(objects: BTreeMap<String, Value>) -> Backend {
         let ca = certs::Ca::generate().unwrap();
         let serving = ca
             .issue_serving(
@@ -179,7 +179,7 @@ impl Backend {
         }
     }
 
-    fn last(&self) -> Seen {
+    pub(crate) fn last(&self) -> Seen {
         self.seen.lock().unwrap().last().cloned().unwrap()
     }
 }
@@ -257,7 +257,13 @@ impl ControlPlane {
         .unwrap();
     }
 
-    async fn add_cluster(&self, name: &str, endpoint: &str, ca_pem: Option<&str>, extra: Value) {
+    pub(crate) async fn add_cluster(
+        &self,
+        name: &str,
+        endpoint: &str,
+        ca_pem: Option<&str>,
+        extra: Value,
+    ) {
         let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
         let mut data = json!({"token": b64("cluster-token")});
         if let Some(ca) = ca_pem {
