@@ -1,5 +1,7 @@
 //! The `karmada-rs` binary: command-line wiring only.
 
+mod aggregated;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -40,6 +42,8 @@ struct ServeArgs {
     /// How long Events are kept after they were last recorded (Go duration, e.g. 1h0m0s).
     #[arg(long, env = "KARMADA_RS_EVENT_TTL", default_value = "1h0m0s", value_parser = apiserver::kcm::parse_duration)]
     event_ttl: std::time::Duration,
+    #[command(flatten)]
+    aggregated: aggregated::AggregatedArgs,
 }
 
 fn init_tracing() {
@@ -59,6 +63,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             args.etcd_servers,
         )))
     };
+    if args.aggregated.aggregated {
+        return aggregated::serve(
+            args.aggregated,
+            args.data_dir,
+            args.bind,
+            store,
+            args.tls_sans,
+        )
+        .await;
+    }
     let running = apiserver::launch::start(apiserver::launch::ServeOptions {
         data_dir: args.data_dir,
         bind: args.bind,
