@@ -57,7 +57,7 @@ pub struct AggregatedArgs {
     pub tls_private_key_file: Option<PathBuf>,
 }
 
-/// Runs the aggregated API server until Ctrl-C.
+/// Runs the aggregated API server until SIGINT or SIGTERM.
 pub async fn serve(
     args: AggregatedArgs,
     data_dir: PathBuf,
@@ -90,9 +90,13 @@ pub async fn serve(
     .await
     .context("starting the aggregated API server")?;
     println!("karmada-rs aggregated apiserver serving at {}", server.url);
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for Ctrl-C")?;
+    // Pods are stopped with SIGTERM, terminals with Ctrl-C.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing the SIGTERM handler")?;
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r.context("waiting for Ctrl-C")?,
+        _ = term.recv() => {}
+    }
     server.shutdown().await;
     Ok(())
 }
