@@ -88,6 +88,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
     .await
     .context("starting the API server")?;
+    // Pushes the members' impersonation RBAC for the cluster proxy.
+    let _unified_auth =
+        controllers::unified_auth::start(running.client(apiserver::auth::UserInfo::new(
+            "system:karmada:controller-manager",
+            vec!["system:karmada:controllers".into()],
+        )));
     println!(
         "karmada-rs control plane serving at {}\nkubeconfig: {}",
         running.url,

@@ -3,3 +3,4 @@
 pub mod interpreter;
 pub mod overrides;
 pub mod scheduler;
+pub mod unified_auth;
