@@ -63,7 +63,7 @@ async fn all_targets(proxy: &ClusterProxy, state: &Arc<ApiState>) -> Vec<Arc<Tar
         .filter_map(|(t, c)| match t {
             Ok(t) => Some(t),
             Err(e) => {
-                tracing::debug!(cluster = ?c.cluster.metadata.name, error = %e, "skipping cluster");
+                tracing::debug!(cluster = %c.name, error = %e, "skipping cluster");
                 None
             }
         })

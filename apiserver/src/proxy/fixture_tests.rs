@@ -583,7 +583,8 @@ async fn proxy_url_tunnels_with_proxy_headers() {
     let (status, body) = cp.get("behind-proxy", "/echo/via").await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(backend.last().path_and_query, "/echo/via");
-    let heads = heads.lock().unwrap().clone();
+    let heads_handle = heads;
+    let heads = heads_handle.lock().unwrap().clone();
     assert_eq!(heads.len(), 1, "one pooled tunnel: {heads:?}");
     let head = &heads[0];
     assert!(
@@ -597,6 +598,53 @@ async fn proxy_url_tunnels_with_proxy_headers() {
     assert!(
         head.contains("x-tenant: t1\r\n") && head.contains("x-tenant: t2\r\n"),
         "{head}"
+    );
+
+    // A change to other fields of the Cluster (labels, status) keeps its connection pool.
+    let clusters: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
+        cp.admin.clone(),
+        &kube::discovery::ApiResource {
+            group: "cluster.karmada.io".into(),
+            version: "v1alpha1".into(),
+            api_version: "cluster.karmada.io/v1alpha1".into(),
+            kind: "Cluster".into(),
+            plural: "clusters".into(),
+        },
+    );
+    clusters
+        .patch(
+            "behind-proxy",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"metadata": {"labels": {"tier": "gold"}}})),
+        )
+        .await
+        .unwrap();
+    let state = cp.running.state.clone();
+    let labelled = || {
+        let def = state
+            .catalog
+            .snapshot()
+            .get("cluster.karmada.io", "v1alpha1", "clusters")
+            .unwrap()
+            .clone();
+        let o = state
+            .cache(&def)
+            .unwrap()
+            .get(&def.key("", "behind-proxy").unwrap());
+        o.is_some_and(|o| o.labels.get("tier").is_some_and(|t| t == "gold"))
+    };
+    let start = std::time::Instant::now();
+    while !labelled() {
+        assert!(start.elapsed() < DEADLINE, "the cache never saw the label");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (status, _) = cp.get("behind-proxy", "/echo/again").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(backend.last().path_and_query, "/echo/again");
+    assert_eq!(
+        heads_handle.lock().unwrap().len(),
+        1,
+        "the pooled tunnel was reused"
     );
     cp.running.shutdown().await;
 }

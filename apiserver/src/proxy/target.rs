@@ -90,26 +90,76 @@ impl Target {
     }
 }
 
-/// What a target was built from.
+/// The versions of the secrets a target was built from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Versions {
-    cluster: String,
     secret: Option<String>,
     impersonator: Option<String>,
 }
 
-/// Cached targets, one per cluster.
-#[derive(Debug, Default)]
-pub struct Targets {
-    entries: Mutex<HashMap<String, Arc<Target>>>,
+/// The fields of a Cluster a target is built from: a Cluster whose other fields change
+/// (status, labels) keeps its target and connection pool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    endpoint: String,
+    secret_ref: Option<(String, String)>,
+    impersonator_ref: Option<(String, String)>,
+    insecure: bool,
+    proxy_url: String,
+    proxy_header: std::collections::BTreeMap<String, String>,
 }
 
-/// A Cluster as read for proxying: its resourceVersion and spec.
-pub struct ClusterObject {
+impl Access {
+    fn of(c: &Cluster) -> Access {
+        let r = |x: &Option<karmada_api::cluster::v1alpha1::LocalSecretReference>| {
+            x.as_ref().map(|x| (x.namespace.clone(), x.name.clone()))
+        };
+        Access {
+            endpoint: c.spec.api_endpoint.clone(),
+            secret_ref: r(&c.spec.secret_ref),
+            impersonator_ref: r(&c.spec.impersonator_secret_ref),
+            insecure: c.spec.insecure_skip_tls_verification,
+            proxy_url: c.spec.proxy_url.clone(),
+            proxy_header: c.spec.proxy_header.clone(),
+        }
+    }
+}
+
+/// A cached target and what it was last checked against.
+struct Entry {
+    target: Arc<Target>,
+    cluster_version: String,
+    access: Access,
+}
+
+/// Cached targets, one per cluster.
+#[derive(Default)]
+pub struct Targets {
+    entries: Mutex<HashMap<String, Arc<Entry>>>,
+}
+
+impl std::fmt::Debug for Targets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Targets").finish_non_exhaustive()
+    }
+}
+
+/// A Cluster as stored: name, resourceVersion and JSON, parsed only when needed.
+#[derive(Clone, Debug)]
+pub struct ClusterRecord {
+    /// Name.
+    pub name: String,
     /// resourceVersion.
     pub version: String,
-    /// The parsed object.
-    pub cluster: Cluster,
+    json: bytes::Bytes,
+}
+
+impl ClusterRecord {
+    /// Parses the Cluster.
+    pub fn parse(&self) -> Result<Cluster, TargetError> {
+        serde_json::from_slice(&self.json)
+            .map_err(|e| TargetError::Config(format!("cannot read the Cluster: {e}")))
+    }
 }
 
 fn cluster_def(state: &ApiState) -> Option<Arc<crate::resources::ResourceDef>> {
@@ -120,20 +170,22 @@ fn cluster_def(state: &ApiState) -> Option<Arc<crate::resources::ResourceDef>> {
         .cloned()
 }
 
-fn parse_cluster(json: &[u8], version: String) -> Result<ClusterObject, TargetError> {
-    let cluster: Cluster = serde_json::from_slice(json)
-        .map_err(|e| TargetError::Config(format!("cannot read the Cluster: {e}")))?;
-    Ok(ClusterObject { version, cluster })
+fn record(o: &crate::watch_cache::CachedObject) -> ClusterRecord {
+    ClusterRecord {
+        name: o.name.clone(),
+        version: o.rv.to_string(),
+        json: o.json.clone(),
+    }
 }
 
 /// Reads a Cluster: from the watch cache, or from storage when the cache has not seen it yet.
-pub async fn read_cluster(state: &ApiState, name: &str) -> Result<ClusterObject, TargetError> {
+pub async fn read_cluster(state: &ApiState, name: &str) -> Result<ClusterRecord, TargetError> {
     let def = cluster_def(state).ok_or_else(|| TargetError::NotFound(name.to_string()))?;
     if let Some(key) = def.key("", name)
         && let Ok(cache) = state.cache(&def)
         && let Some(o) = cache.get(&key)
     {
-        return parse_cluster(&o.json, o.rv.to_string());
+        return Ok(record(&o));
     }
     match crate::registry::Registry::new(state, def)
         .get("", name)
@@ -146,7 +198,11 @@ pub async fn read_cluster(state: &ApiState, name: &str) -> Result<ClusterObject,
                 .unwrap_or_default()
                 .to_string();
             let bytes = serde_json::to_vec(&v).map_err(|e| TargetError::Config(e.to_string()))?;
-            parse_cluster(&bytes, version)
+            Ok(ClusterRecord {
+                name: name.to_string(),
+                version,
+                json: bytes.into(),
+            })
         }
         Err(e) if e.code == 404 => Err(TargetError::NotFound(name.to_string())),
         Err(e) => Err(TargetError::Config(e.message)),
@@ -154,19 +210,15 @@ pub async fn read_cluster(state: &ApiState, name: &str) -> Result<ClusterObject,
 }
 
 /// Every Cluster, by name.
-pub fn list_clusters(state: &ApiState) -> Vec<ClusterObject> {
+pub fn list_clusters(state: &ApiState) -> Vec<ClusterRecord> {
     let Some(def) = cluster_def(state) else {
         return vec![];
     };
     let Ok(cache) = state.cache(&def) else {
         return vec![];
     };
-    let mut out: Vec<ClusterObject> = cache
-        .all()
-        .iter()
-        .filter_map(|o| parse_cluster(&o.json, o.rv.to_string()).ok())
-        .collect();
-    out.sort_by(|a, b| a.cluster.metadata.name.cmp(&b.cluster.metadata.name));
+    let mut out: Vec<ClusterRecord> = cache.all().iter().map(|o| record(o)).collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }
 
@@ -178,47 +230,73 @@ impl Targets {
         secrets: &SecretSource,
         name: &str,
     ) -> Result<Arc<Target>, TargetError> {
-        let obj = read_cluster(state, name).await?;
-        self.for_cluster(state, secrets, &obj).await
+        let rec = read_cluster(state, name).await?;
+        self.for_cluster(state, secrets, &rec).await
     }
 
-    /// The target of a Cluster object, reusing the cached one while nothing it was built
-    /// from has changed.
+    /// The target of a Cluster, reusing the cached one while its access fields and secrets
+    /// are unchanged. An unchanged resourceVersion skips even parsing the Cluster.
     pub async fn for_cluster(
         &self,
         state: &ApiState,
         secrets: &SecretSource,
-        obj: &ClusterObject,
+        rec: &ClusterRecord,
     ) -> Result<Arc<Target>, TargetError> {
-        let name = obj.cluster.metadata.name.clone().unwrap_or_default();
-        let cached = self.entries.lock().ok().and_then(|m| m.get(&name).cloned());
-        let spec = &obj.cluster.spec;
-        if let Some(t) = cached
-            && t.versions.cluster == obj.version
-        {
-            let secret = match &spec.secret_ref {
-                Some(r) => secret_version(state, secrets, &r.namespace, &r.name).await?,
-                None => None,
-            };
-            let impersonator = match &spec.impersonator_secret_ref {
-                Some(r) => secret_version(state, secrets, &r.namespace, &r.name).await?,
-                None => None,
-            };
-            if t.versions.secret == secret && t.versions.impersonator == impersonator {
-                return Ok(t);
+        let entry = self
+            .entries
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&rec.name).cloned());
+        let fresh = match &entry {
+            Some(e) if e.cluster_version == rec.version => None,
+            _ => Some(Access::of(&rec.parse()?)),
+        };
+        if let Some(e) = &entry {
+            let access = fresh.as_ref().unwrap_or(&e.access);
+            if *access == e.access {
+                let secret = match &access.secret_ref {
+                    Some((ns, n)) => secret_version(state, secrets, ns, n).await?,
+                    None => None,
+                };
+                let impersonator = match &access.impersonator_ref {
+                    Some((ns, n)) => secret_version(state, secrets, ns, n).await?,
+                    None => None,
+                };
+                if e.target.versions.secret == secret
+                    && e.target.versions.impersonator == impersonator
+                {
+                    if e.cluster_version != rec.version {
+                        self.remember(
+                            &rec.name,
+                            e.target.clone(),
+                            rec.version.clone(),
+                            access.clone(),
+                        );
+                    }
+                    return Ok(e.target.clone());
+                }
             }
         }
-        let target = Arc::new(build(state, secrets, &name, obj).await?);
-        if let Ok(mut m) = self.entries.lock() {
-            m.insert(name, target.clone());
-        }
+        let access = match (fresh, entry) {
+            (Some(a), _) => a,
+            (None, Some(e)) => e.access.clone(),
+            (None, None) => Access::of(&rec.parse()?),
+        };
+        let target = Arc::new(build(state, secrets, &rec.name, &access).await?);
+        self.remember(&rec.name, target.clone(), rec.version.clone(), access);
         Ok(target)
     }
 
-    /// Drops the targets of clusters that no longer exist.
-    pub fn retain(&self, live: &[String]) {
+    fn remember(&self, name: &str, target: Arc<Target>, cluster_version: String, access: Access) {
         if let Ok(mut m) = self.entries.lock() {
-            m.retain(|k, _| live.contains(k));
+            m.insert(
+                name.to_string(),
+                Arc::new(Entry {
+                    target,
+                    cluster_version,
+                    access,
+                }),
+            );
         }
     }
 }
@@ -262,10 +340,9 @@ async fn build(
     state: &ApiState,
     secrets: &SecretSource,
     name: &str,
-    obj: &ClusterObject,
+    access: &Access,
 ) -> Result<Target, TargetError> {
-    let spec = &obj.cluster.spec;
-    let endpoint = parse_endpoint(name, &spec.api_endpoint)?;
+    let endpoint = parse_endpoint(name, &access.endpoint)?;
     let read = |ns: String, n: String| async move {
         secrets
             .get(state, &ns, &n)
@@ -274,9 +351,9 @@ async fn build(
             .ok_or_else(|| TargetError::Config(format!("secrets \"{n}\" not found")))
     };
     // A pull-mode cluster may have no secret: then no CA is set (GetTLSConfigForCluster).
-    let (ca_bundle, secret_version) = match &spec.secret_ref {
-        Some(r) => {
-            let s = read(r.namespace.clone(), r.name.clone()).await?;
+    let (ca_bundle, secret_version) = match &access.secret_ref {
+        Some((ns, n)) => {
+            let s = read(ns.clone(), n.clone()).await?;
             (
                 s.data.get(SECRET_CA_DATA_KEY).cloned().unwrap_or_default(),
                 Some(s.version.clone()),
@@ -284,12 +361,12 @@ async fn build(
         }
         None => (Vec::new(), None),
     };
-    let imp_ref = spec.impersonator_secret_ref.as_ref().ok_or_else(|| {
+    let (imp_ns, imp_name) = access.impersonator_ref.as_ref().ok_or_else(|| {
         TargetError::Config(format!(
             "the impersonatorSecretRef of cluster {name} is nil"
         ))
     })?;
-    let imp = read(imp_ref.namespace.clone(), imp_ref.name.clone()).await?;
+    let imp = read(imp_ns.clone(), imp_name.clone()).await?;
     let token = imp
         .data
         .get(SECRET_TOKEN_KEY)
@@ -307,16 +384,16 @@ async fn build(
     })?;
     let tls = transport::client_config(&TlsSettings {
         ca_bundle,
-        insecure: spec.insecure_skip_tls_verification,
+        insecure: access.insecure,
         client_cert: None,
         tls13_only: true,
     })
     .map_err(|e| TargetError::Config(format!("cluster {name}: {e}")))?;
-    let tunnel = if spec.proxy_url.is_empty() {
+    let tunnel = if access.proxy_url.is_empty() {
         None
     } else {
         Some(
-            TunnelProxy::parse(&spec.proxy_url, &spec.proxy_header)
+            TunnelProxy::parse(&access.proxy_url, &access.proxy_header)
                 .map_err(|e| TargetError::Config(format!("cluster {name}: {e}")))?,
         )
     };
@@ -336,7 +413,6 @@ async fn build(
         authorization,
         client,
         versions: Versions {
-            cluster: obj.version.clone(),
             secret: secret_version,
             impersonator: Some(imp.version.clone()),
         },
