@@ -469,6 +469,9 @@ impl tower::Service<Uri> for Dialer {
     }
 }
 
+/// The request body type of [`HttpClient`].
+pub use axum::body::Body;
+
 /// A pooled HTTP/1.1 client over a [`Dialer`].
 pub type HttpClient = Client<Dialer, axum::body::Body>;
 
