@@ -24,9 +24,6 @@ pub struct AggregatedArgs {
     /// Where SubjectAccessReviews are sent (default: --kubeconfig).
     #[arg(long)]
     pub authorization_kubeconfig: Option<PathBuf>,
-    /// CA bundle verifying client certificates (default: from the host's ConfigMap).
-    #[arg(long = "client-ca-file")]
-    pub client_ca_file: Option<PathBuf>,
     /// CA bundle verifying the front proxy's client certificate (default: from the host's
     /// ConfigMap).
     #[arg(long)]
@@ -49,34 +46,49 @@ pub struct AggregatedArgs {
     /// Start even when the ConfigMap cannot be read.
     #[arg(long)]
     pub authentication_tolerate_lookup_failure: bool,
-    /// Serving certificate (PEM) instead of the generated one.
-    #[arg(long = "tls-cert-file")]
+}
+
+/// The `serve` flags the aggregated mode shares with the control plane.
+pub struct Common {
+    /// `--data-dir`.
+    pub data_dir: PathBuf,
+    /// `--bind`.
+    pub bind: SocketAddr,
+    /// `--etcd-servers` or the embedded store.
+    pub store: apiserver::launch::StoreChoice,
+    /// `--tls-san`.
+    pub tls_sans: Vec<String>,
+    /// `--client-ca-file` (default: from the host's ConfigMap).
+    pub client_ca_file: Option<PathBuf>,
+    /// `--tls-cert-file`.
     pub tls_cert_file: Option<PathBuf>,
-    /// Serving key (PEM).
-    #[arg(long = "tls-private-key-file")]
+    /// `--tls-private-key-file`.
     pub tls_private_key_file: Option<PathBuf>,
 }
 
 /// Runs the aggregated API server until SIGINT or SIGTERM.
-pub async fn serve(
-    args: AggregatedArgs,
-    data_dir: PathBuf,
-    bind: SocketAddr,
-    store: apiserver::launch::StoreChoice,
-    tls_sans: Vec<String>,
-) -> anyhow::Result<()> {
+pub async fn serve(args: AggregatedArgs, common: Common) -> anyhow::Result<()> {
+    let Common {
+        data_dir,
+        bind,
+        store,
+        tls_sans,
+        client_ca_file,
+        tls_cert_file,
+        tls_private_key_file,
+    } = common;
     let server = apiserver::aggregated::start(apiserver::aggregated::AggregatedOptions {
         data_dir,
         bind,
         store,
         tls_sans,
-        tls_cert_file: args.tls_cert_file,
-        tls_private_key_file: args.tls_private_key_file,
+        tls_cert_file,
+        tls_private_key_file,
         kubeconfig: args.kubeconfig,
         authentication_kubeconfig: args.authentication_kubeconfig,
         authorization_kubeconfig: args.authorization_kubeconfig,
         authn: apiserver::aggregated::AuthnFlags {
-            client_ca_file: args.client_ca_file,
+            client_ca_file,
             requestheader_client_ca_file: args.requestheader_client_ca_file,
             requestheader_allowed_names: args.requestheader_allowed_names,
             requestheader_username_headers: args.requestheader_username_headers,

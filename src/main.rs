@@ -44,6 +44,50 @@ struct ServeArgs {
     event_ttl: std::time::Duration,
     #[command(flatten)]
     aggregated: aggregated::AggregatedArgs,
+    /// Static bearer tokens: a CSV file of `token,user,uid[,"group1,group2"]` lines.
+    #[arg(long, env = "KARMADA_RS_TOKEN_AUTH_FILE")]
+    token_auth_file: Option<PathBuf>,
+    /// Issuer (`iss`) of service-account tokens.
+    #[arg(long, env = "KARMADA_RS_SERVICE_ACCOUNT_ISSUER")]
+    service_account_issuer: Option<String>,
+    /// Serving certificate chain (PEM) to use instead of the generated one.
+    #[arg(
+        long,
+        env = "KARMADA_RS_TLS_CERT_FILE",
+        requires = "tls_private_key_file"
+    )]
+    tls_cert_file: Option<PathBuf>,
+    /// Private key (PEM) of --tls-cert-file.
+    #[arg(
+        long,
+        env = "KARMADA_RS_TLS_PRIVATE_KEY_FILE",
+        requires = "tls_cert_file"
+    )]
+    tls_private_key_file: Option<PathBuf>,
+    /// CA bundle (PEM) whose client certificates authenticate users, besides the server's own CA.
+    #[arg(long, env = "KARMADA_RS_CLIENT_CA_FILE")]
+    client_ca_file: Option<PathBuf>,
+    /// Serve requests without credentials as system:anonymous (they get only what RBAC grants
+    /// system:unauthenticated: /healthz, /livez, /readyz, /version by default).
+    #[arg(
+        long,
+        env = "KARMADA_RS_ANONYMOUS_AUTH",
+        num_args = 0..=1,
+        default_value_t = false,
+        default_missing_value = "true",
+        action = clap::ArgAction::Set
+    )]
+    anonymous_auth: bool,
+    /// Write an audit log (audit.k8s.io/v1 events, one JSON line per request that is not a
+    /// read) to this file; `-` is standard output.
+    #[arg(long, env = "KARMADA_RS_AUDIT_LOG_PATH")]
+    audit_log_path: Option<PathBuf>,
+    /// Rotate the audit log when it reaches this many megabytes (0: 100).
+    #[arg(long, env = "KARMADA_RS_AUDIT_LOG_MAXSIZE", default_value_t = 0)]
+    audit_log_maxsize: u64,
+    /// Rotated audit logs to keep (0: all).
+    #[arg(long, env = "KARMADA_RS_AUDIT_LOG_MAXBACKUP", default_value_t = 0)]
+    audit_log_maxbackup: usize,
 }
 
 fn init_tracing() {
@@ -66,26 +110,49 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if args.aggregated.aggregated {
         return aggregated::serve(
             args.aggregated,
-            args.data_dir,
-            args.bind,
-            store,
-            args.tls_sans,
+            aggregated::Common {
+                data_dir: args.data_dir,
+                bind: args.bind,
+                store,
+                tls_sans: args.tls_sans,
+                client_ca_file: args.client_ca_file,
+                tls_cert_file: args.tls_cert_file,
+                tls_private_key_file: args.tls_private_key_file,
+            },
         )
         .await;
     }
-    let running = apiserver::launch::start(apiserver::launch::ServeOptions {
-        data_dir: args.data_dir,
-        bind: args.bind,
-        store,
-        tls_sans: args.tls_sans,
-        flavor: apiserver::state::Flavor::ControlPlane,
-        kubeconfig_name: "karmada.kubeconfig".into(),
-        context_name: "karmada".into(),
-        kcm: apiserver::kcm::KcmOptions {
-            event_ttl: args.event_ttl,
-            ..Default::default()
+    let security = apiserver::launch::SecurityOptions {
+        anonymous_auth: args.anonymous_auth,
+        token_auth_file: args.token_auth_file,
+        service_account_issuer: args.service_account_issuer,
+        tls_cert_file: args.tls_cert_file,
+        tls_private_key_file: args.tls_private_key_file,
+        client_ca_file: args.client_ca_file,
+        audit: args
+            .audit_log_path
+            .map(|path| apiserver::audit::AuditOptions {
+                path,
+                max_size_mb: args.audit_log_maxsize,
+                max_backups: args.audit_log_maxbackup,
+            }),
+    };
+    let running = apiserver::launch::start_with(
+        apiserver::launch::ServeOptions {
+            data_dir: args.data_dir,
+            bind: args.bind,
+            store,
+            tls_sans: args.tls_sans,
+            flavor: apiserver::state::Flavor::ControlPlane,
+            kubeconfig_name: "karmada.kubeconfig".into(),
+            context_name: "karmada".into(),
+            kcm: apiserver::kcm::KcmOptions {
+                event_ttl: args.event_ttl,
+                ..Default::default()
+            },
         },
-    })
+        security,
+    )
     .await
     .context("starting the API server")?;
     // Pushes the members' impersonation RBAC for the cluster proxy.

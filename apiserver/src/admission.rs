@@ -29,6 +29,8 @@ pub async fn admit(
     old: Option<&Value>,
     _ctx: &WriteContext,
 ) -> Result<(), ApiError> {
+    // RBAC privilege-escalation prevention runs first, as kube's policy-based storage does.
+    crate::auth::rbac::escalation::check(state, def, obj, old)?;
     let (group, kind) = (def.group.as_str(), def.kind.as_str());
     if def.source == Source::BuiltIn {
         builtin::default_object(group, kind, obj);

@@ -79,10 +79,9 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
             },
         });
     let path = info.path.clone();
-    let resp = match handle(&state, req, info, query).await {
-        Ok(r) => r,
-        Err(e) => e.into_response(),
-    };
+    let mut audit = crate::audit::RequestAudit::begin(&req);
+    let result = handle(&state, req, info, query, &mut audit).await;
+    let resp = crate::audit::complete(&state, &mut audit, result).await;
     drop(guard);
     let elapsed = started.elapsed();
     if let Some(l) = labels {
@@ -143,12 +142,29 @@ async fn handle(
     req: http::Request<Body>,
     info: RequestInfo,
     query: HashMap<String, Vec<String>>,
+    audit: &mut crate::audit::RequestAudit,
 ) -> Result<Response, ApiError> {
     let (mut parts, body) = req.into_parts();
+    audit.set_request(&info);
     let user = match state.delegated_auth() {
-        Some(d) => d.admit(&mut parts, &info).await?,
-        None => auth::authenticate(&parts).ok_or_else(ApiError::unauthorized)?,
+        Some(d) => std::sync::Arc::new(d.admit(&mut parts, &info).await?),
+        None => auth::admit(state, &mut parts, &info, audit).await?,
     };
+    auth::scope(
+        user.clone(),
+        dispatch(state, parts, body, query, info, (*user).clone()),
+    )
+    .await
+}
+
+async fn dispatch(
+    state: &Arc<ApiState>,
+    parts: http::request::Parts,
+    body: Body,
+    query: HashMap<String, Vec<String>>,
+    info: RequestInfo,
+    user: UserInfo,
+) -> Result<Response, ApiError> {
     if let Some(backend) = state.aggregator.route(&info) {
         return Ok(crate::aggregator::proxy(&backend, parts, body, &user).await);
     }
@@ -328,7 +344,10 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
     let verb = ctx.info.verb.clone();
     let sub = ctx.info.subresource.clone();
     if ctx.def.storage == crate::resources::Storage::Virtual {
-        return Err(ApiError::method_not_allowed(&verb, &ctx.def.kind));
+        return match (verb.as_str(), sub.as_str()) {
+            ("create", "") => crate::auth::review::create(&ctx, body).await,
+            _ => Err(ApiError::method_not_allowed(&verb, &ctx.def.kind)),
+        };
     }
     match sub.as_str() {
         "" => match verb.as_str() {
@@ -353,6 +372,10 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
             "update" => crate::scale::update(&ctx, body).await,
             "patch" => crate::scale::patch(&ctx, body).await,
             _ => Err(ApiError::method_not_allowed(&verb, "Scale")),
+        },
+        "token" if ctx.def.extra_subresources.iter().any(|s| s == "token") => match verb.as_str() {
+            "create" => crate::auth::token_request::create(&ctx, body).await,
+            _ => Err(ApiError::method_not_allowed(&verb, "TokenRequest")),
         },
         "finalize" if ctx.def.extra_subresources.iter().any(|s| s == "finalize") => {
             match verb.as_str() {

@@ -18,7 +18,7 @@ use crate::state::{ApiConfig, ApiState, Flavor};
 
 /// Which storage backend to use.
 #[derive(Clone, Debug)]
-// Chosen once at start; boxing the etcd options would only complicate callers.
+// Built once per server: the size difference between variants costs nothing.
 #[allow(clippy::large_enum_variant)]
 pub enum StoreChoice {
     /// The embedded store in `DATA_DIR/store`.
@@ -48,6 +48,34 @@ pub struct ServeOptions {
     pub kcm: crate::kcm::KcmOptions,
 }
 
+/// Security settings of a server: kube-apiserver's authentication and TLS flags. The default
+/// is the safe one: no anonymous access, generated certificates.
+#[derive(Clone, Debug, Default)]
+pub struct SecurityOptions {
+    /// Serve requests without credentials as `system:anonymous` (`--anonymous-auth`).
+    pub anonymous_auth: bool,
+    /// Static bearer tokens (`--token-auth-file`, kube's CSV format).
+    pub token_auth_file: Option<PathBuf>,
+    /// Issuer of service-account tokens (`--service-account-issuer`).
+    pub service_account_issuer: Option<String>,
+    /// A serving certificate chain to use instead of the generated one (`--tls-cert-file`).
+    pub tls_cert_file: Option<PathBuf>,
+    /// The key of `tls_cert_file` (`--tls-private-key-file`).
+    pub tls_private_key_file: Option<PathBuf>,
+    /// Extra CAs for client certificates (`--client-ca-file`); the server's own CA, which
+    /// signs the admin kubeconfig, stays trusted.
+    pub client_ca_file: Option<PathBuf>,
+    /// The audit log (`--audit-log-path`, `--audit-log-maxsize`, `--audit-log-maxbackup`).
+    pub audit: Option<crate::audit::AuditOptions>,
+}
+
+fn read_file(path: &std::path::Path) -> Result<String, LaunchError> {
+    std::fs::read_to_string(path).map_err(|source| LaunchError::File {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
 /// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
@@ -71,6 +99,23 @@ pub enum LaunchError {
     /// The aggregation layer failed to start.
     #[error("aggregator: {0}")]
     Aggregator(#[from] crate::aggregator::AggregatorError),
+    /// A configured file could not be read.
+    #[error("{path}: {source}")]
+    File {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The audit log could not be opened.
+    #[error("audit log: {0}")]
+    Audit(std::io::Error),
+    /// The security configuration is unusable.
+    #[error("{0}")]
+    Auth(#[from] crate::auth::AuthError),
+    /// Options contradict each other.
+    #[error("{0}")]
+    Config(String),
     /// Bootstrapping objects failed.
     #[error("bootstrap: {0}")]
     Bootstrap(#[from] crate::error::ApiError),
@@ -131,8 +176,16 @@ pub async fn open_store(opts: &ServeOptions) -> Result<Arc<dyn Store>, LaunchErr
     })
 }
 
-/// Starts a server.
+/// Starts a server with the default security settings.
 pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
+    start_with(opts, SecurityOptions::default()).await
+}
+
+/// Starts a server.
+pub async fn start_with(
+    opts: ServeOptions,
+    security: SecurityOptions,
+) -> Result<Running, LaunchError> {
     std::fs::create_dir_all(&opts.data_dir).map_err(storage::Error::Io)?;
     let store = open_store(&opts).await?;
     let pki = Arc::new(certs::Pki::ensure(
@@ -172,11 +225,57 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
             ..Default::default()
         },
     );
+    let mut client_ca_pems = vec![pki.ca.cert_pem().to_string()];
+    if let Some(f) = &security.client_ca_file {
+        client_ca_pems.push(read_file(f)?);
+    }
+    let (serving_cert_pem, serving_key_pem) =
+        match (&security.tls_cert_file, &security.tls_private_key_file) {
+            (Some(c), Some(k)) => (read_file(c)?, read_file(k)?),
+            (None, None) => (pki.serving.cert_pem.clone(), pki.serving.key_pem.clone()),
+            _ => {
+                return Err(LaunchError::Config(
+                    "--tls-cert-file and --tls-private-key-file go together".into(),
+                ));
+            }
+        };
+    let audit = match &security.audit {
+        Some(a) => Some(crate::audit::AuditLog::start(a).map_err(LaunchError::Audit)?),
+        None => None,
+    };
+    let auth = Arc::new(crate::auth::Auth::new(
+        &crate::auth::AuthOptions {
+            anonymous: security.anonymous_auth,
+            token_auth_file: security.token_auth_file.clone(),
+            client_ca_pems: client_ca_pems.clone(),
+            service_account_key_pem: pki.service_account_key_pem.clone(),
+            service_account_issuer: security.service_account_issuer.clone().unwrap_or_default(),
+            api_audiences: vec![],
+        },
+        audit,
+    )?);
+    state.set_auth(auth.clone());
     state.warm(Duration::from_secs(30)).await?;
     bootstrap(&state, opts.flavor).await?;
+    // The bootstrap RBAC policy, aggregated and indexed before the first request is served.
+    crate::auth::bootstrap::ensure(&state).await?;
+    crate::auth::rbac::controller::settle(&state, &auth.authorizer).await?;
+    crate::auth::rbac::controller::spawn(Arc::downgrade(&state), auth.authorizer.clone());
+    // With a user-supplied serving certificate, its chain is trusted too (a self-signed
+    // certificate is its own anchor).
+    let cluster_ca_pem = if security.tls_cert_file.is_some() {
+        format!("{}{serving_cert_pem}", pki.ca.cert_pem())
+    } else {
+        pki.ca.cert_pem().to_string()
+    };
+    crate::auth::token_controller::spawn(
+        Arc::downgrade(&state),
+        auth.tokens.clone(),
+        cluster_ca_pem.clone(),
+    );
     let kcm = crate::kcm::start(&state, &opts.kcm);
     let aggregator = if opts.flavor == Flavor::ControlPlane {
-        Some(crate::aggregator::start(&state, &opts.data_dir.join("pki"), pki.ca.cert_pem()).await?)
+        Some(crate::aggregator::start(&state, &opts.data_dir.join("pki"), &client_ca_pems.concat()).await?)
     } else {
         None
     };
@@ -185,9 +284,9 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
 
     let router = crate::handler::router(state.clone());
     let tls = crate::server::server_config(&TlsFiles {
-        cert_pem: pki.serving.cert_pem.clone(),
-        key_pem: pki.serving.key_pem.clone(),
-        client_ca_pems: vec![pki.ca.cert_pem().to_string()],
+        cert_pem: serving_cert_pem.clone(),
+        key_pem: serving_key_pem,
+        client_ca_pems,
     })?;
     let serving = crate::server::serve(listener, tls, router.clone()).map_err(|source| {
         LaunchError::Bind {
@@ -202,7 +301,7 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
         &certs::Kubeconfig {
             name: opts.context_name.clone(),
             server: url.clone(),
-            ca_pem: pki.ca.cert_pem().to_string(),
+            ca_pem: cluster_ca_pem,
             credentials: certs::KubeconfigCredentials::ClientCert {
                 cert_pem: pki.admin.cert_pem.clone(),
                 key_pem: pki.admin.key_pem.clone(),

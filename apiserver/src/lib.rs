@@ -4,6 +4,7 @@
 pub mod admission;
 pub mod aggregated;
 pub mod aggregator;
+pub mod audit;
 pub mod auth;
 pub mod body;
 pub mod builtin;

@@ -12,12 +12,11 @@ use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::server::WebPkiClientVerifier;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 
-use crate::auth::PeerCertificates;
+use crate::auth::{PeerCertificates, RemoteAddr};
 
 /// Why TLS could not be configured.
 #[derive(Debug, thiserror::Error)]
@@ -62,25 +61,15 @@ pub fn server_config(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, TlsE
         .map_err(|e| TlsError::Pem(format!("bad private key PEM: {e}")))?;
     let builder = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])?;
-    let mut roots = rustls::RootCertStore::empty();
-    for pem in &files.client_ca_pems {
-        for c in parse_certs(pem)? {
-            roots
-                .add(c)
-                .map_err(|e| TlsError::Pem(format!("bad client CA: {e}")))?;
-        }
-    }
-    let mut config = if roots.is_empty() {
-        builder.with_no_client_auth().with_single_cert(certs, key)?
-    } else {
-        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
-            // Request, don't require: bearer tokens and anonymous requests have no certificate.
-            .allow_unauthenticated()
-            .build()
-            .map_err(|e| TlsError::Pem(format!("client CA: {e}")))?;
-        builder
-            .with_client_cert_verifier(verifier)
-            .with_single_cert(certs, key)?
+    // Client certificates are requested, not required (bearer tokens and anonymous requests
+    // have none); their chains are verified per request by the x509 authenticator.
+    let verifier = crate::auth::x509::tls_verifier(&files.client_ca_pems)
+        .map_err(|e| TlsError::Pem(e.to_string()))?;
+    let mut config = match verifier {
+        None => builder.with_no_client_auth().with_single_cert(certs, key)?,
+        Some(v) => builder
+            .with_client_cert_verifier(v)
+            .with_single_cert(certs, key)?,
     };
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
@@ -144,9 +133,7 @@ pub fn serve(
                     }
                 };
                 let certs = tls.get_ref().1.peer_certificates().map(|chain| {
-                    PeerCertificates(Arc::new(
-                        chain.iter().map(|c| c.clone().into_owned()).collect(),
-                    ))
+                    PeerCertificates::new(chain.iter().map(|c| c.clone().into_owned()).collect())
                 });
                 let svc = tower::ServiceExt::map_request(
                     app,
@@ -154,6 +141,7 @@ pub fn serve(
                         if let Some(c) = &certs {
                             req.extensions_mut().insert(c.clone());
                         }
+                        req.extensions_mut().insert(RemoteAddr(peer));
                         req
                     },
                 );

@@ -1,7 +1,7 @@
 //! The API server's shared state: storage, the resource catalog and the watch caches.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use storage::Store;
@@ -94,6 +94,8 @@ pub struct ApiState {
     /// Delegated authentication and authorization (`--aggregated` mode).
     delegated_auth: std::sync::OnceLock<Arc<crate::aggregated::DelegatedAuth>>,
     caches: Mutex<HashMap<String, RunningCache>>,
+    /// Authentication, authorization and audit; requests fail closed until it is set.
+    auth: OnceLock<Arc<crate::auth::Auth>>,
 }
 
 impl std::fmt::Debug for ApiState {
@@ -124,6 +126,7 @@ impl ApiState {
             aggregator: Default::default(),
             delegated_auth: Default::default(),
             caches: Mutex::new(HashMap::new()),
+            auth: OnceLock::new(),
         })
     }
 
@@ -135,6 +138,16 @@ impl ApiState {
     /// Makes requests authenticate and authorize through the host (once).
     pub fn set_delegated_auth(&self, d: Arc<crate::aggregated::DelegatedAuth>) {
         let _ = self.delegated_auth.set(d);
+    }
+
+    /// The security stack, once configured.
+    pub fn auth(&self) -> Option<&Arc<crate::auth::Auth>> {
+        self.auth.get()
+    }
+
+    /// Configures the security stack (once; later calls are ignored).
+    pub fn set_auth(&self, auth: Arc<crate::auth::Auth>) {
+        let _ = self.auth.set(auth);
     }
 
     /// The cache of a stored resource, started on first use. Must run inside a runtime.

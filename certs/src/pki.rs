@@ -139,8 +139,10 @@ impl Ca {
         })
     }
 
-    /// Issues a client certificate: the common name is the user, organizations are groups
-    /// (as kube-apiserver's x509 authenticator reads them).
+    /// Issues a client certificate: the common name is the user, the organization is the
+    /// group (as kube-apiserver's x509 authenticator reads them). At most one group: rcgen's
+    /// distinguished name holds one value per attribute type, so more are refused rather than
+    /// silently dropped.
     pub fn issue_client(&self, user: &str, groups: &[&str]) -> Result<IssuedCert, Error> {
         self.issue_client_valid_for(user, groups, Duration::days(LEAF_VALIDITY_DAYS))
     }
@@ -152,6 +154,12 @@ impl Ca {
         groups: &[&str],
         valid_for: Duration,
     ) -> Result<IssuedCert, Error> {
+        if groups.len() > 1 {
+            return Err(Error::Invalid(format!(
+                "a client certificate can carry one group, not {}",
+                groups.len()
+            )));
+        }
         let key = KeyPair::generate()?;
         let mut params = CertificateParams::default();
         let mut dn = DistinguishedName::new();

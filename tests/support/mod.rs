@@ -47,6 +47,8 @@ pub struct Server {
     rt: tokio::runtime::Runtime,
     extra_args: Vec<String>,
     bind: String,
+    /// When set, the server's stderr goes to this file at debug level (tests grep it).
+    log_file: Option<PathBuf>,
 }
 
 impl Server {
@@ -80,9 +82,40 @@ impl Server {
             rt,
             extra_args: extra.iter().map(|s| s.to_string()).collect(),
             bind: "127.0.0.1:0".into(),
+            log_file: None,
         };
         s.spawn();
         s
+    }
+
+    /// Starts a control plane on the embedded store whose debug log is kept in
+    /// [`Server::log_path`].
+    pub fn start_logged(extra: &[&str]) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let mut s = Server {
+            kubeconfig: dir.path().join("karmada.kubeconfig"),
+            cache_dir: dir.path().join("kubectl-cache"),
+            log_file: Some(dir.path().join("server.log")),
+            dir,
+            url: String::new(),
+            child: None,
+            etcd: None,
+            rt,
+            extra_args: extra.iter().map(|s| s.to_string()).collect(),
+            bind: "127.0.0.1:0".into(),
+        };
+        s.spawn();
+        s
+    }
+
+    /// The server's log file (see [`Server::start_logged`]).
+    pub fn log_path(&self) -> Option<&Path> {
+        self.log_file.as_deref()
     }
 
     /// The backend this server runs on.
@@ -110,6 +143,14 @@ impl Server {
             std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "warn".into()),
         );
         cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
+        if let Some(f) = &self.log_file {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(f)
+                .expect("open server log");
+            cmd.env("KARMADA_RS_LOG", "debug").stderr(file);
+        }
         let mut child = cmd.spawn().expect("spawn karmada-rs");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = mpsc::channel();
@@ -265,4 +306,179 @@ pub fn run_stdin(cmd: &mut Command, stdin: &str) -> Output {
         .write_all(stdin.as_bytes())
         .expect("write stdin");
     child.wait_with_output().expect("wait")
+}
+
+/// Per-user kubeconfigs (client certificates from the server's CA, bearer tokens, none) and
+/// kubectl runs with them.
+impl Server {
+    /// The server's CA certificate (PEM).
+    pub fn ca_pem(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("pki/ca.crt")).expect("read ca.crt")
+    }
+
+    /// The server's CA, able to issue client certificates.
+    pub fn ca(&self) -> certs::Ca {
+        let key = std::fs::read_to_string(self.dir.path().join("pki/ca.key")).expect("ca.key");
+        certs::Ca::from_pem(&self.ca_pem(), &key).expect("load CA")
+    }
+
+    fn write_user_kubeconfig(
+        &self,
+        file: &str,
+        credentials: certs::KubeconfigCredentials,
+    ) -> PathBuf {
+        let path = self
+            .dir
+            .path()
+            .join("users")
+            .join(format!("{file}.kubeconfig"));
+        let config = certs::Kubeconfig {
+            name: "karmada".into(),
+            server: self.url.clone(),
+            ca_pem: self.ca_pem(),
+            credentials,
+            namespace: None,
+        };
+        certs::write_kubeconfig(&path, &config).expect("write kubeconfig");
+        path
+    }
+
+    /// A kubeconfig authenticating with a client certificate for `user` in `group` (if any),
+    /// issued by the server's CA.
+    pub fn cert_kubeconfig(&self, user: &str, group: Option<&str>) -> PathBuf {
+        let groups: Vec<&str> = group.into_iter().collect();
+        let cert = self
+            .ca()
+            .issue_client(user, &groups)
+            .expect("issue client cert");
+        self.write_user_kubeconfig(
+            &format!("cert-{}", sanitize(user)),
+            certs::KubeconfigCredentials::ClientCert {
+                cert_pem: cert.cert_pem,
+                key_pem: cert.key_pem,
+            },
+        )
+    }
+
+    /// A kubeconfig authenticating with a client certificate issued by a CA the server does
+    /// not trust.
+    pub fn foreign_cert_kubeconfig(&self, user: &str, group: Option<&str>) -> PathBuf {
+        let groups: Vec<&str> = group.into_iter().collect();
+        let ca = certs::Ca::generate().expect("foreign CA");
+        let cert = ca.issue_client(user, &groups).expect("issue client cert");
+        self.write_user_kubeconfig(
+            &format!("foreign-{}", sanitize(user)),
+            certs::KubeconfigCredentials::ClientCert {
+                cert_pem: cert.cert_pem,
+                key_pem: cert.key_pem,
+            },
+        )
+    }
+
+    /// A kubeconfig authenticating with a bearer token (`name` names the file).
+    pub fn token_kubeconfig(&self, name: &str, token: &str) -> PathBuf {
+        self.write_user_kubeconfig(
+            &format!("token-{}", sanitize(name)),
+            certs::KubeconfigCredentials::Token(token.to_string()),
+        )
+    }
+
+    /// A kubeconfig for anonymous requests: a basic-auth user name without password, which
+    /// keeps kubectl from prompting and which the server (like kube-apiserver) ignores.
+    pub fn anonymous_kubeconfig(&self) -> PathBuf {
+        use base64::Engine;
+        let path = self.dir.path().join("users").join("anonymous.kubeconfig");
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("users dir");
+        let ca = base64::engine::general_purpose::STANDARD.encode(self.ca_pem());
+        let yaml = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: karmada\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: anonymous\n  user:\n    username: anonymous\ncontexts:\n- name: karmada\n  context:\n    cluster: karmada\n    user: anonymous\ncurrent-context: karmada\n",
+            self.url
+        );
+        std::fs::write(&path, yaml).expect("write kubeconfig");
+        path
+    }
+
+    /// A kubectl command for another kubeconfig, with its own cache directory.
+    pub fn kubectl_as_cmd(&self, kubeconfig: &Path) -> Command {
+        let stem = kubeconfig
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let cache = self.dir.path().join("caches").join(stem).join("cache");
+        kubectl_cmd(kubeconfig, &cache)
+    }
+
+    /// Runs kubectl with another kubeconfig.
+    pub fn kubectl_as(&self, kubeconfig: &Path, args: &[&str]) -> Output {
+        run(self.kubectl_as_cmd(kubeconfig).args(args))
+    }
+
+    /// Runs kubectl with another kubeconfig, failing the test on a non-zero exit.
+    pub fn kubectl_as_ok(&self, kubeconfig: &Path, args: &[&str]) -> String {
+        let out = self.kubectl_as(kubeconfig, args);
+        assert!(
+            out.status.success(),
+            "kubectl {} ({}) failed: {}{}",
+            args.join(" "),
+            kubeconfig.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The path of a file in the server's data directory.
+    pub fn data_path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+impl Server {
+    /// Sends one request with no credentials at all (as an anonymous client would) through
+    /// kube-rs; returns the HTTP status and the body or error message.
+    pub fn anonymous_request(&self, method: &str, path: &str) -> (u16, String) {
+        let url: http::Uri = self.url.parse().expect("server URL");
+        let ca = pem_to_der(&self.ca_pem());
+        self.rt.block_on(async move {
+            let mut config = kube::Config::new(url);
+            config.root_cert = Some(vec![ca]);
+            let client = kube::Client::try_from(config).expect("client");
+            let req = http::Request::builder()
+                .method(method)
+                .uri(path)
+                .body(Vec::new())
+                .expect("request");
+            match client.request_text(req).await {
+                Ok(text) => (200, text),
+                Err(kube::Error::Api(s)) => (s.code, s.message),
+                Err(e) => panic!("anonymous {method} {path}: {e}"),
+            }
+        })
+    }
+}
+
+/// The DER bytes of the first certificate of a PEM bundle.
+pub fn pem_to_der(pem: &str) -> Vec<u8> {
+    use base64::Engine;
+    let b64: String = pem
+        .lines()
+        .skip_while(|l| !l.starts_with("-----BEGIN"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("-----END"))
+        .collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .expect("PEM base64")
 }

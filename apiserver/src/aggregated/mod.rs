@@ -35,7 +35,7 @@ fn peer_chain(parts: &http::request::Parts) -> Option<&[CertificateDer<'static>]
     parts
         .extensions
         .get::<PeerCertificates>()
-        .map(|p| p.0.as_slice())
+        .map(|p| p.chain())
         .filter(|c| !c.is_empty())
 }
 

@@ -31,7 +31,7 @@ async fn adapter(
     let client_cn = req
         .extensions()
         .get::<crate::auth::PeerCertificates>()
-        .and_then(|p| p.0.first().cloned())
+        .and_then(|p| p.chain().first().cloned())
         .and_then(|c| crate::auth::user_from_certificate(&c))
         .map(|u| u.name);
     let path = req.uri().path().to_string();

@@ -1,29 +1,74 @@
-//! Authentication: who is making a request.
+//! Authentication, impersonation and authorization: who is making a request and whether
+//! they may.
 //!
-//! Order as kube-apiserver's union authenticator: x509 client certificate, then bearer
-//! tokens; the in-process controller client carries its identity as a request extension
-//! (it cannot be set from the network).
+//! A request passes, in kube-apiserver's order: the authenticator chain ([`authenticator`]:
+//! in-process identity, x509 client certificate, bearer tokens, anonymous), impersonation
+//! ([`impersonation`]), then the authorizer ([`rbac`], after the `system:masters`
+//! short-circuit). [`admit`] runs all three for the request handler.
+
+pub mod attributes;
+pub mod authenticator;
+pub mod bootstrap;
+pub mod impersonation;
+mod jwt_ring;
+pub mod rbac;
+pub mod review;
+pub mod service_account;
+pub mod token_controller;
+pub mod token_file;
+pub mod token_request;
+pub mod x509;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use rustls_pki_types::CertificateDer;
 
+use crate::audit::{AuditLog, RequestAudit};
+use crate::error::ApiError;
+use crate::request_info::RequestInfo;
+use crate::state::ApiState;
+
+pub use attributes::Attributes;
+pub use authenticator::Authenticator;
+pub use rbac::Authorizer;
+pub use service_account::ServiceAccountTokens;
+
 /// The group every authenticated user is in.
 pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
+/// The group of anonymous requests.
+pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
+/// The user name of anonymous requests.
+pub const ANONYMOUS_USER: &str = "system:anonymous";
 /// The group that bypasses authorization.
 pub const MASTERS_GROUP: &str = "system:masters";
+/// The group of every service account.
+pub const SERVICE_ACCOUNTS_GROUP: &str = "system:serviceaccounts";
+/// The user name prefix of service accounts (`system:serviceaccount:NS:NAME`).
+pub const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
+/// The identity of the in-process Karmada controllers.
+pub const CONTROLLER_MANAGER_USER: &str = "system:karmada:controller-manager";
+/// The group of the in-process Karmada controllers.
+pub const CONTROLLERS_GROUP: &str = "system:karmada:controllers";
+/// The issuer kube-apiserver is usually given, used when none is configured.
+pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 
-/// An authenticated identity (user.Info).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// An authenticated identity (user.Info); serializes as kube's `UserInfo`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct UserInfo {
     /// User name.
+    #[serde(rename = "username")]
     pub name: String,
     /// User uid (service accounts).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub uid: String,
     /// Groups, including `system:authenticated`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
     /// Extra attributes.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, Vec<String>>,
 }
 
@@ -39,57 +84,248 @@ impl UserInfo {
         u
     }
 
+    /// The anonymous user (`system:anonymous` in `system:unauthenticated`).
+    pub fn anonymous() -> UserInfo {
+        UserInfo {
+            name: ANONYMOUS_USER.to_string(),
+            groups: vec![UNAUTHENTICATED_GROUP.to_string()],
+            ..Default::default()
+        }
+    }
+
     /// Adds a group once.
     pub fn add_group(&mut self, g: &str) {
-        if !self.groups.iter().any(|x| x == g) {
+        if !self.in_group(g) {
             self.groups.push(g.to_string());
         }
     }
 
     /// True for members of `system:masters`.
     pub fn is_master(&self) -> bool {
-        self.groups.iter().any(|g| g == MASTERS_GROUP)
+        self.in_group(MASTERS_GROUP)
+    }
+
+    /// True when the user is in `group`.
+    pub fn in_group(&self, group: &str) -> bool {
+        self.groups.iter().any(|g| g == group)
+    }
+
+    /// The identity as the `userInfo` JSON of reviews.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
     }
 }
 
-/// The client certificate chain of a TLS connection (verified by rustls against the
-/// client CA during the handshake), attached to each request of that connection.
+/// The identity of the in-process Karmada controllers: user `system:karmada:controller-manager`
+/// in group `system:karmada:controllers`, bound by the bootstrap policy to the ClusterRole of
+/// the same name ([`bootstrap::CONTROLLER_MANAGER_ROLE`]). It is authorized like any other
+/// user: no bypass.
+pub fn controller_manager_user() -> UserInfo {
+    UserInfo::new(CONTROLLER_MANAGER_USER, vec![CONTROLLERS_GROUP.to_string()])
+}
+
+/// The client certificate chain of a TLS connection, attached to each request of that
+/// connection. The chain is verified against the client CAs on the first request that needs
+/// it and the outcome is kept for the connection's later requests.
 #[derive(Clone, Debug)]
-pub struct PeerCertificates(pub Arc<Vec<CertificateDer<'static>>>);
+pub struct PeerCertificates {
+    chain: Arc<Vec<CertificateDer<'static>>>,
+    verified: Arc<OnceLock<x509::Verified>>,
+}
+
+impl PeerCertificates {
+    /// Wraps a connection's certificate chain (leaf first).
+    pub fn new(chain: Vec<CertificateDer<'static>>) -> PeerCertificates {
+        PeerCertificates {
+            chain: Arc::new(chain),
+            verified: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// The chain, leaf first.
+    pub fn chain(&self) -> &[CertificateDer<'static>] {
+        &self.chain
+    }
+}
 
 /// The identity of an in-process caller, attached by the loopback client.
 #[derive(Clone, Debug)]
 pub struct InProcessIdentity(pub Arc<UserInfo>);
 
+/// The remote address of a network connection, attached to each of its requests.
+#[derive(Clone, Copy, Debug)]
+pub struct RemoteAddr(pub SocketAddr);
+
 /// Reads user (CN) and groups (O) from a client certificate, as kube's
 /// `CommonNameUserConversion` does.
 pub fn user_from_certificate(der: &[u8]) -> Option<UserInfo> {
-    let (_, cert) = x509_parser::parse_x509_certificate(der).ok()?;
-    let subject = cert.subject();
-    let name = subject
-        .iter_common_name()
-        .next()
-        .and_then(|cn| cn.as_str().ok())?
-        .to_string();
-    if name.is_empty() {
-        return None;
-    }
-    let groups = subject
-        .iter_organization()
-        .filter_map(|o| o.as_str().ok().map(str::to_string))
-        .collect();
-    Some(UserInfo::new(name, groups))
+    x509::user_from_certificate(der).map(|(u, _)| u)
 }
 
-/// Authenticates a request from its extensions and headers; `None` means anonymous.
-pub fn authenticate(parts: &http::request::Parts) -> Option<UserInfo> {
-    if let Some(InProcessIdentity(u)) = parts.extensions.get::<InProcessIdentity>() {
-        return Some((**u).clone());
+/// Why the security configuration could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// A file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A token file line is malformed.
+    #[error("token file {path}: {message}")]
+    TokenFile {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The service-account signing key is unusable.
+    #[error("service-account key: {0}")]
+    ServiceAccountKey(String),
+    /// A client CA is unusable.
+    #[error("client CA: {0}")]
+    ClientCa(String),
+}
+
+/// How requests are authenticated.
+#[derive(Clone, Debug, Default)]
+pub struct AuthOptions {
+    /// Accept requests without credentials as `system:anonymous` (kube's `--anonymous-auth`).
+    pub anonymous: bool,
+    /// A static token file (kube's `--token-auth-file`, CSV `token,user,uid[,"group1,group2"]`).
+    pub token_auth_file: Option<PathBuf>,
+    /// CAs whose client certificates authenticate users (PEM bundles).
+    pub client_ca_pems: Vec<String>,
+    /// The service-account token signing key (PKCS#8 PEM, ECDSA P-256).
+    pub service_account_key_pem: String,
+    /// The issuer of service-account tokens (kube's `--service-account-issuer`; empty: the
+    /// default issuer).
+    pub service_account_issuer: String,
+    /// The audiences the server accepts in tokens (kube's `--api-audiences`; default: the
+    /// issuer).
+    pub api_audiences: Vec<String>,
+}
+
+/// The security stack of one API server: authenticators, the RBAC authorizer and the audit
+/// log.
+pub struct Auth {
+    /// The authenticator chain.
+    pub authenticator: Authenticator,
+    /// The authorizer (RBAC over an index fed by the RBAC watch caches).
+    pub authorizer: Arc<Authorizer>,
+    /// Service-account token issuance and validation.
+    pub tokens: Arc<ServiceAccountTokens>,
+    /// The audit log, when enabled.
+    pub audit: Option<Arc<AuditLog>>,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auth").finish_non_exhaustive()
     }
-    if let Some(PeerCertificates(chain)) = parts.extensions.get::<PeerCertificates>()
-        && let Some(leaf) = chain.first()
-    {
-        return user_from_certificate(leaf);
+}
+
+impl Auth {
+    /// Builds the stack from options (reads the token file).
+    pub fn new(opts: &AuthOptions, audit: Option<Arc<AuditLog>>) -> Result<Auth, AuthError> {
+        let issuer = if opts.service_account_issuer.is_empty() {
+            DEFAULT_ISSUER.to_string()
+        } else {
+            opts.service_account_issuer.clone()
+        };
+        let audiences = if opts.api_audiences.is_empty() {
+            vec![issuer.clone()]
+        } else {
+            opts.api_audiences.clone()
+        };
+        let tokens = Arc::new(ServiceAccountTokens::new(
+            &opts.service_account_key_pem,
+            issuer,
+            audiences,
+        )?);
+        let static_tokens = match &opts.token_auth_file {
+            Some(p) => token_file::load(p)?,
+            None => Default::default(),
+        };
+        let authenticator = Authenticator::new(
+            x509::ClientCertAuth::new(&opts.client_ca_pems)?,
+            static_tokens,
+            tokens.clone(),
+            opts.anonymous,
+        );
+        Ok(Auth {
+            authenticator,
+            authorizer: Arc::new(Authorizer::new()),
+            tokens,
+            audit,
+        })
     }
-    None
+}
+
+tokio::task_local! {
+    static CURRENT_USER: Arc<UserInfo>;
+}
+
+/// Runs `fut` with `user` as the request's identity, readable by [`current_user`] from the
+/// storage layer (RBAC escalation checks run there, as in kube's policy-based storage).
+pub async fn scope<F: std::future::Future>(user: Arc<UserInfo>, fut: F) -> F::Output {
+    CURRENT_USER.scope(user, fut).await
+}
+
+/// The identity of the API request being served, if any. Work the server does on its own
+/// behalf (bootstrap, controllers inside the server) runs outside any request and has none.
+pub fn current_user() -> Option<Arc<UserInfo>> {
+    CURRENT_USER.try_with(|u| u.clone()).ok()
+}
+
+/// Authenticates, applies impersonation and authorizes one request (kube's
+/// WithAuthentication, WithImpersonation and WithAuthorization filters). Returns the identity
+/// the request acts as.
+pub async fn admit(
+    state: &ApiState,
+    parts: &mut http::request::Parts,
+    info: &RequestInfo,
+    audit: &mut RequestAudit,
+) -> Result<Arc<UserInfo>, ApiError> {
+    let auth = state
+        .auth()
+        .ok_or_else(|| ApiError::unavailable("the server's authentication is not configured"))?;
+    let user = auth.authenticator.authenticate(state, parts).await?;
+    audit.set_user(&user);
+    let user = match impersonation::impersonate(&auth.authorizer, &user, &parts.headers)? {
+        Some(acting_as) => {
+            audit.set_impersonated(&acting_as);
+            impersonation::strip_headers(&mut parts.headers);
+            acting_as
+        }
+        None => user,
+    };
+    let attrs = Attributes::from_request(&user, info);
+    let decision = auth.authorizer.authorize(&attrs);
+    audit.set_decision(decision.allowed, &decision.reason);
+    if !decision.allowed {
+        tracing::debug!(user = %user.name, verb = %info.verb, path = %info.path, "forbidden");
+        return Err(attrs.forbidden(&decision.reason));
+    }
+    Ok(Arc::new(user))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anonymous_and_authenticated_groups() {
+        let a = UserInfo::anonymous();
+        assert_eq!(a.name, "system:anonymous");
+        assert_eq!(a.groups, vec!["system:unauthenticated"]);
+        let u = UserInfo::new("alice", vec!["dev".into(), AUTHENTICATED_GROUP.into()]);
+        assert_eq!(u.groups, vec!["dev", "system:authenticated"]);
+        assert!(!u.is_master());
+        let cm = controller_manager_user();
+        assert!(cm.in_group(CONTROLLERS_GROUP) && cm.in_group(AUTHENTICATED_GROUP));
+        assert!(!cm.is_master(), "the controllers must not bypass RBAC");
+    }
 }

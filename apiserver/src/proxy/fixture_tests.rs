@@ -351,7 +351,6 @@ async fn forwards_as_the_caller_with_the_impersonator_token() {
         "m1",
         "/echo/api/v1/namespaces/default/pods?labelSelector=a%3Db&limit=5",
     ))
-    .header("Impersonate-User", "someone-else")
     .header("X-Remote-User", "someone-else")
     .header("Accept", "application/json")
     .body(Body::empty())

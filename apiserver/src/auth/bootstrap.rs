@@ -1,0 +1,531 @@
+//! The bootstrap RBAC policy created on first start, as kube-apiserver's
+//! (plugin/pkg/auth/authorizer/rbac/bootstrappolicy), plus the ClusterRole of the in-process
+//! Karmada controllers. Like kube's `ensure-rbac` post-start hook it only adds: a missing
+//! object is created; an existing one annotated `rbac.authorization.kubernetes.io/autoupdate:
+//! "true"` gets the rules (or subjects) it lacks; anything else a user changed is left alone.
+
+use serde_json::{Value, json};
+
+use super::rbac::RBAC_GROUP;
+use super::rbac::index::parse_rules;
+use super::{AUTHENTICATED_GROUP, CONTROLLER_MANAGER_USER, MASTERS_GROUP, UNAUTHENTICATED_GROUP};
+use crate::error::ApiError;
+use crate::registry::{Registry, Subresource, WriteContext};
+use crate::state::ApiState;
+
+/// The annotation that lets the bootstrap policy update an object.
+pub const AUTOUPDATE_ANNOTATION: &str = "rbac.authorization.kubernetes.io/autoupdate";
+/// The name of the in-process controllers' ClusterRole and ClusterRoleBinding.
+pub const CONTROLLER_MANAGER_ROLE: &str = "system:karmada:controller-manager";
+
+const READ: &[&str] = &["get", "list", "watch"];
+const WRITE: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];
+const READ_WRITE: &[&str] = &[
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+];
+
+fn rule(verbs: &[&str], groups: &[&str], resources: &[&str]) -> Value {
+    json!({"verbs": verbs, "apiGroups": groups, "resources": resources})
+}
+
+fn urls(verbs: &[&str], urls: &[&str]) -> Value {
+    json!({"verbs": verbs, "nonResourceURLs": urls})
+}
+
+fn metadata(name: &str, labels: &[(&str, &str)]) -> Value {
+    let mut l = serde_json::Map::new();
+    l.insert("kubernetes.io/bootstrapping".into(), "rbac-defaults".into());
+    for (k, v) in labels {
+        l.insert((*k).into(), (*v).into());
+    }
+    json!({"name": name, "labels": l, "annotations": {AUTOUPDATE_ANNOTATION: "true"}})
+}
+
+fn cluster_role(name: &str, labels: &[(&str, &str)], rules: Vec<Value>) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": metadata(name, labels),
+        "rules": rules,
+    })
+}
+
+fn aggregated(name: &str, labels: &[(&str, &str)], selector_label: &str) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": metadata(name, labels),
+        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {selector_label: "true"}}]},
+        "rules": [],
+    })
+}
+
+fn binding(name: &str, role: &str, subjects: Vec<Value>) -> Value {
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": metadata(name, &[]),
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role},
+        "subjects": subjects,
+    })
+}
+
+fn group(name: &str) -> Value {
+    json!({"apiGroup": RBAC_GROUP, "kind": "Group", "name": name})
+}
+
+fn user(name: &str) -> Value {
+    json!({"apiGroup": RBAC_GROUP, "kind": "User", "name": name})
+}
+
+const TO_ADMIN: &str = "rbac.authorization.k8s.io/aggregate-to-admin";
+const TO_EDIT: &str = "rbac.authorization.k8s.io/aggregate-to-edit";
+const TO_VIEW: &str = "rbac.authorization.k8s.io/aggregate-to-view";
+
+/// The bootstrap ClusterRoles.
+pub fn cluster_roles() -> Vec<Value> {
+    let core = "";
+    vec![
+        cluster_role(
+            "cluster-admin",
+            &[],
+            vec![rule(&["*"], &["*"], &["*"]), urls(&["*"], &["*"])],
+        ),
+        cluster_role(
+            "system:discovery",
+            &[],
+            vec![urls(
+                &["get"],
+                &[
+                    "/livez",
+                    "/readyz",
+                    "/healthz",
+                    "/version",
+                    "/version/",
+                    "/openapi",
+                    "/openapi/*",
+                    "/api",
+                    "/api/*",
+                    "/apis",
+                    "/apis/*",
+                ],
+            )],
+        ),
+        cluster_role(
+            "system:basic-user",
+            &[],
+            vec![
+                rule(
+                    &["create"],
+                    &["authorization.k8s.io"],
+                    &["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+                ),
+                rule(
+                    &["create"],
+                    &["authentication.k8s.io"],
+                    &["selfsubjectreviews"],
+                ),
+            ],
+        ),
+        cluster_role(
+            "system:public-info-viewer",
+            &[],
+            vec![urls(
+                &["get"],
+                &["/livez", "/readyz", "/healthz", "/version", "/version/"],
+            )],
+        ),
+        aggregated("admin", &[], TO_ADMIN),
+        aggregated("edit", &[(TO_ADMIN, "true")], TO_EDIT),
+        aggregated("view", &[(TO_EDIT, "true")], TO_VIEW),
+        cluster_role(
+            "system:aggregate-to-admin",
+            &[(TO_ADMIN, "true")],
+            vec![
+                rule(
+                    &["create"],
+                    &["authorization.k8s.io"],
+                    &["localsubjectaccessreviews"],
+                ),
+                rule(READ_WRITE, &[RBAC_GROUP], &["roles", "rolebindings"]),
+            ],
+        ),
+        cluster_role(
+            "system:aggregate-to-edit",
+            &[(TO_EDIT, "true")],
+            vec![
+                rule(
+                    READ,
+                    &[core],
+                    &[
+                        "pods/attach",
+                        "pods/proxy",
+                        "pods/exec",
+                        "pods/portforward",
+                        "secrets",
+                        "services/proxy",
+                    ],
+                ),
+                rule(&["impersonate"], &[core], &["serviceaccounts"]),
+                rule(
+                    WRITE,
+                    &[core],
+                    &[
+                        "pods",
+                        "pods/attach",
+                        "pods/proxy",
+                        "pods/exec",
+                        "pods/portforward",
+                    ],
+                ),
+                rule(&["create"], &[core], &["pods/eviction"]),
+                rule(
+                    WRITE,
+                    &[core],
+                    &[
+                        "replicationcontrollers",
+                        "replicationcontrollers/scale",
+                        "serviceaccounts",
+                        "services",
+                        "services/proxy",
+                        "persistentvolumeclaims",
+                        "configmaps",
+                        "secrets",
+                        "events",
+                    ],
+                ),
+                rule(&["create"], &[core], &["serviceaccounts/token"]),
+                rule(
+                    WRITE,
+                    &["apps"],
+                    &[
+                        "statefulsets",
+                        "statefulsets/scale",
+                        "daemonsets",
+                        "deployments",
+                        "deployments/scale",
+                        "deployments/rollback",
+                        "replicasets",
+                        "replicasets/scale",
+                    ],
+                ),
+                rule(WRITE, &["autoscaling"], &["horizontalpodautoscalers"]),
+                rule(WRITE, &["batch"], &["jobs", "cronjobs"]),
+                rule(
+                    WRITE,
+                    &["extensions"],
+                    &[
+                        "daemonsets",
+                        "deployments",
+                        "deployments/scale",
+                        "deployments/rollback",
+                        "ingresses",
+                        "replicasets",
+                        "replicasets/scale",
+                        "replicationcontrollers/scale",
+                        "networkpolicies",
+                    ],
+                ),
+                rule(WRITE, &["policy"], &["poddisruptionbudgets"]),
+                rule(
+                    WRITE,
+                    &["networking.k8s.io"],
+                    &["networkpolicies", "ingresses"],
+                ),
+                rule(READ_WRITE, &["coordination.k8s.io"], &["leases"]),
+            ],
+        ),
+        cluster_role(
+            "system:aggregate-to-view",
+            &[(TO_VIEW, "true")],
+            vec![
+                rule(
+                    READ,
+                    &[core],
+                    &[
+                        "pods",
+                        "replicationcontrollers",
+                        "replicationcontrollers/scale",
+                        "serviceaccounts",
+                        "services",
+                        "services/status",
+                        "endpoints",
+                        "persistentvolumeclaims",
+                        "persistentvolumeclaims/status",
+                        "configmaps",
+                    ],
+                ),
+                rule(
+                    READ,
+                    &[core],
+                    &[
+                        "limitranges",
+                        "resourcequotas",
+                        "bindings",
+                        "events",
+                        "pods/status",
+                        "resourcequotas/status",
+                        "namespaces/status",
+                        "replicationcontrollers/status",
+                        "pods/log",
+                    ],
+                ),
+                rule(READ, &[core], &["namespaces"]),
+                rule(READ, &["discovery.k8s.io"], &["endpointslices"]),
+                rule(
+                    READ,
+                    &["apps"],
+                    &[
+                        "controllerrevisions",
+                        "statefulsets",
+                        "statefulsets/status",
+                        "statefulsets/scale",
+                        "daemonsets",
+                        "daemonsets/status",
+                        "deployments",
+                        "deployments/status",
+                        "deployments/scale",
+                        "replicasets",
+                        "replicasets/status",
+                        "replicasets/scale",
+                    ],
+                ),
+                rule(
+                    READ,
+                    &["autoscaling"],
+                    &[
+                        "horizontalpodautoscalers",
+                        "horizontalpodautoscalers/status",
+                    ],
+                ),
+                rule(
+                    READ,
+                    &["batch"],
+                    &["jobs", "cronjobs", "cronjobs/status", "jobs/status"],
+                ),
+                rule(
+                    READ,
+                    &["extensions"],
+                    &[
+                        "daemonsets",
+                        "daemonsets/status",
+                        "deployments",
+                        "deployments/scale",
+                        "deployments/status",
+                        "ingresses",
+                        "ingresses/status",
+                        "replicasets",
+                        "replicasets/scale",
+                        "replicasets/status",
+                        "replicationcontrollers/scale",
+                        "networkpolicies",
+                    ],
+                ),
+                rule(
+                    READ,
+                    &["policy"],
+                    &["poddisruptionbudgets", "poddisruptionbudgets/status"],
+                ),
+                rule(
+                    READ,
+                    &["networking.k8s.io"],
+                    &["networkpolicies", "ingresses", "ingresses/status"],
+                ),
+            ],
+        ),
+        cluster_role(
+            "system:auth-delegator",
+            &[],
+            vec![
+                rule(&["create"], &["authentication.k8s.io"], &["tokenreviews"]),
+                rule(
+                    &["create"],
+                    &["authorization.k8s.io"],
+                    &["subjectaccessreviews"],
+                ),
+            ],
+        ),
+        // The in-process Karmada controllers: the detector reads every kind, the binding,
+        // execution and status controllers write templates, bindings, Works, Clusters,
+        // namespaces, events, leases and cluster secrets. Everything but the RBAC verbs
+        // (bind, escalate, impersonate), so a controller can never hand out more than it
+        // holds.
+        cluster_role(
+            CONTROLLER_MANAGER_ROLE,
+            &[],
+            vec![rule(READ_WRITE, &["*"], &["*"]), urls(&["get"], &["*"])],
+        ),
+    ]
+}
+
+/// The bootstrap ClusterRoleBindings.
+pub fn cluster_role_bindings() -> Vec<Value> {
+    vec![
+        binding("cluster-admin", "cluster-admin", vec![group(MASTERS_GROUP)]),
+        binding(
+            "system:discovery",
+            "system:discovery",
+            vec![group(AUTHENTICATED_GROUP)],
+        ),
+        binding(
+            "system:basic-user",
+            "system:basic-user",
+            vec![group(AUTHENTICATED_GROUP)],
+        ),
+        binding(
+            "system:public-info-viewer",
+            "system:public-info-viewer",
+            vec![group(AUTHENTICATED_GROUP), group(UNAUTHENTICATED_GROUP)],
+        ),
+        binding(
+            CONTROLLER_MANAGER_ROLE,
+            CONTROLLER_MANAGER_ROLE,
+            vec![user(CONTROLLER_MANAGER_USER)],
+        ),
+    ]
+}
+
+fn autoupdate(obj: &Value) -> bool {
+    obj.pointer("/metadata/annotations")
+        .and_then(|a| a.get(AUTOUPDATE_ANNOTATION))
+        .and_then(Value::as_str)
+        == Some("true")
+}
+
+/// What an existing object lacks of a wanted one (None: nothing to add).
+fn additions(kind: &str, existing: &Value, wanted: &Value) -> Option<Value> {
+    if !autoupdate(existing) {
+        return None;
+    }
+    let mut next = existing.clone();
+    let mut changed = false;
+    match kind {
+        "ClusterRole" => {
+            if wanted.get("aggregationRule").is_some() {
+                if existing.get("aggregationRule").is_none_or(Value::is_null) {
+                    next["aggregationRule"] = wanted["aggregationRule"].clone();
+                    changed = true;
+                }
+            } else {
+                let have = parse_rules(existing);
+                let mut rules = existing.get("rules").cloned().unwrap_or(json!([]));
+                let want = parse_rules(wanted);
+                for (r, raw) in want.iter().zip(wanted["rules"].as_array()?.iter()) {
+                    if !have.contains(r) {
+                        rules.as_array_mut()?.push(raw.clone());
+                        changed = true;
+                    }
+                }
+                next["rules"] = rules;
+            }
+        }
+        _ => {
+            let mut subjects = existing.get("subjects").cloned().unwrap_or(json!([]));
+            for s in wanted["subjects"].as_array()? {
+                let present = subjects
+                    .as_array()?
+                    .iter()
+                    .any(|e| e.get("kind") == s.get("kind") && e.get("name") == s.get("name"));
+                if !present {
+                    subjects.as_array_mut()?.push(s.clone());
+                    changed = true;
+                }
+            }
+            next["subjects"] = subjects;
+        }
+    }
+    changed.then_some(next)
+}
+
+/// Creates or completes the bootstrap policy.
+pub async fn ensure(state: &ApiState) -> Result<(), ApiError> {
+    let snapshot = state.catalog.snapshot();
+    let ctx = WriteContext {
+        manager: "kube-apiserver".into(),
+        dry_run: false,
+        apply: false,
+    };
+    for (plural, kind, objects) in [
+        ("clusterroles", "ClusterRole", cluster_roles()),
+        (
+            "clusterrolebindings",
+            "ClusterRoleBinding",
+            cluster_role_bindings(),
+        ),
+    ] {
+        let def = snapshot
+            .get(RBAC_GROUP, "v1", plural)
+            .cloned()
+            .ok_or_else(|| ApiError::internal(format!("{plural} are not served")))?;
+        let reg = Registry::new(state, def);
+        for obj in objects {
+            let name = crate::object::name(&obj).to_string();
+            match reg.get("", &name).await {
+                Ok(existing) => {
+                    if let Some(next) = additions(kind, &existing, &obj) {
+                        tracing::info!(kind, %name, "completing bootstrap RBAC object");
+                        reg.guaranteed_update("", &name, Subresource::Main, &ctx, |_| {
+                            Ok(next.clone())
+                        })
+                        .await?;
+                    }
+                }
+                Err(e) if e.code == 404 => match reg.create("", obj, &ctx).await {
+                    Ok(_) => {}
+                    Err(e) if e.code == 409 => {}
+                    Err(e) => return Err(e),
+                },
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn additions_only_add_and_respect_the_annotation() {
+        let wanted = &cluster_roles()[1];
+        let mut existing = wanted.clone();
+        existing["rules"] = json!([{"verbs": ["get"], "nonResourceURLs": ["/custom"]}]);
+        let next = additions("ClusterRole", &existing, wanted).unwrap();
+        let rules = next["rules"].as_array().unwrap();
+        assert_eq!(
+            rules[0]["nonResourceURLs"],
+            json!(["/custom"]),
+            "user rules kept"
+        );
+        assert_eq!(rules.len(), 2);
+        assert!(additions("ClusterRole", &next, wanted).is_none());
+        existing["metadata"]["annotations"][AUTOUPDATE_ANNOTATION] = json!("false");
+        assert!(additions("ClusterRole", &existing, wanted).is_none());
+
+        let b = &cluster_role_bindings()[0];
+        let mut eb = b.clone();
+        eb["subjects"] = json!([{"kind": "User", "name": "someone"}]);
+        let next = additions("ClusterRoleBinding", &eb, b).unwrap();
+        assert_eq!(next["subjects"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn every_binding_names_a_bootstrap_role() {
+        let roles: Vec<String> = cluster_roles()
+            .iter()
+            .map(|r| crate::object::name(r).to_string())
+            .collect();
+        for b in cluster_role_bindings() {
+            let r = b["roleRef"]["name"].as_str().unwrap();
+            assert!(roles.iter().any(|n| n == r), "{r}");
+        }
+    }
+}

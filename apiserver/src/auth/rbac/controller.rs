@@ -1,0 +1,233 @@
+//! Keeps the authorizer's index in step with the RBAC objects, and runs ClusterRole
+//! aggregation, from the watch caches of the four RBAC resources. Any change (or a lagging
+//! subscription) triggers one rebuild of the whole index after a short pause that folds
+//! bursts of writes together; requests keep using the previous index until the new one is
+//! swapped in.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::broadcast::Receiver;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+
+use super::{Authorizer, Index, RBAC_GROUP, aggregation};
+use crate::error::ApiError;
+use crate::registry::{Registry, Subresource, WriteContext};
+use crate::resources::ResourceDef;
+use crate::state::ApiState;
+use crate::watch_cache::{CacheEvent, Filter, WatchCache};
+
+/// How long a rebuild waits for more changes after the first one.
+const SETTLE: Duration = Duration::from_millis(2);
+/// How often the task checks whether its server is gone.
+const LIVENESS: Duration = Duration::from_secs(1);
+/// The field manager of aggregation writes.
+const AGGREGATION_MANAGER: &str = "clusterrole-aggregation-controller";
+
+/// The RBAC resources, in the order roles, clusterroles, rolebindings, clusterrolebindings.
+fn defs(state: &ApiState) -> Result<[Arc<ResourceDef>; 4], ApiError> {
+    let snapshot = state.catalog.snapshot();
+    let get = |plural: &str| {
+        snapshot
+            .get(RBAC_GROUP, "v1", plural)
+            .cloned()
+            .ok_or_else(|| ApiError::internal(format!("{plural}.{RBAC_GROUP} are not served")))
+    };
+    Ok([
+        get("roles")?,
+        get("clusterroles")?,
+        get("rolebindings")?,
+        get("clusterrolebindings")?,
+    ])
+}
+
+fn caches(state: &ApiState) -> Result<[Arc<WatchCache>; 4], ApiError> {
+    let [a, b, c, d] = defs(state)?;
+    Ok([
+        state.cache(&a)?,
+        state.cache(&b)?,
+        state.cache(&c)?,
+        state.cache(&d)?,
+    ])
+}
+
+/// Waits until the RBAC caches reflect everything stored so far.
+pub async fn sync(state: &ApiState, timeout: Duration) -> Result<(), ApiError> {
+    let rev = state.store.current_revision().await?;
+    for c in caches(state)? {
+        c.wait_for(rev, timeout)
+            .await
+            .map_err(|_| ApiError::unavailable("the RBAC caches did not catch up"))?;
+    }
+    Ok(())
+}
+
+/// Rebuilds the index from the caches and swaps it in.
+pub fn rebuild(state: &ApiState, authz: &Authorizer) -> Result<(), ApiError> {
+    let [roles, cluster_roles, role_bindings, cluster_role_bindings] = caches(state)?;
+    let values = |c: &WatchCache| c.all().iter().map(|o| o.value()).collect::<Vec<_>>();
+    let index = Index::build(
+        &values(&roles),
+        &values(&cluster_roles),
+        &values(&role_bindings),
+        &values(&cluster_role_bindings),
+    );
+    tracing::debug!(bindings = index.bindings(), "RBAC index rebuilt");
+    authz.set_index(index);
+    Ok(())
+}
+
+/// Runs one aggregation pass over the cached ClusterRoles; returns how many were rewritten.
+pub async fn aggregate(state: &ApiState) -> Result<usize, ApiError> {
+    let [_, cluster_roles_def, _, _] = defs(state)?;
+    let cluster_roles: Vec<_> = state
+        .cache(&cluster_roles_def)?
+        .all()
+        .iter()
+        .map(|o| o.value())
+        .collect();
+    let changes = aggregation::plan(&cluster_roles);
+    let reg = Registry::new(state, cluster_roles_def);
+    let ctx = WriteContext {
+        manager: AGGREGATION_MANAGER.into(),
+        dry_run: false,
+        apply: false,
+    };
+    for (name, rules) in &changes {
+        let rules = json!(rules);
+        let res = reg
+            .guaranteed_update("", name, Subresource::Main, &ctx, |cur| {
+                let mut next = cur.clone();
+                next["rules"] = rules.clone();
+                Ok(next)
+            })
+            .await;
+        match res {
+            Ok(_) => tracing::debug!(clusterrole = %name, "aggregated rules updated"),
+            // Deleted meanwhile: the next pass sees it gone.
+            Err(e) if e.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(changes.len())
+}
+
+/// Aggregates until nothing changes (aggregated roles may feed others, as `edit` feeds
+/// `admin`), then builds the index. Used at start, before the server serves.
+pub async fn settle(state: &ApiState, authz: &Authorizer) -> Result<(), ApiError> {
+    for _ in 0..8 {
+        sync(state, Duration::from_secs(30)).await?;
+        if aggregate(state).await? == 0 {
+            break;
+        }
+    }
+    sync(state, Duration::from_secs(30)).await?;
+    rebuild(state, authz)
+}
+
+fn subscribe(cache: &WatchCache) -> Result<Receiver<Arc<CacheEvent>>, ApiError> {
+    cache
+        .subscribe(Some(cache.revision()), &Filter::default())
+        .map(|s| s.rx)
+        .map_err(|e| ApiError::internal(format!("{e:?}")))
+}
+
+/// What woke the task.
+enum Wake {
+    /// Something changed (or a subscriber lagged): index `i` of the four resources.
+    Changed(usize),
+    /// A cache was replaced: subscribe again.
+    Closed,
+    /// Nothing happened for a while.
+    Idle,
+}
+
+async fn next(subs: &mut [Receiver<Arc<CacheEvent>>; 4]) -> Wake {
+    let [a, b, c, d] = subs;
+    let one = |r: Result<Arc<CacheEvent>, RecvError>, i: usize| match r {
+        Ok(_) | Err(RecvError::Lagged(_)) => Wake::Changed(i),
+        Err(RecvError::Closed) => Wake::Closed,
+    };
+    tokio::select! {
+        r = a.recv() => one(r, 0),
+        r = b.recv() => one(r, 1),
+        r = c.recv() => one(r, 2),
+        r = d.recv() => one(r, 3),
+        _ = tokio::time::sleep(LIVENESS) => Wake::Idle,
+    }
+}
+
+/// Drains pending events; returns whether any ClusterRole changed and whether a channel
+/// closed.
+fn drain(subs: &mut [Receiver<Arc<CacheEvent>>; 4]) -> (bool, bool) {
+    let (mut cluster_roles, mut closed) = (false, false);
+    for (i, rx) in subs.iter_mut().enumerate() {
+        loop {
+            match rx.try_recv() {
+                Ok(_) | Err(TryRecvError::Lagged(_)) => cluster_roles |= i == 1,
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Closed) => {
+                    closed = true;
+                    break;
+                }
+            }
+        }
+    }
+    (cluster_roles, closed)
+}
+
+/// Starts the background task; it ends when the server's state is dropped.
+pub fn spawn(state: Weak<ApiState>, authz: Arc<Authorizer>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut backoff = Duration::from_millis(50);
+        'subscribe: loop {
+            let Some(st) = state.upgrade() else { return };
+            let subs = caches(&st).and_then(|cs| {
+                Ok([
+                    subscribe(&cs[0])?,
+                    subscribe(&cs[1])?,
+                    subscribe(&cs[2])?,
+                    subscribe(&cs[3])?,
+                ])
+            });
+            let mut subs = match subs {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot watch RBAC objects; retrying");
+                    drop(st);
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                    continue;
+                }
+            };
+            // Changes between the last build and these subscriptions are picked up here.
+            if let Err(e) = rebuild(&st, &authz) {
+                tracing::warn!(error = %e, "RBAC index rebuild failed");
+            }
+            drop(st);
+            loop {
+                let first = next(&mut subs).await;
+                let Some(st) = state.upgrade() else { return };
+                let mut aggregate_now = match first {
+                    Wake::Idle => continue,
+                    Wake::Closed => continue 'subscribe,
+                    Wake::Changed(i) => i == 1,
+                };
+                tokio::time::sleep(SETTLE).await;
+                let (cluster_roles, closed) = drain(&mut subs);
+                aggregate_now |= cluster_roles;
+                if aggregate_now && let Err(e) = aggregate(&st).await {
+                    tracing::warn!(error = %e, "ClusterRole aggregation failed");
+                }
+                if let Err(e) = rebuild(&st, &authz) {
+                    tracing::warn!(error = %e, "RBAC index rebuild failed");
+                }
+                if closed {
+                    continue 'subscribe;
+                }
+                backoff = Duration::from_millis(50);
+            }
+        }
+    })
+}
