@@ -1,6 +1,7 @@
 //! The `karmada-rs` binary: command-line wiring only.
 
 mod aggregated;
+mod cmd;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -23,6 +24,15 @@ struct Cli {
 enum Command {
     /// Run the control plane: API server and controllers.
     Serve(ServeArgs),
+    /// Simulated member clusters.
+    #[command(subcommand)]
+    Member(cmd::member::MemberCommand),
+    /// Register a member cluster in push mode (as `karmadactl join`).
+    Join(cmd::join::JoinArgs),
+    /// Remove a member cluster (as `karmadactl unjoin`).
+    Unjoin(cmd::join::UnjoinArgs),
+    /// Quick start: a control plane and simulated members, joined, in one process.
+    Up(cmd::up::UpArgs),
 }
 
 #[derive(Args)]
@@ -39,6 +49,8 @@ struct ServeArgs {
     /// Extra subject alternative names for the serving certificate.
     #[arg(long = "tls-san", env = "KARMADA_RS_TLS_SAN", value_delimiter = ',')]
     tls_sans: Vec<String>,
+    #[command(flatten)]
+    cluster: cmd::ClusterFlags,
     /// How long Events are kept after they were last recorded (Go duration, e.g. 1h0m0s).
     #[arg(long, env = "KARMADA_RS_EVENT_TTL", default_value = "1h0m0s", value_parser = apiserver::kcm::parse_duration)]
     event_ttl: std::time::Duration,
@@ -90,9 +102,10 @@ struct ServeArgs {
     audit_log_maxbackup: usize,
 }
 
-fn init_tracing() {
+/// Logs to stderr, filtered by `KARMADA_RS_LOG` or else at `default`.
+fn init_tracing(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("KARMADA_RS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -155,12 +168,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     )
     .await
     .context("starting the API server")?;
+    let client = running.client(cmd::controller_user());
+    let members = controllers::member_clients::MemberClients::new(client.clone());
+    let cluster_controllers = controllers::cluster::start(args.cluster.controllers(
+        client,
+        members,
+        cmd::KARMADA_DEFAULTS,
+    ));
     // Pushes the members' impersonation RBAC for the cluster proxy.
-    let _unified_auth =
-        controllers::unified_auth::start(running.client(apiserver::auth::UserInfo::new(
-            "system:karmada:controller-manager",
-            vec!["system:karmada:controllers".into()],
-        )));
+    let _unified_auth = controllers::unified_auth::start(client_for_unified_auth(&running));
     println!(
         "karmada-rs control plane serving at {}\nkubeconfig: {}",
         running.url,
@@ -169,15 +185,31 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tokio::signal::ctrl_c()
         .await
         .context("waiting for Ctrl-C")?;
+    for h in cluster_controllers {
+        h.abort();
+    }
     running.shutdown().await;
     Ok(())
 }
 
+fn client_for_unified_auth(running: &apiserver::launch::Running) -> kube::Client {
+    running.client(cmd::controller_user())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    init_tracing();
     let cli = Cli::parse();
+    // The quick start and the one-shot commands talk to a person on the terminal: only
+    // problems are logged unless asked for more.
+    init_tracing(match cli.command {
+        Command::Serve(_) | Command::Member(_) => "info",
+        Command::Join(_) | Command::Unjoin(_) | Command::Up(_) => "warn",
+    });
     match cli.command {
         Command::Serve(a) => serve(a).await,
+        Command::Member(cmd::member::MemberCommand::Serve(a)) => cmd::member::serve(a).await,
+        Command::Join(a) => cmd::join::join(a).await,
+        Command::Unjoin(a) => cmd::join::unjoin(a).await,
+        Command::Up(a) => cmd::up::up(a).await,
     }
 }

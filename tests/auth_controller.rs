@@ -29,6 +29,7 @@ async fn in_process_identities_are_authorized() {
         flavor: Flavor::ControlPlane,
         kubeconfig_name: "karmada.kubeconfig".into(),
         context_name: "karmada".into(),
+        kcm: Default::default(),
     })
     .await
     .unwrap();

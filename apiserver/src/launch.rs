@@ -48,6 +48,22 @@ pub struct ServeOptions {
     pub kcm: crate::kcm::KcmOptions,
 }
 
+impl Default for ServeOptions {
+    /// A control plane on the embedded store, on a free loopback port; set `data_dir`.
+    fn default() -> ServeOptions {
+        ServeOptions {
+            data_dir: PathBuf::new(),
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            store: StoreChoice::Embedded,
+            tls_sans: vec![],
+            flavor: Flavor::ControlPlane,
+            kubeconfig_name: "karmada.kubeconfig".into(),
+            context_name: "karmada".into(),
+            kcm: Default::default(),
+        }
+    }
+}
+
 /// Security settings of a server: kube-apiserver's authentication and TLS flags. The default
 /// is the safe one: no anonymous access, generated certificates.
 #[derive(Clone, Debug, Default)]

@@ -1,0 +1,358 @@
+//! Clients for push-mode member clusters, built from a Cluster and the Secret its `secretRef`
+//! names (`token`, `caBundle`), as Karmada's `BuildClusterConfig`
+//! (pkg/util/membercluster_client.go) does. Clients are cached per cluster; the cluster
+//! controllers drop an entry when the Cluster's access fields or its secret change.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Secret;
+use karmada_api::cluster::v1alpha1::{Cluster, SECRET_CA_DATA_KEY, SECRET_TOKEN_KEY};
+use kube::Api;
+
+/// How long a member connection may take to establish.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why no client could be built for a member cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum MemberError {
+    /// The Cluster does not exist.
+    #[error("cluster {0} not found")]
+    ClusterNotFound(String),
+    /// The Cluster has no API endpoint.
+    #[error("the api endpoint of cluster {0} is empty")]
+    NoEndpoint(String),
+    /// The API endpoint is not a URL.
+    #[error("the api endpoint {endpoint:?} of cluster {cluster} is not a valid URL")]
+    BadEndpoint {
+        /// The cluster.
+        cluster: String,
+        /// The endpoint as written.
+        endpoint: String,
+    },
+    /// The Cluster has no secretRef (e.g. a pull-mode cluster).
+    #[error("cluster {0} does not have a secret")]
+    NoSecret(String),
+    /// The secret has no token.
+    #[error("the secret for cluster {0} is missing a non-empty value for \"token\"")]
+    NoToken(String),
+    /// The secret has no CA and TLS verification is on.
+    #[error("the secret for cluster {0} is missing the CA data key \"caBundle\"")]
+    NoCa(String),
+    /// The CA bundle holds no certificate.
+    #[error("the caBundle of cluster {0} holds no PEM or DER certificate")]
+    BadCa(String),
+    /// The proxy URL is not a URL.
+    #[error("the proxyURL {proxy:?} of cluster {cluster} is not a valid URL")]
+    BadProxy {
+        /// The cluster.
+        cluster: String,
+        /// The proxy URL as written.
+        proxy: String,
+    },
+    /// Reading the Cluster or its secret from the control plane failed.
+    #[error("reading the credentials of cluster {cluster}: {}", brief(error))]
+    ControlPlane {
+        /// The cluster.
+        cluster: String,
+        /// The cause.
+        error: kube::Error,
+    },
+    /// The client could not be built (TLS, proxy scheme...).
+    #[error("building a client for cluster {cluster}: {}", brief(error))]
+    Client {
+        /// The cluster.
+        cluster: String,
+        /// The cause.
+        error: kube::Error,
+    },
+}
+
+/// What a member client was built from; a change means the cached client is stale.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Access {
+    endpoint: String,
+    insecure: bool,
+    proxy_url: String,
+    token: String,
+    ca: Vec<u8>,
+}
+
+/// Cached member-cluster clients (cheap to clone; clones share the cache).
+#[derive(Clone)]
+pub struct MemberClients {
+    control_plane: kube::Client,
+    cache: Arc<Mutex<HashMap<String, (Access, kube::Client)>>>,
+}
+
+impl std::fmt::Debug for MemberClients {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemberClients").finish_non_exhaustive()
+    }
+}
+
+impl MemberClients {
+    /// A cache reading Clusters and Secrets through `control_plane`.
+    pub fn new(control_plane: kube::Client) -> MemberClients {
+        MemberClients {
+            control_plane,
+            cache: Arc::default(),
+        }
+    }
+
+    /// The client of a cluster, from the cache or built from its Cluster and secret.
+    pub async fn get(&self, cluster: &str) -> Result<kube::Client, MemberError> {
+        if let Some(client) = self.cached(cluster) {
+            return Ok(client);
+        }
+        let obj = Api::<Cluster>::all(self.control_plane.clone())
+            .get_opt(cluster)
+            .await
+            .map_err(|error| MemberError::ControlPlane {
+                cluster: cluster.to_owned(),
+                error,
+            })?
+            .ok_or_else(|| MemberError::ClusterNotFound(cluster.to_owned()))?;
+        self.for_cluster(&obj).await
+    }
+
+    /// The client of the given Cluster object: cached unless its access fields or secret
+    /// changed since the client was built.
+    pub async fn for_cluster(&self, cluster: &Cluster) -> Result<kube::Client, MemberError> {
+        Ok(self.for_cluster_keyed(cluster).await?.0)
+    }
+
+    /// Like [`MemberClients::for_cluster`], plus a key that changes whenever the client is
+    /// rebuilt from different access fields (for caches tied to one client).
+    pub async fn for_cluster_keyed(
+        &self,
+        cluster: &Cluster,
+    ) -> Result<(kube::Client, u64), MemberError> {
+        let name = cluster.metadata.name.clone().unwrap_or_default();
+        let access = self.access(&name, cluster).await?;
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            access.hash(&mut h);
+            h.finish()
+        };
+        if let Ok(cache) = self.cache.lock()
+            && let Some((cached, client)) = cache.get(&name)
+            && *cached == access
+        {
+            return Ok((client.clone(), key));
+        }
+        let client = build_client(&name, &access)?;
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.insert(name, (access, client.clone()));
+        }
+        Ok((client, key))
+    }
+
+    /// Drops the cached client of a cluster.
+    pub fn invalidate(&self, cluster: &str) {
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.remove(cluster);
+        }
+    }
+
+    fn cached(&self, cluster: &str) -> Option<kube::Client> {
+        let cache = self.cache.lock().ok()?;
+        cache.get(cluster).map(|(_, c)| c.clone())
+    }
+
+    /// Reads the access fields of a cluster (BuildClusterConfig's checks, in its order).
+    async fn access(&self, name: &str, cluster: &Cluster) -> Result<Access, MemberError> {
+        let spec = &cluster.spec;
+        if spec.api_endpoint.is_empty() {
+            return Err(MemberError::NoEndpoint(name.to_owned()));
+        }
+        let secret_ref = spec
+            .secret_ref
+            .as_ref()
+            .ok_or_else(|| MemberError::NoSecret(name.to_owned()))?;
+        let secret = Api::<Secret>::namespaced(self.control_plane.clone(), &secret_ref.namespace)
+            .get(&secret_ref.name)
+            .await
+            .map_err(|error| MemberError::ControlPlane {
+                cluster: name.to_owned(),
+                error,
+            })?;
+        let data = secret.data.unwrap_or_default();
+        let token = data
+            .get(SECRET_TOKEN_KEY)
+            .map(|t| String::from_utf8_lossy(&t.0).trim().to_owned())
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| MemberError::NoToken(name.to_owned()))?;
+        let ca = if spec.insecure_skip_tls_verification {
+            Vec::new()
+        } else {
+            data.get(SECRET_CA_DATA_KEY)
+                .map(|c| c.0.clone())
+                .ok_or_else(|| MemberError::NoCa(name.to_owned()))?
+        };
+        Ok(Access {
+            endpoint: spec.api_endpoint.clone(),
+            insecure: spec.insecure_skip_tls_verification,
+            proxy_url: spec.proxy_url.clone(),
+            token,
+            ca,
+        })
+    }
+}
+
+/// A one-line description of a client error: an API error's message and code, or the chain
+/// of causes of a transport error.
+pub fn brief(e: &kube::Error) -> String {
+    if let kube::Error::Api(s) = e {
+        let what = if s.message.is_empty() {
+            &s.reason
+        } else {
+            &s.message
+        };
+        return format!("{what} ({})", s.code);
+    }
+    let mut parts: Vec<String> = vec![e.to_string()];
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cause = c.source();
+    }
+    parts.join(": ")
+}
+
+/// Normalises an apiEndpoint (`host`, `host:port` or a URL) to an HTTPS URL, as client-go's
+/// `rest.Config.Host` defaulting does.
+pub fn endpoint_url(endpoint: &str) -> Option<http::Uri> {
+    let with_scheme = if endpoint.contains("://") {
+        endpoint.to_owned()
+    } else {
+        format!("https://{endpoint}")
+    };
+    let uri: http::Uri = with_scheme.parse().ok()?;
+    (uri.scheme().is_some() && uri.host().is_some_and(|h| !h.is_empty())).then_some(uri)
+}
+
+/// Splits a CA bundle into DER certificates: PEM blocks, or the bytes themselves when they
+/// are not PEM.
+pub fn ca_certificates(bundle: &[u8]) -> Vec<Vec<u8>> {
+    use base64::Engine;
+    let text = String::from_utf8_lossy(bundle);
+    if !text.contains("-----BEGIN") {
+        return if bundle.is_empty() {
+            Vec::new()
+        } else {
+            vec![bundle.to_vec()]
+        };
+    }
+    let mut certs = Vec::new();
+    let mut body: Option<String> = None;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("-----BEGIN CERTIFICATE") {
+            body = Some(String::new());
+        } else if line.starts_with("-----END") {
+            if let Some(b) = body.take()
+                && let Ok(der) = base64::engine::general_purpose::STANDARD.decode(b)
+            {
+                certs.push(der);
+            }
+        } else if let Some(b) = body.as_mut() {
+            b.push_str(line);
+        }
+    }
+    certs
+}
+
+/// Builds a bearer-token client for an endpoint.
+fn build_client(name: &str, access: &Access) -> Result<kube::Client, MemberError> {
+    let url = endpoint_url(&access.endpoint).ok_or_else(|| MemberError::BadEndpoint {
+        cluster: name.to_owned(),
+        endpoint: access.endpoint.clone(),
+    })?;
+    let mut config = kube::Config::new(url);
+    config.connect_timeout = Some(CONNECT_TIMEOUT);
+    config.accept_invalid_certs = access.insecure;
+    if !access.insecure {
+        let roots = ca_certificates(&access.ca);
+        if roots.is_empty() {
+            return Err(MemberError::BadCa(name.to_owned()));
+        }
+        config.root_cert = Some(roots);
+    }
+    if !access.proxy_url.is_empty() {
+        let proxy = access
+            .proxy_url
+            .parse()
+            .map_err(|_| MemberError::BadProxy {
+                cluster: name.to_owned(),
+                proxy: access.proxy_url.clone(),
+            })?;
+        config.proxy_url = Some(proxy);
+    }
+    config.auth_info = token_auth(&access.token);
+    kube::Client::try_from(config).map_err(|error| MemberError::Client {
+        cluster: name.to_owned(),
+        error,
+    })
+}
+
+/// A kubeconfig user carrying a bearer token.
+pub(crate) fn token_auth(token: &str) -> kube::config::AuthInfo {
+    // AuthInfo's token field is a secrecy type; going through serde keeps that crate out of
+    // our dependencies.
+    serde_json::from_value(serde_json::json!({ "token": token })).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints() {
+        let cases = [
+            ("https://10.0.0.1:6443", Some("https://10.0.0.1:6443/")),
+            ("10.0.0.1:6443", Some("https://10.0.0.1:6443/")),
+            ("member.example.com", Some("https://member.example.com/")),
+            ("http://127.0.0.1:8080", Some("http://127.0.0.1:8080/")),
+            ("", None),
+            ("https://", None),
+            ("not a url", None),
+        ];
+        for (input, want) in cases {
+            let got = endpoint_url(input).map(|u| u.to_string());
+            assert_eq!(got.as_deref(), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn ca_bundles() {
+        use base64::Engine;
+        let der1 = vec![1u8, 2, 3, 4];
+        let der2 = vec![9u8; 100];
+        let b64 = |d: &[u8]| base64::engine::general_purpose::STANDARD.encode(d);
+        let pem = format!(
+            "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n\
+             -----BEGIN CERTIFICATE-----\n{}\n{}\n-----END CERTIFICATE-----\n",
+            b64(&der1),
+            &b64(&der2)[..64],
+            &b64(&der2)[64..]
+        );
+        assert_eq!(ca_certificates(pem.as_bytes()), vec![der1.clone(), der2]);
+        assert_eq!(ca_certificates(&der1), vec![der1]);
+        assert!(ca_certificates(b"").is_empty());
+        assert!(
+            ca_certificates(b"-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn token_auth_carries_the_token() {
+        let auth = token_auth("abc");
+        assert!(auth.token.is_some());
+    }
+}

@@ -1,0 +1,131 @@
+//! Subcommands of the binary that live outside `main.rs`.
+
+pub mod join;
+pub mod member;
+pub mod up;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use clap::Args;
+use controllers::cluster::{ClusterControllers, ClusterSettings};
+use controllers::member_clients::MemberClients;
+
+/// The identity the in-process controllers act as.
+pub fn controller_user() -> apiserver::auth::UserInfo {
+    apiserver::auth::UserInfo::new(
+        "system:karmada:controller-manager",
+        vec![apiserver::auth::MASTERS_GROUP.to_string()],
+    )
+}
+
+/// Parses a duration flag as Go's time.ParseDuration reads them (`500ms`, `10s`, `1m30s`,
+/// and a bare `0`).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    if s.trim() == "0" {
+        return Ok(Duration::ZERO);
+    }
+    apiserver::kcm::parse_duration(s)
+}
+
+/// Flags of the cluster and cluster-status controllers (Karmada's names); unset ones take
+/// the command's defaults.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ClusterFlags {
+    /// How often member clusters are probed and their status collected [default: 10s; up: 2s].
+    #[arg(long, value_parser = parse_duration, env = "KARMADA_RS_CLUSTER_STATUS_UPDATE_FREQUENCY")]
+    pub cluster_status_update_frequency: Option<Duration>,
+    /// How long a recovered cluster must stay healthy before it is Ready again [default: 30s;
+    /// up: 2s].
+    #[arg(long, value_parser = parse_duration, env = "KARMADA_RS_CLUSTER_SUCCESS_THRESHOLD")]
+    pub cluster_success_threshold: Option<Duration>,
+    /// How long a failing cluster must stay unhealthy before it is not Ready [default: 30s;
+    /// up: 2s].
+    #[arg(long, value_parser = parse_duration, env = "KARMADA_RS_CLUSTER_FAILURE_THRESHOLD")]
+    pub cluster_failure_threshold: Option<Duration>,
+    /// How long to wait for a member's node and pod caches to fill [default: 2m].
+    #[arg(long, value_parser = parse_duration)]
+    pub cluster_cache_sync_timeout: Option<Duration>,
+    /// Collect node and pod resource summaries of members.
+    #[arg(long, action = clap::ArgAction::Set, default_value_t = true)]
+    pub enable_cluster_resource_modeling: bool,
+}
+
+/// Default timings of a command.
+#[derive(Clone, Copy, Debug)]
+pub struct ClusterDefaults {
+    /// Probe interval.
+    pub status_update_frequency: Duration,
+    /// Success threshold.
+    pub success_threshold: Duration,
+    /// Failure threshold.
+    pub failure_threshold: Duration,
+}
+
+/// Karmada's defaults, used by `serve`.
+pub const KARMADA_DEFAULTS: ClusterDefaults = ClusterDefaults {
+    status_update_frequency: Duration::from_secs(10),
+    success_threshold: Duration::from_secs(30),
+    failure_threshold: Duration::from_secs(30),
+};
+
+impl ClusterFlags {
+    /// The controllers' timings from these flags over `defaults`.
+    pub fn settings(&self, defaults: ClusterDefaults) -> ClusterSettings {
+        let mut s = ClusterSettings {
+            cluster_status_interval: self
+                .cluster_status_update_frequency
+                .unwrap_or(defaults.status_update_frequency),
+            cluster_success_threshold: self
+                .cluster_success_threshold
+                .unwrap_or(defaults.success_threshold),
+            cluster_failure_threshold: self
+                .cluster_failure_threshold
+                .unwrap_or(defaults.failure_threshold),
+            enable_resource_modeling: self.enable_cluster_resource_modeling,
+            ..ClusterSettings::default()
+        };
+        if let Some(t) = self.cluster_cache_sync_timeout {
+            s.cache_sync_timeout = t;
+        }
+        s
+    }
+
+    /// The cluster controllers over these clients, with these flags over `defaults`.
+    pub fn controllers(
+        &self,
+        client: kube::Client,
+        members: MemberClients,
+        defaults: ClusterDefaults,
+    ) -> ClusterControllers {
+        ClusterControllers {
+            client,
+            members,
+            settings: self.settings(defaults),
+        }
+    }
+}
+
+/// The address to listen on: `bind` if its port is set; otherwise the port of the server in
+/// an existing kubeconfig (a restart keeps its URL) when that port is free; otherwise any
+/// free port.
+pub fn reuse_port(bind: SocketAddr, kubeconfig: &Path) -> SocketAddr {
+    if bind.port() != 0 {
+        return bind;
+    }
+    let previous = kube::config::Kubeconfig::read_from(kubeconfig)
+        .ok()
+        .and_then(|k| k.clusters.into_iter().next())
+        .and_then(|c| c.cluster)
+        .and_then(|c| c.server)
+        .and_then(|s| s.parse::<http::Uri>().ok())
+        .and_then(|u| u.port_u16());
+    if let Some(port) = previous {
+        let candidate = SocketAddr::new(bind.ip(), port);
+        if std::net::TcpListener::bind(candidate).is_ok() {
+            return candidate;
+        }
+    }
+    bind
+}

@@ -1,0 +1,203 @@
+//! `karmada-rs up`: the quick start. A control plane and N simulated members in one process,
+//! the members joined in push mode exactly as `karmada-rs join` joins them (over HTTPS, with
+//! ServiceAccount tokens), the controllers running, and kubeconfigs for all of them.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+use controllers::join::{self, JoinOptions, MemberAccess};
+use controllers::member_clients::MemberClients;
+use karmada_api::cluster::v1alpha1::Cluster;
+
+use super::member::{RunningMember, SimulatorFlags};
+use super::{ClusterDefaults, ClusterFlags};
+
+/// How long `up` waits for the members to be Ready before printing a warning.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The quick start's cluster timings: members are probed often and flips are reported fast.
+const UP_DEFAULTS: ClusterDefaults = ClusterDefaults {
+    status_update_frequency: Duration::from_secs(2),
+    success_threshold: Duration::from_secs(2),
+    failure_threshold: Duration::from_secs(2),
+};
+
+/// Options of `up`.
+#[derive(Args, Clone, Debug)]
+pub struct UpArgs {
+    /// Number of simulated member clusters (member1..memberN).
+    #[arg(long, default_value_t = 2)]
+    pub members: u32,
+    /// Directory for all state; an existing one is reused (the members are rejoined).
+    /// Default: ./karmada-rs-data.
+    #[arg(long, env = "KARMADA_RS_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Address of the control plane; port 0 reuses the previous port when free, else any
+    /// free port.
+    #[arg(long, env = "KARMADA_RS_BIND", default_value = "127.0.0.1:0")]
+    pub bind: SocketAddr,
+    #[command(flatten)]
+    pub sim: SimulatorFlags,
+    #[command(flatten)]
+    pub cluster: ClusterFlags,
+}
+
+/// The default data directory, next to where `up` runs (as the README's commands expect).
+fn default_data_dir() -> PathBuf {
+    PathBuf::from("karmada-rs-data")
+}
+
+/// Runs `up` until Ctrl-C.
+pub async fn up(args: UpArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let dir = args.data_dir.clone().unwrap_or_else(default_data_dir);
+    std::fs::create_dir_all(dir.join("members"))
+        .with_context(|| format!("creating {}", dir.display()))?;
+    let dir = dir.canonicalize().unwrap_or(dir);
+
+    let bind = super::reuse_port(args.bind, &dir.join("karmada.kubeconfig"));
+    let control_plane = apiserver::launch::start(apiserver::launch::ServeOptions {
+        data_dir: dir.clone(),
+        bind,
+        store: apiserver::launch::StoreChoice::Embedded,
+        tls_sans: Vec::new(),
+        flavor: apiserver::state::Flavor::ControlPlane,
+        kubeconfig_name: "karmada.kubeconfig".into(),
+        kcm: apiserver::kcm::KcmOptions::default(),
+        context_name: "karmada".into(),
+    });
+    let names: Vec<String> = (1..=args.members).map(|i| format!("member{i}")).collect();
+    let members = futures::future::try_join_all(names.iter().map(|name| {
+        let member_dir = dir.join("members").join(name);
+        super::member::start(
+            member_dir,
+            SocketAddr::new(args.bind.ip(), 0),
+            name,
+            Vec::new(),
+            &args.sim,
+        )
+    }));
+    let (control_plane, members) = tokio::join!(control_plane, members);
+    let control_plane = control_plane.context("starting the control plane")?;
+    let members: Vec<RunningMember> = members?;
+
+    let client = control_plane.client(super::controller_user());
+    let member_clients = MemberClients::new(client.clone());
+    let cluster_controllers = controllers::cluster::start(args.cluster.controllers(
+        client.clone(),
+        member_clients,
+        UP_DEFAULTS,
+    ));
+
+    let mut member_kubeconfigs = Vec::new();
+    for (name, m) in names.iter().zip(&members) {
+        let target = dir.join("members").join(format!("{name}.kubeconfig"));
+        std::fs::copy(&m.server.kubeconfig, &target)
+            .with_context(|| format!("writing {}", target.display()))?;
+        member_kubeconfigs.push(target);
+    }
+    futures::future::try_join_all(names.iter().zip(&member_kubeconfigs).map(
+        |(name, kubeconfig)| {
+            let client = client.clone();
+            async move {
+                let access = MemberAccess::from_kubeconfig(kubeconfig, None).await?;
+                let mut opts = JoinOptions::new(name.as_str());
+                opts.rejoin = true;
+                join::join(&client, &access, &opts)
+                    .await
+                    .with_context(|| format!("joining {name}"))
+            }
+        },
+    ))
+    .await?;
+
+    let ready = wait_ready(&client, &names).await;
+    let elapsed = started.elapsed();
+    print_usage(
+        &dir,
+        &control_plane.url,
+        &names,
+        &member_kubeconfigs,
+        elapsed,
+    );
+    if !ready {
+        eprintln!(
+            "warning: not every member reported Ready within {READY_TIMEOUT:?}; see `kubectl get clusters`"
+        );
+    }
+
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for Ctrl-C")?;
+    for h in cluster_controllers {
+        h.abort();
+    }
+    for m in members {
+        m.shutdown().await;
+    }
+    control_plane.shutdown().await;
+    Ok(())
+}
+
+/// Waits until every named Cluster is Ready.
+async fn wait_ready(client: &kube::Client, names: &[String]) -> bool {
+    let clusters = kube::Api::<Cluster>::all(client.clone());
+    let deadline = Instant::now() + READY_TIMEOUT;
+    while Instant::now() < deadline {
+        if let Ok(list) = clusters.list(&Default::default()).await {
+            let ready = names.iter().all(|n| {
+                list.items.iter().any(|c| {
+                    c.metadata.name.as_deref() == Some(n.as_str())
+                        && c.ready_status() == Some("True")
+                })
+            });
+            if ready {
+                return true;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+fn print_usage(
+    dir: &Path,
+    url: &str,
+    names: &[String],
+    member_kubeconfigs: &[PathBuf],
+    elapsed: Duration,
+) {
+    let karmada = dir.join("karmada.kubeconfig");
+    println!("karmada-rs control plane serving at {url}");
+    println!(
+        "karmada-rs is up in {:.1}s: control plane and {} member cluster(s) ({}), state in {}",
+        elapsed.as_secs_f64(),
+        names.len(),
+        names.join(", "),
+        dir.display()
+    );
+    println!();
+    println!("Use the control plane:");
+    println!("  export KUBECONFIG={}", karmada.display());
+    println!("  kubectl get clusters");
+    println!(
+        "  kubectl apply -f samples/nginx-deployment.yaml -f samples/propagationpolicy-duplicated.yaml"
+    );
+    println!("  kubectl get deployment nginx");
+    println!("  kubectl get rb,work -A");
+    if !names.is_empty() {
+        println!();
+        println!("Look into the members:");
+        for (name, kubeconfig) in names.iter().zip(member_kubeconfigs) {
+            println!(
+                "  kubectl --kubeconfig {} get deployments,nodes   # {name}",
+                kubeconfig.display()
+            );
+        }
+    }
+    println!();
+    println!("Press Ctrl-C to stop; run `karmada-rs up` again to resume.");
+}

@@ -1,0 +1,174 @@
+//! The quick start end to end: `karmada-rs up` brings up a control plane and simulated
+//! members in one process, joined and Ready, with kubeconfigs for all of them; a second
+//! `up` on the same directory resumes where the first stopped.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+
+use serde_json::Value;
+use support::{DEADLINE, kubectl_cmd, run, wait_for};
+
+/// A running `karmada-rs up`.
+struct Up {
+    child: Child,
+    url: String,
+    output: Vec<String>,
+}
+
+impl Up {
+    fn start(dir: &Path, members: u32) -> Up {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+            .args([
+                "up",
+                "--members",
+                &members.to_string(),
+                "--ready-delay",
+                "0",
+                "--data-dir",
+            ])
+            .arg(dir)
+            .env(
+                "KARMADA_RS_LOG",
+                std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "warn".into()),
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn karmada-rs up");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut output = Vec::new();
+        let mut url = String::new();
+        // The usage text ends with the Ctrl-C hint.
+        while !output.last().is_some_and(|l: &String| l.contains("Ctrl-C")) {
+            let line = rx
+                .recv_timeout(DEADLINE)
+                .expect("karmada-rs up printed its usage");
+            if let Some(u) = line.strip_prefix("karmada-rs control plane serving at ") {
+                url = u.trim().to_owned();
+            }
+            output.push(line);
+        }
+        Up { child, url, output }
+    }
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn get_json(kubeconfig: &Path, cache: &Path, args: &[&str]) -> Value {
+    let mut a = vec!["get"];
+    a.extend_from_slice(args);
+    a.extend_from_slice(&["-o", "json"]);
+    let out = run(kubectl_cmd(kubeconfig, cache).args(&a));
+    assert!(
+        out.status.success(),
+        "kubectl {}: {}",
+        a.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+fn ready_clusters(kubeconfig: &Path, cache: &Path) -> Vec<String> {
+    let list = get_json(kubeconfig, cache, &["clusters"]);
+    let mut names: Vec<String> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            })
+        })
+        .map(|c| c["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn up_runs_a_control_plane_with_joined_members() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("kubectl-cache");
+    let karmada = dir.path().join("karmada.kubeconfig");
+    let member_kubeconfig = |i: u32| -> PathBuf {
+        dir.path()
+            .join("members")
+            .join(format!("member{i}.kubeconfig"))
+    };
+
+    let up = Up::start(dir.path(), 3);
+    let text = up.output.join("\n");
+    assert!(text.contains("karmada-rs is up"), "{text}");
+    assert!(
+        text.contains(&format!("export KUBECONFIG={}", karmada.display())),
+        "{text}"
+    );
+    assert!(text.contains("kubectl get clusters"), "{text}");
+    assert!(karmada.exists());
+    for i in 1..=3 {
+        assert!(member_kubeconfig(i).exists(), "member{i}.kubeconfig");
+        assert!(
+            text.contains(&member_kubeconfig(i).display().to_string()),
+            "{text}"
+        );
+    }
+
+    // Every member is Ready by the time the usage is printed.
+    assert_eq!(
+        ready_clusters(&karmada, &cache),
+        ["member1", "member2", "member3"]
+    );
+    let clusters = run(kubectl_cmd(&karmada, &cache).args(["get", "clusters"]));
+    let table = String::from_utf8_lossy(&clusters.stdout);
+    assert_eq!(table.matches(" Push ").count(), 3, "{table}");
+
+    // The member kubeconfigs work, and the members are simulated clusters.
+    for i in 1..=3 {
+        let nodes = get_json(&member_kubeconfig(i), &cache, &["nodes"]);
+        assert_eq!(nodes["items"].as_array().unwrap().len(), 3);
+    }
+
+    // The samples apply as in Karmada's quick start.
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let out = run(kubectl_cmd(&karmada, &cache)
+        .arg("apply")
+        .arg("-f")
+        .arg(&samples));
+    assert!(
+        out.status.success(),
+        "kubectl apply -f samples/: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Stopped and started again on the same directory: the same URL, the members rejoined.
+    let url = up.url.clone();
+    drop(up);
+    let again = Up::start(dir.path(), 3);
+    assert_eq!(again.url, url, "a restarted quick start keeps its address");
+    wait_for("the rejoined members to be Ready", DEADLINE, || {
+        (ready_clusters(&karmada, &cache) == ["member1", "member2", "member3"]).then_some(())
+    });
+    let deployment = get_json(&karmada, &cache, &["deployment", "nginx", "-n", "default"]);
+    assert_eq!(
+        deployment["metadata"]["name"], "nginx",
+        "state survives a restart"
+    );
+}
