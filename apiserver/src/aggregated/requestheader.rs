@@ -79,28 +79,6 @@ pub enum Outcome {
     Rejected(String),
 }
 
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let (Some(h), Some(l)) = (
-                (b[i + 1] as char).to_digit(16),
-                (b[i + 2] as char).to_digit(16),
-            )
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 impl RequestHeader {
     /// Authenticates a request by its headers and the connection's certificate chain; the
     /// identity headers are removed either way, so that nothing downstream trusts them.
@@ -161,7 +139,7 @@ impl RequestHeader {
                     && let Ok(val) = v.to_str()
                 {
                     user.extra
-                        .entry(percent_decode(suffix).to_lowercase())
+                        .entry(crate::proxy::percent_decode(suffix).to_lowercase())
                         .or_default()
                         .push(val.to_string());
                 }

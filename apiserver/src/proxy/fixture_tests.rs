@@ -346,7 +346,7 @@ async fn forwards_as_the_caller_with_the_impersonator_token() {
     )
     .await;
 
-    // Path, raw query and the caller's identity; the caller's own credentials are dropped.
+    // Path, raw query and the caller's identity; front-proxy headers are dropped.
     let req = Request::get(cp.url(
         "m1",
         "/echo/api/v1/namespaces/default/pods?labelSelector=a%3Db&limit=5",
@@ -734,6 +734,9 @@ async fn all_clusters() {
         .unwrap();
     let resp = cp.send(req).await;
     assert_eq!(resp.status(), StatusCode::METHOD_NOT_ALLOWED);
+    // kubectl escapes the name.
+    let (status, body) = cp.get("%2A", "/api/v1/namespaces/default/pods/a1").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     // Non-resource requests are the control plane's own.
     let (status, body) = cp.get("*", "/version").await;
     assert_eq!(status, StatusCode::OK);

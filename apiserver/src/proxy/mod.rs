@@ -146,6 +146,29 @@ impl ClusterProxy {
     }
 }
 
+/// Decodes `%XX` escapes (invalid ones are kept as they are).
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (
+                (b[i + 1] as char).to_digit(16),
+                (b[i + 2] as char).to_digit(16),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn path_or_root(p: &str) -> &str {
     if p.is_empty() { "/" } else { p }
 }
@@ -196,7 +219,9 @@ pub async fn serve(
     }
     let proxy = &state.cluster_proxy;
     let path = proxied_path(parts.uri.path()).to_string();
-    if info.name == ALL_CLUSTERS {
+    // kube-apiserver reads names from the decoded path: kubectl sends `*` as `%2A`.
+    let name = percent_decode(&info.name);
+    if name == ALL_CLUSTERS {
         let req = ProxyRequest {
             parts,
             body,
@@ -205,10 +230,7 @@ pub async fn serve(
         };
         return aggregate::serve(proxy, state, req).await;
     }
-    let target = proxy
-        .targets
-        .get(state, &proxy.secrets(), &info.name)
-        .await?;
+    let target = proxy.targets.get(state, &proxy.secrets(), &name).await?;
     let uri = target.uri(&path, parts.uri.query())?;
     let mut out = Outbound::from_parts(&mut parts, uri, body);
     forward::impersonate(&mut out.headers, &user)?;
@@ -225,6 +247,19 @@ pub(crate) mod fixture_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decoding() {
+        for (input, want) in [
+            ("%2A", "*"),
+            ("member1", "member1"),
+            ("a%2", "a%2"),
+            ("%zz", "%zz"),
+            ("%e2%9c%93", "✓"),
+        ] {
+            assert_eq!(percent_decode(input), want, "{input}");
+        }
+    }
 
     #[test]
     fn proxied_paths() {

@@ -203,7 +203,7 @@ impl TunnelProxy {
         let port = auth.port_u16().unwrap_or(80);
         let mut headers = HeaderMap::new();
         if let Some((userinfo, _)) = auth.as_str().rsplit_once('@') {
-            let decoded = percent_decode(userinfo);
+            let decoded = super::percent_decode(userinfo);
             let value = format!(
                 "Basic {}",
                 base64::engine::general_purpose::STANDARD.encode(decoded.as_bytes())
@@ -226,29 +226,6 @@ impl TunnelProxy {
             headers,
         })
     }
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
-        {
-            out.push(h << 4 | l);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(b: u8) -> Option<u8> {
-    (b as char).to_digit(16).map(|d| d as u8)
 }
 
 fn format_authority(host: &str, port: u16) -> String {
