@@ -266,13 +266,37 @@ fn clusters_and_proxy_through_the_host() {
     .expect("direct get");
     assert_eq!(status, 200, "{body}");
 
-    // The proxy through host → aggregated server → member.
-    let nodes: Value = serde_json::from_str(&host.kubectl_ok(&[
-        "get",
-        "--raw",
-        "/apis/cluster.karmada.io/v1alpha1/clusters/member1/proxy/api/v1/nodes",
-    ]))
-    .expect("nodes");
+    // The proxy through host → aggregated server → member, once the admin is granted it
+    // (unifiedAuth then lets the member's impersonator act as the admin).
+    host.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cluster-proxy}
+rules:
+- apiGroups: [cluster.karmada.io]
+  resources: [clusters/proxy]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: admin-cluster-proxy}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-proxy}
+subjects:
+- {kind: User, name: karmada-admin, apiGroup: rbac.authorization.k8s.io}
+"#,
+    );
+    let nodes = wait_for("the proxy through both servers", DEADLINE, || {
+        let out = host.kubectl(&[
+            "get",
+            "--raw",
+            "/apis/cluster.karmada.io/v1alpha1/clusters/member1/proxy/api/v1/nodes",
+        ]);
+        out.status
+            .success()
+            .then(|| serde_json::from_slice::<Value>(&out.stdout).expect("nodes"))
+    });
     let member_nodes: Value =
         serde_json::from_str(&m1.kubectl_ok(&["get", "nodes", "-o", "json"])).expect("nodes");
     assert_eq!(

@@ -119,6 +119,47 @@ fn join(cp: &Server, m: &Member) {
     });
 }
 
+/// Grants the admin user (`karmada-admin`) the proxy of every cluster, as Karmada's guide
+/// binds `system:admin`, and waits until unifiedAuth's impersonation rules reached `members`
+/// (the member then answers the admin through the proxy).
+fn grant_admin_proxy(cp: &Server, members: &[&Member]) {
+    cp.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cluster-proxy}
+rules:
+- apiGroups: [cluster.karmada.io]
+  resources: [clusters/proxy]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: admin-cluster-proxy}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-proxy}
+subjects:
+- {kind: User, name: karmada-admin, apiGroup: rbac.authorization.k8s.io}
+"#,
+    );
+    for m in members {
+        let path = format!(
+            "/apis/cluster.karmada.io/v1alpha1/clusters/{}/proxy/api/v1/namespaces",
+            m.name
+        );
+        wait_for(
+            &format!("the admin's proxy to {}", m.name),
+            DEADLINE,
+            || {
+                cp.kubectl(&["get", "--raw", &path])
+                    .status
+                    .success()
+                    .then_some(())
+            },
+        );
+    }
+}
+
 /// A kubeconfig for the control plane's CA and server `server`, as `user`: the admin
 /// certificate, or a client certificate for (user, groups) signed by the control plane's CA.
 struct Kubeconfig {
@@ -221,6 +262,7 @@ fn kubectl_through_the_proxy_kubeconfig() {
     let cp = Server::start();
     let m1 = Member::start("member1");
     join(&cp, &m1);
+    grant_admin_proxy(&cp, &[&m1]);
     let proxied = Kubeconfig::new(&cp, &proxy_url(&cp, "member1"), None);
 
     // Reads see the member, not the control plane.
@@ -419,6 +461,7 @@ fn all_clusters_proxy() {
     let (m1, m2) = (Member::start("member1"), Member::start("member2"));
     join(&cp, &m1);
     join(&cp, &m2);
+    grant_admin_proxy(&cp, &[&m1, &m2]);
     for (m, only) in [(&m1, "only-in-1"), (&m2, "only-in-2")] {
         m.kubectl_ok(&["-n", "default", "create", "configmap", only]);
         m.kubectl_ok(&["-n", "default", "create", "configmap", "everywhere"]);
@@ -448,16 +491,52 @@ fn all_clusters_proxy() {
         "name",
     ]);
     assert_eq!(one.trim(), "configmap/only-in-2");
+    // kubectl shows Karmada's plain-text errors by their status only; the bodies say why.
     let err = all.kubectl_err(&["get", "configmap", "everywhere", "-n", "default"]);
-    assert!(
-        err.contains("conflict resource, exist in more than one cluster: member1,member2"),
-        "{err}"
-    );
+    assert!(err.contains("(Conflict)"), "{err}");
     let err = all.kubectl_err(&["get", "configmap", "nowhere", "-n", "default"]);
-    assert!(
-        err.contains("resource not found or don't have permission to get it"),
-        "{err}"
+    assert!(err.contains("(NotFound)"), "{err}");
+    let base = format!(
+        "{}/api/v1/namespaces/default/configmaps",
+        proxy_url(&cp, "%2A")
     );
+    let (status, body) = https_get(&cp, &format!("{base}/everywhere"));
+    assert_eq!(status, 409);
+    assert_eq!(
+        body,
+        "conflict resource, exist in more than one cluster: member1,member2\n"
+    );
+    let (status, body) = https_get(&cp, &format!("{base}/nowhere"));
+    assert_eq!(status, 404);
+    assert_eq!(
+        body,
+        "resource not found or don't have permission to get it\n"
+    );
+}
+
+/// A GET with the control plane's admin certificate, returning status and body as sent.
+fn https_get(cp: &Server, url: &str) -> (u16, String) {
+    use apiserver::proxy::transport::{self, Body, Dialer, TlsSettings};
+    use http_body_util::BodyExt;
+    let pki = cp.dir.path().join("pki");
+    let read = |f: &str| std::fs::read_to_string(pki.join(f)).expect("pki file");
+    let tls = transport::client_config(&TlsSettings {
+        ca_bundle: read("ca.crt").into_bytes(),
+        insecure: false,
+        client_cert: Some((read("admin.crt"), read("admin.key"))),
+        tls13_only: false,
+    })
+    .expect("tls");
+    let client = transport::http_client(Dialer::new(tls, None, None));
+    cp.block_on(async {
+        let req = http::Request::get(url)
+            .body(Body::empty())
+            .expect("request");
+        let resp = client.request(req).await.expect("request");
+        let status = resp.status().as_u16();
+        let body = resp.into_body().collect().await.expect("body").to_bytes();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    })
 }
 
 fn vm_hwm_kib(pid: u32) -> u64 {
@@ -477,6 +556,7 @@ fn large_responses_stream() {
     let cp = Server::start();
     let m1 = Member::start("member1");
     join(&cp, &m1);
+    grant_admin_proxy(&cp, &[&m1]);
     m1.kubectl_ok(&["create", "namespace", "big"]);
     let value = "x".repeat(1024 * 1024 - 512);
     for i in 0..50 {
