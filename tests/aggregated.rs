@@ -10,7 +10,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 
 use https::direct;
-use serde_json::{Value, json};
+use serde_json::Value;
 use support::{DEADLINE, Server, kubectl_cmd, run, wait_for};
 
 const SVC: &str = "karmada-aggregated-apiserver";
@@ -88,25 +88,26 @@ fn register(host: &Server, agg: &Aggregated) {
     let ca = base64::engine::general_purpose::STANDARD.encode(agg.ca_pem());
     host.kubectl_stdin_ok(
         &["apply", "-f", "-"],
-        &serde_json::to_string(&json!({
-            "apiVersion": "v1", "kind": "List", "items": [
-                {
-                    "apiVersion": "v1", "kind": "Service",
-                    "metadata": {"name": SVC, "namespace": "karmada-system"},
-                    "spec": {"type": "ExternalName", "externalName": "localhost"},
-                },
-                {
-                    "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-                    "metadata": {"name": "v1alpha1.cluster.karmada.io"},
-                    "spec": {
-                        "group": "cluster.karmada.io", "version": "v1alpha1",
-                        "service": {"namespace": "karmada-system", "name": SVC, "port": agg.port()},
-                        "caBundle": ca, "groupPriorityMinimum": 2000, "versionPriority": 10,
-                    },
-                },
-            ],
-        }))
-        .expect("json"),
+        &format!(
+            r#"
+apiVersion: v1
+kind: Service
+metadata: {{name: {SVC}, namespace: karmada-system}}
+spec: {{type: ExternalName, externalName: localhost}}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {{name: v1alpha1.cluster.karmada.io}}
+spec:
+  group: cluster.karmada.io
+  version: v1alpha1
+  service: {{namespace: karmada-system, name: {SVC}, port: {port}}}
+  caBundle: {ca}
+  groupPriorityMinimum: 2000
+  versionPriority: 10
+"#,
+            port = agg.port()
+        ),
     );
     wait_for("the APIService to become available", DEADLINE, || {
         let a = host.get_json(&["apiservice", "v1alpha1.cluster.karmada.io"]);
