@@ -286,6 +286,69 @@ async fn behind_a_host_aggregator() {
     );
     assert_eq!(seen.headers["impersonate-user"], "karmada-admin");
     assert!(seen.headers.get("x-remote-user").is_none());
+
+    // The host's garbage collector finds owners in the aggregated server: a ConfigMap owned
+    // by Cluster m1 stays while m1 exists (a sentinel with a missing owner shows that the
+    // collector ran), and goes with it.
+    let m1_uid = in_agg["metadata"]["uid"].as_str().unwrap().to_string();
+    let owned_by = |name: &str, api_version: &str, kind: &str, owner: &str, uid: &str| {
+        json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {
+                "name": name, "namespace": "default",
+                "ownerReferences": [{"apiVersion": api_version, "kind": kind, "name": owner, "uid": uid}],
+            },
+        })
+    };
+    host.apply(owned_by(
+        "of-m1",
+        "cluster.karmada.io/v1alpha1",
+        "Cluster",
+        "m1",
+        &m1_uid,
+    ))
+    .await;
+    host.apply(owned_by(
+        "orphan",
+        "v1",
+        "ConfigMap",
+        "gone",
+        "00000000-0000-0000-0000-000000000000",
+    ))
+    .await;
+    let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(host.admin.clone(), "default");
+    let start = std::time::Instant::now();
+    while cms.get_opt("orphan").await.unwrap().is_some() {
+        assert!(start.elapsed() < DEADLINE, "the collector never ran");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        cms.get_opt("of-m1").await.unwrap().is_some(),
+        "a live remote owner kept it"
+    );
+    let clusters: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
+        host.admin.clone(),
+        &kube::discovery::ApiResource {
+            group: "cluster.karmada.io".into(),
+            version: "v1alpha1".into(),
+            api_version: "cluster.karmada.io/v1alpha1".into(),
+            kind: "Cluster".into(),
+            plural: "clusters".into(),
+        },
+    );
+    clusters
+        .delete("m1", &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    let start = std::time::Instant::now();
+    while cms.get_opt("of-m1").await.unwrap().is_some() {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the dependent of a deleted remote owner stayed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     drop(dir);
     agg.shutdown().await;
     host.running.shutdown().await;

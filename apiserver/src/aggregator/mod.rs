@@ -171,6 +171,89 @@ pub async fn proxy(
     }
 }
 
+/// Whether an object exists in the backend serving its group, for owners referenced by
+/// objects stored here (`None`: the group is not routed to a backend). kube's garbage
+/// collector reaches such owners through the aggregator; this one asks before treating an
+/// owner as gone. Unknown kinds and unavailable backends are reported as existing or as an
+/// error, never as absent.
+pub async fn remote_object_exists(
+    state: &ApiState,
+    group: &str,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    uid: &str,
+) -> Option<Result<bool, crate::error::ApiError>> {
+    let table = state.aggregator.table();
+    let mut backends: Vec<&Arc<Backend>> = table.values().filter(|b| b.group == group).collect();
+    if backends.is_empty() {
+        return None;
+    }
+    backends.sort_by(|a, b| b.version_priority.cmp(&a.version_priority));
+    for b in backends {
+        let Some(resource) = b.discovery.as_ref().and_then(|d| {
+            d.get("resources")?
+                .as_array()?
+                .iter()
+                .find(|r| {
+                    r.get("kind").and_then(Value::as_str) == Some(kind)
+                        && r.get("name")
+                            .and_then(Value::as_str)
+                            .is_some_and(|n| !n.contains('/'))
+                })
+                .cloned()
+        }) else {
+            continue;
+        };
+        let plural = resource
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let namespaced = resource
+            .get("namespaced")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let path = if namespaced {
+            format!(
+                "/apis/{group}/{}/namespaces/{namespace}/{plural}/{name}",
+                b.version
+            )
+        } else {
+            format!("/apis/{group}/{}/{plural}/{name}", b.version)
+        };
+        let Ok(req) = http::Request::get(path.as_str())
+            .header(http::header::ACCEPT, "application/json")
+            .body(Body::empty())
+        else {
+            return Some(Ok(true));
+        };
+        let (parts, body) = req.into_parts();
+        let resp = proxy(b, parts, body, &crate::launch::system_user()).await;
+        let status = resp.status();
+        if status == StatusCode::NOT_FOUND {
+            return Some(Ok(false));
+        }
+        if !status.is_success() {
+            return Some(Err(crate::error::ApiError::unavailable(format!(
+                "cannot look up {kind} {name} in APIService {}: {status}",
+                b.api_service
+            ))));
+        }
+        let bytes = match crate::body::read_limited(resp.into_body(), 16 * 1024 * 1024).await {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        let found = serde_json::from_slice::<Value>(&bytes).ok().and_then(|v| {
+            v.pointer("/metadata/uid")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+        return Some(Ok(found.is_none_or(|u| u == uid)));
+    }
+    // The backend's discovery does not name the kind (yet): assume it exists.
+    Some(Ok(true))
+}
+
 /// Everything this server's aggregation layer needs at start: the front-proxy identity
 /// (created in `pki_dir` when missing) and, published for aggregated servers, the
 /// `extension-apiserver-authentication` ConfigMap naming `client_ca_pem` and the front-proxy
