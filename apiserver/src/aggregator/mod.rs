@@ -189,7 +189,7 @@ pub async fn remote_object_exists(
     if backends.is_empty() {
         return None;
     }
-    backends.sort_by(|a, b| b.version_priority.cmp(&a.version_priority));
+    backends.sort_by_key(|b| std::cmp::Reverse(b.version_priority));
     for b in backends {
         let Some(resource) = b.discovery.as_ref().and_then(|d| {
             d.get("resources")?
