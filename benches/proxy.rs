@@ -131,6 +131,34 @@ fn main() {
         "{}",
         String::from_utf8_lossy(&joined.stderr)
     );
+    // The admin may use the proxy (as Karmada's guide binds system:admin); unifiedAuth then
+    // lets the member's impersonator act as the admin.
+    let grant = r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cluster-proxy}
+rules:
+- apiGroups: [cluster.karmada.io]
+  resources: [clusters/proxy]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: admin-cluster-proxy}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-proxy}
+subjects:
+- {kind: User, name: karmada-admin, apiGroup: rbac.authorization.k8s.io}
+"#;
+    let mut apply = Command::new("kubectl")
+        .env("KUBECONFIG", cp.dir.path().join("karmada.kubeconfig"))
+        .args(["apply", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("kubectl");
+    std::io::Write::write_all(&mut apply.stdin.take().expect("stdin"), grant.as_bytes())
+        .expect("write");
+    assert!(apply.wait().expect("kubectl").success());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
