@@ -197,7 +197,14 @@ async fn dispatch(
         output,
         info,
     };
-    resource(ctx, body).await
+    let watch = ctx.info.verb == "watch";
+    let gv = (ctx.info.api_group.clone(), ctx.info.api_version.clone());
+    let resp = resource(ctx, body).await?;
+    Ok(if watch {
+        state.aggregator.end_when_remote(&gv.0, &gv.1, resp)
+    } else {
+        resp
+    })
 }
 
 /// Resolves the namespace of a request against the resource's scope.

@@ -50,10 +50,11 @@ impl Drop for Controller {
 
 /// Starts the controller. Must run inside a runtime.
 pub fn start(state: Arc<ApiState>) -> Controller {
+    let mut tracked: HashMap<String, Tracked> = HashMap::new();
+    prime(&state, &mut tracked);
     let weak = Arc::downgrade(&state);
     drop(state);
     let task = tokio::spawn(async move {
-        let mut tracked: HashMap<String, Tracked> = HashMap::new();
         loop {
             let Some(state) = weak.upgrade() else {
                 return;
@@ -97,21 +98,37 @@ fn service_object(state: &ApiState, ns: &str, name: &str) -> Option<(Value, i64)
     Some((o.value(), o.rv))
 }
 
-async fn reconcile(state: &Arc<ApiState>, tracked: &mut HashMap<String, Tracked>) {
-    let services: Vec<ApiService> =
-        cache_objects(state, "apiregistration.k8s.io", "v1", "apiservices")
-            .iter()
-            .filter_map(ApiService::from_json)
-            .collect();
-    let now = Instant::now();
-    let recheck = state.aggregator.recheck_interval();
-    let mut due: Vec<&ApiService> = Vec::new();
+fn api_services(state: &ApiState) -> Vec<ApiService> {
+    cache_objects(state, "apiregistration.k8s.io", "v1", "apiservices")
+        .iter()
+        .filter_map(ApiService::from_json)
+        .collect()
+}
+
+/// Routes from the stored APIServices and their stored conditions, before the first checks
+/// (kube-aggregator serves a backend by its recorded `Available` condition, too).
+fn prime(state: &ApiState, tracked: &mut HashMap<String, Tracked>) {
+    let services = api_services(state);
+    sync_entries(state, &services, tracked, Instant::now());
     for a in &services {
+        if let Some(entry) = tracked.get_mut(&a.name) {
+            entry.condition = a.available.clone();
+        }
+    }
+    publish(state, &services, tracked);
+}
+
+/// Resolves and connects the remote APIServices whose Service or spec changed; returns the
+/// indices of those due for a check.
+fn sync_entries(
+    state: &ApiState,
+    services: &[ApiService],
+    tracked: &mut HashMap<String, Tracked>,
+    now: Instant,
+) -> Vec<usize> {
+    let mut due = Vec::new();
+    for (i, a) in services.iter().enumerate() {
         let Some(svc_ref) = &a.service else {
-            let local = Condition::new("True", "Local", "Local APIServices are always available");
-            if a.available.as_ref() != Some(&local) {
-                write_condition(state, &a.name, &local).await;
-            }
             continue;
         };
         let svc = service_object(state, &svc_ref.namespace, &svc_ref.name);
@@ -150,11 +167,55 @@ async fn reconcile(state: &Arc<ApiState>, tracked: &mut HashMap<String, Tracked>
             }
         }
         if entry.next_check <= now {
-            due.push(a);
+            due.push(i);
         }
     }
     let live: Vec<&str> = services.iter().map(|a| a.name.as_str()).collect();
     tracked.retain(|k, _| live.contains(&k.as_str()));
+    due
+}
+
+/// Publishes the route table of the remote APIServices.
+fn publish(state: &ApiState, services: &[ApiService], tracked: &HashMap<String, Tracked>) {
+    let mut table = RouteTable::new();
+    for a in services {
+        if a.service.is_none() {
+            continue;
+        }
+        let Some(entry) = tracked.get(&a.name) else {
+            continue;
+        };
+        table.insert(
+            (a.group.clone(), a.version.clone()),
+            Arc::new(Backend {
+                api_service: a.name.clone(),
+                group: a.group.clone(),
+                version: a.version.clone(),
+                group_priority: a.group_priority,
+                version_priority: a.version_priority,
+                target: entry.target.clone(),
+                transport_error: entry.transport_error.clone(),
+                available: entry.condition.as_ref().is_some_and(Condition::is_true),
+                discovery: entry.discovery.clone(),
+            }),
+        );
+    }
+    state.aggregator.set_table(table);
+}
+
+async fn reconcile(state: &Arc<ApiState>, tracked: &mut HashMap<String, Tracked>) {
+    let services = api_services(state);
+    let recheck = state.aggregator.recheck_interval();
+    for a in services.iter().filter(|a| a.service.is_none()) {
+        let local = Condition::new("True", "Local", "Local APIServices are always available");
+        if a.available.as_ref() != Some(&local) {
+            write_condition(state, &a.name, &local).await;
+        }
+    }
+    let due: Vec<&ApiService> = sync_entries(state, &services, tracked, Instant::now())
+        .into_iter()
+        .map(|i| &services[i])
+        .collect();
 
     let checks = join_all(due.iter().map(|a| {
         let entry = &tracked[&a.name];
@@ -200,30 +261,7 @@ async fn reconcile(state: &Arc<ApiState>, tracked: &mut HashMap<String, Tracked>
         entry.condition = Some(cond);
     }
 
-    let mut table = RouteTable::new();
-    for a in &services {
-        if a.service.is_none() {
-            continue;
-        }
-        let Some(entry) = tracked.get(&a.name) else {
-            continue;
-        };
-        table.insert(
-            (a.group.clone(), a.version.clone()),
-            Arc::new(Backend {
-                api_service: a.name.clone(),
-                group: a.group.clone(),
-                version: a.version.clone(),
-                group_priority: a.group_priority,
-                version_priority: a.version_priority,
-                target: entry.target.clone(),
-                transport_error: entry.transport_error.clone(),
-                available: entry.condition.as_ref().is_some_and(Condition::is_true),
-                discovery: entry.discovery.clone(),
-            }),
-        );
-    }
-    state.aggregator.set_table(table);
+    publish(state, &services, tracked);
 }
 
 /// A pooled client towards a backend: TLS verified as `<svc>.<ns>.svc` against the

@@ -13,7 +13,7 @@ pub mod front_proxy;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -64,12 +64,23 @@ impl std::fmt::Debug for Backend {
 pub type RouteTable = HashMap<(String, String), Arc<Backend>>;
 
 /// The aggregator's per-server state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Aggregator {
-    table: RwLock<Arc<RouteTable>>,
+    /// The current routes; receivers learn of every change.
+    routes: tokio::sync::watch::Sender<Arc<RouteTable>>,
     front_proxy: OnceLock<FrontProxy>,
     /// Re-check interval of available backends in milliseconds (0: the default).
     recheck_ms: AtomicU64,
+}
+
+impl Default for Aggregator {
+    fn default() -> Aggregator {
+        Aggregator {
+            routes: tokio::sync::watch::channel(Arc::default()).0,
+            front_proxy: OnceLock::new(),
+            recheck_ms: AtomicU64::new(0),
+        }
+    }
 }
 
 impl Aggregator {
@@ -99,19 +110,47 @@ impl Aggregator {
 
     /// The current routes.
     pub fn table(&self) -> Arc<RouteTable> {
-        match self.table.read() {
-            Ok(t) => t.clone(),
-            Err(p) => p.into_inner().clone(),
-        }
+        self.routes.borrow().clone()
     }
 
-    /// Replaces the routes.
+    /// Replaces the routes; watchers of route changes are woken only when the set of
+    /// remote group/versions changed.
     pub fn set_table(&self, t: RouteTable) {
-        let t = Arc::new(t);
-        match self.table.write() {
-            Ok(mut g) => *g = t,
-            Err(p) => *p.into_inner() = t,
+        self.routes.send_if_modified(|cur| {
+            let changed = cur.len() != t.len() || t.keys().any(|k| !cur.contains_key(k));
+            *cur = Arc::new(t);
+            changed
+        });
+    }
+
+    /// Ends a watch served locally once its group/version is routed to a backend, so that
+    /// its client lists and watches again through the new route (an APIService registered
+    /// for a group this server also serves takes it over).
+    pub fn end_when_remote(&self, group: &str, version: &str, resp: Response) -> Response {
+        let key = (group.to_string(), version.to_string());
+        let mut routes = self.routes.subscribe();
+        if routes.borrow_and_update().contains_key(&key) {
+            return resp;
         }
+        let (parts, body) = resp.into_parts();
+        let stream = futures::stream::unfold(
+            (body.into_data_stream(), routes, key),
+            |(mut data, mut routes, key)| async move {
+                loop {
+                    tokio::select! {
+                        item = futures::StreamExt::next(&mut data) => {
+                            return item.map(|i| (i, (data, routes, key)));
+                        }
+                        changed = routes.changed() => {
+                            if changed.is_err() || routes.borrow_and_update().contains_key(&key) {
+                                return None;
+                            }
+                        }
+                    }
+                }
+            },
+        );
+        Response::from_parts(parts, Body::from_stream(stream))
     }
 
     /// The backend serving a request's group/version (`/apis/G/V...`), if it is remote.

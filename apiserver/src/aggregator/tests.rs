@@ -293,3 +293,74 @@ async fn routes_to_available_backends_as_the_front_proxy() {
     drop(serving);
     cp.running.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_registered_group_takes_over_from_local_watches() {
+    let cp = ControlPlane::start().await;
+    let url = format!(
+        "{}/apis/cluster.karmada.io/v1alpha1/clusters?watch=true",
+        cp.running.url
+    );
+    let resp = cp
+        .send(Request::get(&url).body(Body::empty()).unwrap())
+        .await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let mut watch = resp.into_body();
+    let cms = cp
+        .send(
+            Request::get(format!(
+                "{}/api/v1/namespaces/default/configmaps?watch=true",
+                cp.running.url
+            ))
+            .body(Body::empty())
+            .unwrap(),
+        )
+        .await;
+    let mut cms = cms.into_body();
+    cp.apply(json!({
+        "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+        "metadata": {"name": "v1alpha1.cluster.karmada.io"},
+        "spec": {
+            "group": "cluster.karmada.io", "version": "v1alpha1",
+            "service": {"namespace": "karmada-system", "name": "not-there"},
+            "groupPriorityMinimum": 2000, "versionPriority": 10,
+        },
+    }))
+    .await;
+    // The local watch ends; its client would list again, now through the APIService.
+    loop {
+        match tokio::time::timeout(DEADLINE, watch.frame()).await {
+            Ok(None) => break,
+            Ok(Some(Ok(_))) => continue,
+            Ok(Some(Err(e))) => panic!("watch failed: {e}"),
+            Err(_) => panic!("the local watch was not ended"),
+        }
+    }
+    let (status, body) = get(
+        &cp,
+        "/apis/cluster.karmada.io/v1alpha1/clusters",
+        "application/json",
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(body, "service unavailable\n");
+    // Other groups' watches go on.
+    cp.apply(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "after", "namespace": "default"},
+    }))
+    .await;
+    loop {
+        let f = tokio::time::timeout(DEADLINE, cms.frame())
+            .await
+            .expect("the configmap watch went quiet")
+            .expect("the configmap watch ended")
+            .unwrap();
+        if f.data_ref()
+            .is_some_and(|d| String::from_utf8_lossy(d).contains("\"after\""))
+        {
+            break;
+        }
+    }
+    cp.running.shutdown().await;
+}
