@@ -123,9 +123,10 @@ impl Aggregator {
         });
     }
 
-    /// Ends a watch served locally once its group/version is routed to a backend, so that
-    /// its client lists and watches again through the new route (an APIService registered
-    /// for a group this server also serves takes it over).
+    /// Ends a watch served locally once its group/version is routed to a backend, with a
+    /// `410 Expired` ERROR event: the client lists and watches again through the new route,
+    /// whose resourceVersions come from another store (an APIService registered for a group
+    /// this server also serves takes it over).
     pub fn end_when_remote(&self, group: &str, version: &str, resp: Response) -> Response {
         let key = (group.to_string(), version.to_string());
         let mut routes = self.routes.subscribe();
@@ -134,16 +135,29 @@ impl Aggregator {
         }
         let (parts, body) = resp.into_parts();
         let stream = futures::stream::unfold(
-            (body.into_data_stream(), routes, key),
-            |(mut data, mut routes, key)| async move {
+            Some((body.into_data_stream(), routes, key)),
+            |state| async move {
+                let (mut data, mut routes, key) = state?;
                 loop {
                     tokio::select! {
                         item = futures::StreamExt::next(&mut data) => {
-                            return item.map(|i| (i, (data, routes, key)));
+                            return item.map(|i| (i, Some((data, routes, key))));
                         }
                         changed = routes.changed() => {
-                            if changed.is_err() || routes.borrow_and_update().contains_key(&key) {
+                            if changed.is_err() {
                                 return None;
+                            }
+                            if routes.borrow_and_update().contains_key(&key) {
+                                let status = crate::error::ApiError::expired(format!(
+                                    "{}/{} is now served by an APIService; list again",
+                                    key.0, key.1
+                                ))
+                                .status_json();
+                                let frame = crate::watch_cache::frame(
+                                    "ERROR",
+                                    status.to_string().as_bytes(),
+                                );
+                                return Some((Ok(frame), None));
                             }
                         }
                     }

@@ -327,15 +327,25 @@ async fn a_registered_group_takes_over_from_local_watches() {
         },
     }))
     .await;
-    // The local watch ends; its client would list again, now through the APIService.
+    // The local watch ends with 410 Expired: its client lists again, now through the
+    // APIService (whose resourceVersions come from another store).
+    let mut last = String::new();
     loop {
         match tokio::time::timeout(DEADLINE, watch.frame()).await {
             Ok(None) => break,
-            Ok(Some(Ok(_))) => continue,
+            Ok(Some(Ok(f))) => {
+                if let Some(d) = f.data_ref() {
+                    last = String::from_utf8_lossy(d).into_owned();
+                }
+            }
             Ok(Some(Err(e))) => panic!("watch failed: {e}"),
             Err(_) => panic!("the local watch was not ended"),
         }
     }
+    let ev: Value = serde_json::from_str(last.trim()).unwrap();
+    assert_eq!(ev["type"], "ERROR");
+    assert_eq!(ev["object"]["code"], 410);
+    assert_eq!(ev["object"]["reason"], "Expired");
     let (status, body) = get(
         &cp,
         "/apis/cluster.karmada.io/v1alpha1/clusters",
