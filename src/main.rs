@@ -1,5 +1,6 @@
 //! The `karmada-rs` binary: command-line wiring only.
 
+mod aggregated;
 mod cmd;
 
 use std::net::SocketAddr;
@@ -27,7 +28,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the control plane: API server and controllers.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Simulated member clusters.
     #[command(subcommand)]
     Member(cmd::member::MemberCommand),
@@ -58,6 +59,8 @@ struct ServeArgs {
     /// How long Events are kept after they were last recorded (Go duration, e.g. 1h0m0s).
     #[arg(long, env = "KARMADA_RS_EVENT_TTL", default_value = "1h0m0s", value_parser = apiserver::kcm::parse_duration)]
     event_ttl: std::time::Duration,
+    #[command(flatten)]
+    aggregated: aggregated::AggregatedArgs,
     /// Static bearer tokens: a CSV file of `token,user,uid[,"group1,group2"]` lines.
     #[arg(long, env = "KARMADA_RS_TOKEN_AUTH_FILE")]
     token_auth_file: Option<PathBuf>,
@@ -122,6 +125,21 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             args.etcd_servers,
         )))
     };
+    if args.aggregated.aggregated {
+        return aggregated::serve(
+            args.aggregated,
+            aggregated::Common {
+                data_dir: args.data_dir,
+                bind: args.bind,
+                store,
+                tls_sans: args.tls_sans,
+                client_ca_file: args.client_ca_file,
+                tls_cert_file: args.tls_cert_file,
+                tls_private_key_file: args.tls_private_key_file,
+            },
+        )
+        .await;
+    }
     let security = apiserver::launch::SecurityOptions {
         anonymous_auth: args.anonymous_auth,
         token_auth_file: args.token_auth_file,
@@ -187,7 +205,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Join(_) | Command::Unjoin(_) | Command::Up(_) => "warn",
     });
     match cli.command {
-        Command::Serve(a) => serve(a).await,
+        Command::Serve(a) => serve(*a).await,
         Command::Member(cmd::member::MemberCommand::Serve(a)) => cmd::member::serve(a).await,
         Command::Join(a) => cmd::join::join(a).await,
         Command::Unjoin(a) => cmd::join::unjoin(a).await,

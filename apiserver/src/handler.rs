@@ -146,7 +146,10 @@ async fn handle(
 ) -> Result<Response, ApiError> {
     let (mut parts, body) = req.into_parts();
     audit.set_request(&info);
-    let user = auth::admit(state, &mut parts, &info, audit).await?;
+    let user = match state.delegated_auth() {
+        Some(d) => std::sync::Arc::new(d.admit(&mut parts, &info).await?),
+        None => auth::admit(state, &mut parts, &info, audit).await?,
+    };
     auth::scope(
         user.clone(),
         dispatch(state, parts, body, query, info, (*user).clone()),
@@ -162,6 +165,12 @@ async fn dispatch(
     info: RequestInfo,
     user: UserInfo,
 ) -> Result<Response, ApiError> {
+    if let Some(backend) = state.aggregator.route(&info) {
+        return Ok(crate::aggregator::proxy(&backend, parts, body, &user).await);
+    }
+    if crate::proxy::is_proxy_request(state, &info) {
+        return crate::proxy::serve(state, parts, body, user, &info).await;
+    }
     if !info.is_resource_request {
         return non_resource(state, &parts, &info).await;
     }
@@ -188,7 +197,14 @@ async fn dispatch(
         output,
         info,
     };
-    resource(ctx, body).await
+    let watch = ctx.info.verb == "watch";
+    let gv = (ctx.info.api_group.clone(), ctx.info.api_version.clone());
+    let resp = resource(ctx, body).await?;
+    Ok(if watch {
+        state.aggregator.end_when_remote(&gv.0, &gv.1, resp)
+    } else {
+        resp
+    })
 }
 
 /// Resolves the namespace of a request against the resource's scope.
@@ -244,8 +260,18 @@ async fn non_resource(
         "/healthz" | "/livez" | "/readyz" => health(state, path).await,
         "/api" | "/apis" => {
             let core = path == "/api";
+            if core && snapshot.get("", "v1", "namespaces").is_none() {
+                // A server without the core group (`--aggregated`) serves no legacy API.
+                return Err(ApiError::path_not_found());
+            }
             if let Some(v) = discovery::aggregated_version(accept) {
-                let doc = discovery::aggregated(&snapshot, core, v);
+                let mut doc = discovery::aggregated(&snapshot, core, v);
+                if !core {
+                    crate::aggregator::discovery::merge_aggregated(
+                        &mut doc,
+                        &state.aggregator.table(),
+                    );
+                }
                 let mut resp = json_response(StatusCode::OK, &doc);
                 if let Ok(ct) = HeaderValue::from_str(&discovery::aggregated_content_type(v)) {
                     resp.headers_mut().insert(header::CONTENT_TYPE, ct);
@@ -257,10 +283,9 @@ async fn non_resource(
                     &discovery::api_versions(&state.config.external_address),
                 ))
             } else {
-                Ok(json_response(
-                    StatusCode::OK,
-                    &discovery::group_list(&snapshot),
-                ))
+                let mut doc = discovery::group_list(&snapshot);
+                crate::aggregator::discovery::merge_group_list(&mut doc, &state.aggregator.table());
+                Ok(json_response(StatusCode::OK, &doc))
             }
         }
         _ => {
@@ -269,9 +294,13 @@ async fn non_resource(
                 ["api", v] => discovery::resource_list(&snapshot, "", v)
                     .map(|d| json_response(StatusCode::OK, &d))
                     .ok_or_else(ApiError::path_not_found),
-                ["apis", g] => discovery::group(&snapshot, g)
-                    .map(|d| json_response(StatusCode::OK, &d))
-                    .ok_or_else(ApiError::path_not_found),
+                ["apis", g] => crate::aggregator::discovery::group(
+                    discovery::group(&snapshot, g),
+                    g,
+                    &state.aggregator.table(),
+                )
+                .map(|d| json_response(StatusCode::OK, &d))
+                .ok_or_else(ApiError::path_not_found),
                 ["apis", g, v] => discovery::resource_list(&snapshot, g, v)
                     .map(|d| json_response(StatusCode::OK, &d))
                     .ok_or_else(ApiError::path_not_found),

@@ -112,6 +112,9 @@ pub enum LaunchError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The aggregation layer failed to start.
+    #[error("aggregator: {0}")]
+    Aggregator(#[from] crate::aggregator::AggregatorError),
     /// A configured file could not be read.
     #[error("{path}: {source}")]
     File {
@@ -150,6 +153,7 @@ pub struct Running {
     pub pki: Arc<certs::Pki>,
     serving: Serving,
     _kcm: crate::kcm::Kcm,
+    _aggregator: Option<crate::aggregator::available::Controller>,
     crd_controller: tokio::task::JoinHandle<()>,
 }
 
@@ -286,6 +290,14 @@ pub async fn start_with(
         cluster_ca_pem.clone(),
     );
     let kcm = crate::kcm::start(&state, &opts.kcm);
+    let aggregator = if opts.flavor == Flavor::ControlPlane {
+        Some(
+            crate::aggregator::start(&state, &opts.data_dir.join("pki"), &client_ca_pems.concat())
+                .await?,
+        )
+    } else {
+        None
+    };
     // Serves the stored CRDs before the first request and follows their changes.
     let crd_controller = crate::crd::controller::start(&state).await;
 
@@ -326,6 +338,7 @@ pub async fn start_with(
         pki,
         serving,
         _kcm: kcm,
+        _aggregator: aggregator,
         crd_controller,
     })
 }

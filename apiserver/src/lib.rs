@@ -2,6 +2,8 @@
 //! registry over [`storage::Store`], the watch cache, discovery, OpenAPI and tables.
 
 pub mod admission;
+pub mod aggregated;
+pub mod aggregator;
 pub mod audit;
 pub mod auth;
 pub mod body;
@@ -25,6 +27,7 @@ pub mod options;
 pub mod patch;
 pub mod patch_handler;
 pub mod protobuf;
+pub mod proxy;
 pub mod registry;
 pub mod request_info;
 pub mod resources;

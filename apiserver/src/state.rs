@@ -18,6 +18,8 @@ pub enum Flavor {
     ControlPlane,
     /// A simulated member cluster: built-ins only.
     Member,
+    /// `serve --aggregated`: only `cluster.karmada.io`, behind a host's aggregator.
+    Aggregated,
 }
 
 /// Tunables of the API layer.
@@ -85,6 +87,12 @@ pub struct ApiState {
     pub config: ApiConfig,
     /// Request metrics.
     pub metrics: crate::metrics::Metrics,
+    /// The cluster proxy's targets and connection pools.
+    pub cluster_proxy: crate::proxy::ClusterProxy,
+    /// The aggregation layer's routes to APIService backends.
+    pub aggregator: crate::aggregator::Aggregator,
+    /// Delegated authentication and authorization (`--aggregated` mode).
+    delegated_auth: std::sync::OnceLock<Arc<crate::aggregated::DelegatedAuth>>,
     caches: Mutex<HashMap<String, RunningCache>>,
     /// Authentication, authorization and audit; requests fail closed until it is set.
     auth: OnceLock<Arc<crate::auth::Auth>>,
@@ -114,9 +122,22 @@ impl ApiState {
             catalog,
             config,
             metrics: Default::default(),
+            cluster_proxy: Default::default(),
+            aggregator: Default::default(),
+            delegated_auth: Default::default(),
             caches: Mutex::new(HashMap::new()),
             auth: OnceLock::new(),
         })
+    }
+
+    /// The delegated security stack, in `--aggregated` mode.
+    pub fn delegated_auth(&self) -> Option<&Arc<crate::aggregated::DelegatedAuth>> {
+        self.delegated_auth.get()
+    }
+
+    /// Makes requests authenticate and authorize through the host (once).
+    pub fn set_delegated_auth(&self, d: Arc<crate::aggregated::DelegatedAuth>) {
+        let _ = self.delegated_auth.set(d);
     }
 
     /// The security stack, once configured.

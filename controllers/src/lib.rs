@@ -26,6 +26,7 @@ pub mod overrides;
 pub mod runtime;
 pub mod scheduler;
 pub mod simulator;
+pub mod unified_auth;
 pub mod work_status;
 
 use std::sync::Arc;
@@ -48,6 +49,7 @@ pub struct ControllersConfig {
 pub struct Controllers {
     ctx: Arc<Context>,
     tasks: Vec<JoinHandle<()>>,
+    _unified_auth: unified_auth::UnifiedAuth,
 }
 
 impl Controllers {
@@ -88,8 +90,14 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
     // Execution spaces, cluster status and taints share the pipeline's member clients.
     tasks.extend(cluster::start(cluster::ClusterControllers {
         settings: config.cluster,
-        ..cluster::ClusterControllers::new(client, members)
+        ..cluster::ClusterControllers::new(client.clone(), members)
     }));
     tasks.extend(ctx.run_informers());
-    Controllers { ctx, tasks }
+    // Pushes the members' impersonation RBAC for users granted the cluster proxy.
+    let unified_auth = unified_auth::start(client);
+    Controllers {
+        ctx,
+        tasks,
+        _unified_auth: unified_auth,
+    }
 }

@@ -195,6 +195,11 @@ impl Server {
         }
     }
 
+    /// The process id of the running server (for memory measurements).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Runs a future on the test's runtime (for kube-rs clients).
     pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
         self.rt.block_on(f)

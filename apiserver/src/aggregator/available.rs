@@ -1,0 +1,431 @@
+//! The APIService availability controller: keeps the route table and each APIService's
+//! `Available` condition, following kube-aggregator's `AvailableConditionController`
+//! (pkg/controllers/status/remote/remote_available_controller.go) for APIServices with a
+//! service — resolve the Service, then GET `/apis/<group>/<version>` as
+//! `system:kube-aggregator` in `system:masters` with five parallel attempts, any 2xx/3xx
+//! passing — and its local counterpart for APIServices without one.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use futures::future::join_all;
+use http::{HeaderValue, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use super::apiservice::{self, AVAILABLE, ApiService, Condition};
+use super::{Backend, RouteTable};
+use crate::proxy::forward::{self, Outbound};
+use crate::proxy::transport::{self, Dialer, HttpClient, TlsSettings};
+use crate::registry::{Registry, Subresource, WriteContext};
+use crate::state::ApiState;
+
+/// How often the controller looks for changed APIServices and Services.
+const POLL: Duration = Duration::from_millis(250);
+/// Default re-check interval of an available backend (kube-aggregator resyncs every 30 s).
+pub const RECHECK: Duration = Duration::from_secs(30);
+/// First re-check delay of an unavailable backend; doubles up to the re-check interval.
+const RETRY: Duration = Duration::from_secs(1);
+/// Parallel discovery attempts per check.
+const ATTEMPTS: usize = 5;
+/// Timeout of one attempt.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The largest discovery document read from a backend.
+const MAX_DISCOVERY_BYTES: usize = 8 * 1024 * 1024;
+
+/// The running controller; dropping it stops it.
+#[derive(Debug)]
+pub struct Controller {
+    task: JoinHandle<()>,
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Starts the controller. Must run inside a runtime.
+pub fn start(state: Arc<ApiState>) -> Controller {
+    let mut tracked: HashMap<String, Tracked> = HashMap::new();
+    prime(&state, &mut tracked);
+    let weak = Arc::downgrade(&state);
+    drop(state);
+    let task = tokio::spawn(async move {
+        loop {
+            let Some(state) = weak.upgrade() else {
+                return;
+            };
+            reconcile(&state, &mut tracked).await;
+            drop(state);
+            tokio::time::sleep(POLL).await;
+        }
+    });
+    Controller { task }
+}
+
+/// What the controller remembers about one remote APIService.
+struct Tracked {
+    /// What the transport was built from; a change rebuilds it and re-checks at once.
+    fingerprint: String,
+    target: Option<(http::uri::Authority, HttpClient)>,
+    transport_error: Option<String>,
+    resolve_error: Option<Condition>,
+    next_check: Instant,
+    failures: u32,
+    condition: Option<Condition>,
+    discovery: Option<Arc<Value>>,
+}
+
+fn cache_objects(state: &ApiState, group: &str, version: &str, plural: &str) -> Vec<Value> {
+    let snapshot = state.catalog.snapshot();
+    let Some(def) = snapshot.get(group, version, plural) else {
+        return vec![];
+    };
+    match state.cache(def) {
+        Ok(c) => c.all().iter().map(|o| o.value()).collect(),
+        Err(_) => vec![],
+    }
+}
+
+fn service_object(state: &ApiState, ns: &str, name: &str) -> Option<(Value, i64)> {
+    let snapshot = state.catalog.snapshot();
+    let def = snapshot.get("", "v1", "services")?;
+    let o = state.cache(def).ok()?.get(&def.key(ns, name)?)?;
+    Some((o.value(), o.rv))
+}
+
+fn api_services(state: &ApiState) -> Vec<ApiService> {
+    cache_objects(state, "apiregistration.k8s.io", "v1", "apiservices")
+        .iter()
+        .filter_map(ApiService::from_json)
+        .collect()
+}
+
+/// Routes from the stored APIServices and their stored conditions, before the first checks
+/// (kube-aggregator serves a backend by its recorded `Available` condition, too).
+fn prime(state: &ApiState, tracked: &mut HashMap<String, Tracked>) {
+    let services = api_services(state);
+    sync_entries(state, &services, tracked, Instant::now());
+    for a in &services {
+        if let Some(entry) = tracked.get_mut(&a.name) {
+            entry.condition = a.available.clone();
+        }
+    }
+    publish(state, &services, tracked);
+}
+
+/// Resolves and connects the remote APIServices whose Service or spec changed; returns the
+/// indices of those due for a check.
+fn sync_entries(
+    state: &ApiState,
+    services: &[ApiService],
+    tracked: &mut HashMap<String, Tracked>,
+    now: Instant,
+) -> Vec<usize> {
+    let mut due = Vec::new();
+    for (i, a) in services.iter().enumerate() {
+        let Some(svc_ref) = &a.service else {
+            continue;
+        };
+        let svc = service_object(state, &svc_ref.namespace, &svc_ref.name);
+        let fingerprint = format!(
+            "{}|{}|{:?}|{}|{:?}|{}",
+            a.group,
+            a.version,
+            svc_ref,
+            a.insecure,
+            svc.as_ref().map(|(_, rv)| *rv),
+            String::from_utf8_lossy(&a.ca_bundle)
+        );
+        let entry = tracked.entry(a.name.clone()).or_insert_with(|| Tracked {
+            fingerprint: String::new(),
+            target: None,
+            transport_error: None,
+            resolve_error: None,
+            next_check: now,
+            failures: 0,
+            condition: None,
+            discovery: None,
+        });
+        if entry.fingerprint != fingerprint {
+            entry.fingerprint = fingerprint;
+            entry.next_check = now;
+            entry.failures = 0;
+            entry.target = None;
+            entry.transport_error = None;
+            entry.resolve_error = None;
+            match apiservice::resolve(svc_ref, svc.as_ref().map(|(v, _)| v)) {
+                Err(c) => entry.resolve_error = Some(c),
+                Ok((host, port)) => match build_client(state, a, &host, port) {
+                    Ok(t) => entry.target = Some(t),
+                    Err(e) => entry.transport_error = Some(e),
+                },
+            }
+        }
+        if entry.next_check <= now {
+            due.push(i);
+        }
+    }
+    let live: Vec<&str> = services.iter().map(|a| a.name.as_str()).collect();
+    tracked.retain(|k, _| live.contains(&k.as_str()));
+    due
+}
+
+/// Publishes the route table of the remote APIServices.
+fn publish(state: &ApiState, services: &[ApiService], tracked: &HashMap<String, Tracked>) {
+    let mut table = RouteTable::new();
+    for a in services {
+        if a.service.is_none() {
+            continue;
+        }
+        let Some(entry) = tracked.get(&a.name) else {
+            continue;
+        };
+        table.insert(
+            (a.group.clone(), a.version.clone()),
+            Arc::new(Backend {
+                api_service: a.name.clone(),
+                group: a.group.clone(),
+                version: a.version.clone(),
+                group_priority: a.group_priority,
+                version_priority: a.version_priority,
+                target: entry.target.clone(),
+                transport_error: entry.transport_error.clone(),
+                available: entry.condition.as_ref().is_some_and(Condition::is_true),
+                discovery: entry.discovery.clone(),
+            }),
+        );
+    }
+    state.aggregator.set_table(table);
+}
+
+async fn reconcile(state: &Arc<ApiState>, tracked: &mut HashMap<String, Tracked>) {
+    let services = api_services(state);
+    let recheck = state.aggregator.recheck_interval();
+    for a in services.iter().filter(|a| a.service.is_none()) {
+        let local = Condition::new("True", "Local", "Local APIServices are always available");
+        if a.available.as_ref() != Some(&local) {
+            write_condition(state, &a.name, &local).await;
+        }
+    }
+    let due: Vec<&ApiService> = sync_entries(state, &services, tracked, Instant::now())
+        .into_iter()
+        .map(|i| &services[i])
+        .collect();
+
+    let checks = join_all(due.iter().map(|a| {
+        let entry = &tracked[&a.name];
+        let target = entry.target.clone();
+        let resolve_error = entry.resolve_error.clone();
+        let transport_error = entry.transport_error.clone();
+        async move {
+            if let Some(c) = resolve_error {
+                return (c, None);
+            }
+            if let Some(e) = transport_error {
+                return (Condition::new("False", "FailedDiscoveryCheck", e), None);
+            }
+            match &target {
+                Some((authority, client)) => check(client, authority, &a.group, &a.version).await,
+                None => (
+                    Condition::new("False", "FailedDiscoveryCheck", "no endpoint"),
+                    None,
+                ),
+            }
+        }
+    }))
+    .await;
+    for (a, (cond, discovery)) in due.iter().zip(checks) {
+        let Some(entry) = tracked.get_mut(&a.name) else {
+            continue;
+        };
+        if cond.is_true() {
+            entry.failures = 0;
+            entry.next_check = Instant::now() + recheck;
+            if discovery.is_some() {
+                entry.discovery = discovery.map(Arc::new);
+            }
+        } else {
+            entry.failures = entry.failures.saturating_add(1);
+            let backoff = RETRY.saturating_mul(1u32 << entry.failures.min(5).saturating_sub(1));
+            entry.next_check = Instant::now() + backoff.min(recheck);
+            tracing::debug!(apiservice = %a.name, reason = %cond.reason, message = %cond.message, "APIService unavailable");
+        }
+        if a.available.as_ref() != Some(&cond) {
+            write_condition(state, &a.name, &cond).await;
+        }
+        entry.condition = Some(cond);
+    }
+
+    publish(state, &services, tracked);
+}
+
+/// A pooled client towards a backend: TLS verified as `<svc>.<ns>.svc` against the
+/// APIService's caBundle (or not at all), presenting the front-proxy client certificate.
+fn build_client(
+    state: &ApiState,
+    a: &ApiService,
+    host: &str,
+    port: u16,
+) -> Result<(http::uri::Authority, HttpClient), String> {
+    let fp = state
+        .aggregator
+        .front_proxy()
+        .ok_or_else(|| "the front-proxy client certificate is not configured".to_string())?;
+    let tls = transport::client_config(&TlsSettings {
+        ca_bundle: a.ca_bundle.clone(),
+        insecure: a.insecure,
+        client_cert: Some((fp.client_cert_pem.clone(), fp.client_key_pem.clone())),
+        tls13_only: false,
+    })
+    .map_err(|e| e.to_string())?;
+    let server_name = a
+        .server_name()
+        .and_then(|n| rustls::pki_types::ServerName::try_from(n).ok());
+    let authority: http::uri::Authority = if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+    .parse()
+    .map_err(|e| format!("invalid service address {host}:{port}: {e}"))?;
+    Ok((
+        authority,
+        transport::http_client(Dialer::new(tls, server_name, None)),
+    ))
+}
+
+/// One availability check: [`ATTEMPTS`] parallel GETs of the group/version's discovery.
+async fn check(
+    client: &HttpClient,
+    authority: &http::uri::Authority,
+    group: &str,
+    version: &str,
+) -> (Condition, Option<Value>) {
+    let url = format!("https://{authority}/apis/{group}/{version}");
+    let attempts = (0..ATTEMPTS).map(|_| attempt(client, &url));
+    let results = join_all(attempts).await;
+    let mut last_error = String::new();
+    for r in results {
+        match r {
+            Ok(body) => {
+                return (
+                    Condition::new("True", "Passed", "all checks passed"),
+                    serde_json::from_slice::<Value>(&body).ok().filter(|v| {
+                        v.get("kind").and_then(Value::as_str) == Some("APIResourceList")
+                    }),
+                );
+            }
+            Err(e) => last_error = e,
+        }
+    }
+    (
+        Condition::new("False", "FailedDiscoveryCheck", last_error),
+        None,
+    )
+}
+
+async fn attempt(client: &HttpClient, url: &str) -> Result<bytes::Bytes, String> {
+    let uri: http::Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
+    let mut headers = http::HeaderMap::new();
+    let aggregator = crate::auth::UserInfo {
+        name: "system:kube-aggregator".into(),
+        groups: vec![crate::auth::MASTERS_GROUP.into()],
+        ..Default::default()
+    };
+    forward::front_proxy(&mut headers, &aggregator).map_err(|e| e.message)?;
+    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+    let out = Outbound {
+        method: http::Method::GET,
+        uri,
+        headers,
+        body: Body::empty(),
+        upgrade: None,
+        upgrade_protocol: None,
+    };
+    let work = async {
+        let resp = forward::forward(client, out, url)
+            .await
+            .map_err(|e| format!("failing or missing response from {url}: {}", e.message()))?;
+        let status = resp.status();
+        if status < StatusCode::OK || status >= StatusCode::MULTIPLE_CHOICES {
+            return Err(format!(
+                "failing or missing response from {url}: bad status from {url}: {}",
+                status.as_u16()
+            ));
+        }
+        let body = http_body_util::Limited::new(resp.into_body(), MAX_DISCOVERY_BYTES)
+            .collect()
+            .await
+            .map_err(|e| format!("failing or missing response from {url}: {e}"))?;
+        Ok(body.to_bytes())
+    };
+    tokio::time::timeout(ATTEMPT_TIMEOUT, work)
+        .await
+        .map_err(|_| format!("timed out waiting for {url}"))?
+}
+
+/// Writes the Available condition through the status subresource, keeping the transition
+/// time when the status did not change (`SetAPIServiceCondition`).
+async fn write_condition(state: &Arc<ApiState>, name: &str, cond: &Condition) {
+    let Some(def) = state
+        .catalog
+        .snapshot()
+        .get("apiregistration.k8s.io", "v1", "apiservices")
+        .cloned()
+    else {
+        return;
+    };
+    let ctx = WriteContext {
+        manager: "kube-apiserver".into(),
+        dry_run: false,
+        apply: false,
+    };
+    let now = crate::object::now_rfc3339();
+    let result = Registry::new(state, def)
+        .guaranteed_update("", name, Subresource::Status, &ctx, |cur| {
+            let mut next = cur.clone();
+            let mut conditions: Vec<Value> = next
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let previous = conditions
+                .iter()
+                .position(|c| c.get("type").and_then(Value::as_str) == Some(AVAILABLE));
+            let transition = previous
+                .and_then(|i| {
+                    let c = &conditions[i];
+                    (c.get("status").and_then(Value::as_str) == Some(cond.status.as_str()))
+                        .then(|| c.get("lastTransitionTime").cloned())
+                        .flatten()
+                })
+                .unwrap_or_else(|| json!(now));
+            let fresh = json!({
+                "type": AVAILABLE,
+                "status": cond.status,
+                "lastTransitionTime": transition,
+                "reason": cond.reason,
+                "message": cond.message,
+            });
+            match previous {
+                Some(i) => conditions[i] = fresh,
+                None => conditions.push(fresh),
+            }
+            if !next.get("status").is_some_and(Value::is_object) {
+                next["status"] = json!({});
+            }
+            next["status"]["conditions"] = Value::Array(conditions);
+            Ok(next)
+        })
+        .await;
+    if let Err(e) = result
+        && e.code != 404
+    {
+        tracing::warn!(apiservice = %name, error = %e, "cannot update APIService status");
+    }
+}

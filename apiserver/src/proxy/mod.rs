@@ -1,0 +1,286 @@
+//! The cluster proxy: `/apis/cluster.karmada.io/v1alpha1/clusters/NAME/proxy/PATH` forwards to
+//! member cluster NAME as the caller, the way karmada-aggregated-apiserver's `ProxyREST`
+//! (pkg/registry/cluster/storage/proxy.go) does: authenticated with the cluster's
+//! impersonator token, with `Impersonate-User` and one `Impersonate-Group` per caller group,
+//! so that the member's own RBAC decides. Authorization of `clusters/proxy` itself happened
+//! before (the request info names resource `clusters`, subresource `proxy`).
+
+pub mod aggregate;
+pub mod forward;
+pub mod secrets;
+pub mod target;
+pub mod transport;
+
+use std::sync::{Arc, OnceLock};
+
+use axum::body::Body;
+use axum::response::Response;
+use http::{Method, header};
+
+use crate::auth::{InProcessIdentity, UserInfo};
+use crate::error::ApiError;
+use crate::request_info::RequestInfo;
+use crate::state::ApiState;
+use forward::Outbound;
+pub use secrets::{RemoteSecrets, SecretSource};
+pub use target::{CLUSTER_GROUP, CLUSTER_VERSION, Targets};
+
+/// Karmada's name for "every cluster" (`matchAllClusters`).
+pub const ALL_CLUSTERS: &str = "*";
+
+/// HTTP methods the proxy subresource connects (`proxyMethods`).
+pub const PROXY_METHODS: &[Method] = &[
+    Method::GET,
+    Method::POST,
+    Method::PUT,
+    Method::PATCH,
+    Method::DELETE,
+    Method::HEAD,
+    Method::OPTIONS,
+];
+
+/// Where `clusters/*/proxy` sends non-resource requests.
+#[derive(Clone)]
+pub enum ControlPlane {
+    /// This server, in process, as the caller.
+    Local,
+    /// A host API server (in `--aggregated` mode), with the server's own client, as
+    /// karmada-aggregated-apiserver forwards to karmada-apiserver.
+    Remote(kube::Client),
+}
+
+impl std::fmt::Debug for ControlPlane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ControlPlane::Local => f.write_str("Local"),
+            ControlPlane::Remote(_) => f.write_str("Remote"),
+        }
+    }
+}
+
+/// The proxy's per-server state: cached targets (one connection pool per cluster) and where
+/// credentials and non-resource requests go.
+#[derive(Debug, Default)]
+pub struct ClusterProxy {
+    /// Targets by cluster.
+    pub targets: Targets,
+    secrets: OnceLock<SecretSource>,
+    control_plane: OnceLock<ControlPlane>,
+}
+
+/// One request for the proxy.
+pub struct ProxyRequest {
+    /// The caller's request head (credentials still in it; they are dropped when forwarded).
+    pub parts: http::request::Parts,
+    /// The request body, streamed.
+    pub body: Body,
+    /// The authenticated caller.
+    pub user: UserInfo,
+    /// The proxied path: what follows `.../proxy` (starts with `/`, or is empty).
+    pub path: String,
+}
+
+impl ClusterProxy {
+    /// Reads member credentials from `source` instead of this server's Secrets (once).
+    pub fn set_secrets(&self, source: SecretSource) {
+        let _ = self.secrets.set(source);
+    }
+
+    /// Sends `*`'s non-resource requests to `cp` instead of this server (once).
+    pub fn set_control_plane(&self, cp: ControlPlane) {
+        let _ = self.control_plane.set(cp);
+    }
+
+    fn secrets(&self) -> SecretSource {
+        self.secrets.get().cloned().unwrap_or_default()
+    }
+
+    async fn to_control_plane(
+        &self,
+        state: &Arc<ApiState>,
+        req: ProxyRequest,
+    ) -> Result<Response, ApiError> {
+        let pq = match req.parts.uri.query() {
+            Some(q) => format!("{}?{q}", path_or_root(&req.path)),
+            None => path_or_root(&req.path).to_string(),
+        };
+        let mut out = http::Request::new(());
+        *out.method_mut() = req.parts.method.clone();
+        *out.headers_mut() = forward::end_to_end(&req.parts.headers, true);
+        match self
+            .control_plane
+            .get()
+            .cloned()
+            .unwrap_or(ControlPlane::Local)
+        {
+            ControlPlane::Local => {
+                *out.uri_mut() = pq
+                    .parse()
+                    .map_err(|_| ApiError::bad_request("invalid proxied path"))?;
+                out.extensions_mut()
+                    .insert(InProcessIdentity(Arc::new(req.user)));
+                let out = out.map(|_| req.body);
+                let router = crate::handler::router(state.clone());
+                match tower::ServiceExt::oneshot(router, out).await {
+                    Ok(r) => Ok(r),
+                    Err(e) => match e {},
+                }
+            }
+            ControlPlane::Remote(client) => {
+                *out.uri_mut() = pq
+                    .parse()
+                    .map_err(|_| ApiError::bad_request("invalid proxied path"))?;
+                let bytes =
+                    crate::body::read_limited(req.body, state.config.max_request_bytes).await?;
+                let out = out.map(|_| kube::client::Body::from(bytes.to_vec()));
+                let resp = client.send(out).await.map_err(|e| {
+                    ApiError::internal(format!("error trying to reach the control plane: {e}"))
+                })?;
+                let (parts, body) = resp.into_parts();
+                let mut answer = Response::new(Body::new(body));
+                *answer.status_mut() = parts.status;
+                *answer.headers_mut() = forward::end_to_end(&parts.headers, false);
+                Ok(answer)
+            }
+        }
+    }
+}
+
+/// Decodes `%XX` escapes (invalid ones are kept as they are).
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (
+                (b[i + 1] as char).to_digit(16),
+                (b[i + 2] as char).to_digit(16),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn path_or_root(p: &str) -> &str {
+    if p.is_empty() { "/" } else { p }
+}
+
+/// The proxied path of `/apis/G/V/clusters/NAME/proxy[/PATH]`, taken from the raw path so
+/// that escapes and trailing slashes reach the member unchanged.
+pub fn proxied_path(raw: &str) -> &str {
+    let mut rest = raw;
+    for _ in 0..6 {
+        rest = rest.strip_prefix('/').unwrap_or(rest);
+        match rest.find('/') {
+            Some(i) => rest = &rest[i..],
+            None => return "",
+        }
+    }
+    rest
+}
+
+/// True for the requests the cluster proxy serves: `clusters/NAME/proxy` of
+/// `cluster.karmada.io`, when this server serves Clusters.
+pub fn is_proxy_request(state: &ApiState, info: &RequestInfo) -> bool {
+    info.is_resource_request
+        && info.subresource == "proxy"
+        && info.resource == "clusters"
+        && info.api_group == CLUSTER_GROUP
+        && info.namespace.is_empty()
+        && !info.name.is_empty()
+        && state
+            .catalog
+            .snapshot()
+            .get(&info.api_group, &info.api_version, "clusters")
+            .is_some()
+}
+
+/// Serves one proxy request (the caller is authenticated and authorized).
+pub async fn serve(
+    state: &Arc<ApiState>,
+    mut parts: http::request::Parts,
+    body: Body,
+    user: UserInfo,
+    info: &RequestInfo,
+) -> Result<Response, ApiError> {
+    if !PROXY_METHODS.contains(&parts.method) {
+        return Err(ApiError::method_not_allowed(
+            &parts.method.as_str().to_lowercase(),
+            "ClusterProxyOptions",
+        ));
+    }
+    let proxy = &state.cluster_proxy;
+    let path = proxied_path(parts.uri.path()).to_string();
+    // kube-apiserver reads names from the decoded path: kubectl sends `*` as `%2A`.
+    let name = percent_decode(&info.name);
+    if name == ALL_CLUSTERS {
+        let req = ProxyRequest {
+            parts,
+            body,
+            user,
+            path,
+        };
+        return aggregate::serve(proxy, state, req).await;
+    }
+    let target = proxy.targets.get(state, &proxy.secrets(), &name).await?;
+    let uri = target.uri(&path, parts.uri.query())?;
+    let mut out = Outbound::from_parts(&mut parts, uri, body);
+    forward::impersonate(&mut out.headers, &user)?;
+    out.headers
+        .insert(header::AUTHORIZATION, target.authorization.clone());
+    forward::forward(&target.client, out, &format!("cluster {}", target.cluster))
+        .await
+        .map_err(|e| ApiError::internal(e.message()))
+}
+
+#[cfg(test)]
+pub(crate) mod fixture_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decoding() {
+        for (input, want) in [
+            ("%2A", "*"),
+            ("member1", "member1"),
+            ("a%2", "a%2"),
+            ("%zz", "%zz"),
+            ("%e2%9c%93", "✓"),
+        ] {
+            assert_eq!(percent_decode(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn proxied_paths() {
+        let cases: &[(&str, &str)] = &[
+            ("/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy", ""),
+            ("/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/", "/"),
+            (
+                "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/api/v1/pods",
+                "/api/v1/pods",
+            ),
+            (
+                "/apis/cluster.karmada.io/v1alpha1/clusters/m1/proxy/api/v1/namespaces/a%2Fb/pods/",
+                "/api/v1/namespaces/a%2Fb/pods/",
+            ),
+            (
+                "/apis/cluster.karmada.io/v1alpha1/clusters/*/proxy/apis",
+                "/apis",
+            ),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(proxied_path(raw), *want, "{raw}");
+        }
+    }
+}

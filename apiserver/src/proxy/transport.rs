@@ -1,0 +1,502 @@
+//! Outbound HTTP(S) transport shared by the cluster proxy and the aggregator: TCP, an
+//! optional HTTP CONNECT tunnel (a Cluster's `proxyURL`), then rustls; wrapped in a pooled
+//! hyper client, one per destination so that each keeps its own connection pool.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use base64::Engine;
+use http::{HeaderMap, HeaderValue, Uri};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::{Connected, Connection};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_rustls::client::TlsStream;
+
+/// How long establishing a connection (TCP, tunnel and TLS) may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an idle pooled connection is kept.
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+/// The largest CONNECT response head accepted from a proxy.
+const MAX_CONNECT_RESPONSE: usize = 16 * 1024;
+
+/// Why a transport could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// A CA bundle holds no usable certificate.
+    #[error("{0}")]
+    Ca(String),
+    /// A client certificate or key is unusable.
+    #[error("client certificate: {0}")]
+    ClientCert(String),
+    /// rustls refused the configuration.
+    #[error("TLS configuration: {0}")]
+    Tls(#[from] rustls::Error),
+    /// A proxy URL is unusable.
+    #[error("{0}")]
+    Proxy(String),
+}
+
+/// TLS settings of one destination.
+#[derive(Clone, Debug, Default)]
+pub struct TlsSettings {
+    /// CA certificates trusted for the server (PEM or DER); empty: none.
+    pub ca_bundle: Vec<u8>,
+    /// Skip server certificate verification.
+    pub insecure: bool,
+    /// Client certificate chain and key (PEM) presented to the server.
+    pub client_cert: Option<(String, String)>,
+    /// Accept only TLS 1.3 (Karmada's cluster proxy sets `MinVersion: tls.VersionTLS13`).
+    pub tls13_only: bool,
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Parses a CA bundle given as PEM, or as one DER certificate.
+pub fn parse_ca_bundle(bundle: &[u8]) -> Result<Vec<CertificateDer<'static>>, TransportError> {
+    let pem: Vec<_> = CertificateDer::pem_slice_iter(bundle)
+        .filter_map(Result::ok)
+        .collect();
+    if !pem.is_empty() {
+        return Ok(pem);
+    }
+    if x509_parser::parse_x509_certificate(bundle).is_ok() {
+        return Ok(vec![CertificateDer::from(bundle.to_vec())]);
+    }
+    Err(TransportError::Ca(
+        "the CA bundle holds no PEM or DER certificate".into(),
+    ))
+}
+
+/// Builds a rustls client configuration (ALPN `http/1.1`: upgrades need HTTP/1.1, and each
+/// long-running stream then owns its connection).
+pub fn client_config(s: &TlsSettings) -> Result<Arc<rustls::ClientConfig>, TransportError> {
+    let versions: &[&rustls::SupportedProtocolVersion] = if s.tls13_only {
+        &[&rustls::version::TLS13]
+    } else {
+        &[&rustls::version::TLS13, &rustls::version::TLS12]
+    };
+    let builder =
+        rustls::ClientConfig::builder_with_provider(provider()).with_protocol_versions(versions)?;
+    let builder = if s.insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerification(provider())))
+    } else {
+        let mut roots = rustls::RootCertStore::empty();
+        if !s.ca_bundle.is_empty() {
+            for c in parse_ca_bundle(&s.ca_bundle)? {
+                roots
+                    .add(c)
+                    .map_err(|e| TransportError::Ca(format!("bad CA certificate: {e}")))?;
+            }
+        }
+        builder.with_root_certificates(roots)
+    };
+    let mut config = match &s.client_cert {
+        Some((cert_pem, key_pem)) => {
+            let chain: Vec<CertificateDer<'static>> =
+                CertificateDer::pem_slice_iter(cert_pem.as_bytes())
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| TransportError::ClientCert(e.to_string()))?;
+            if chain.is_empty() {
+                return Err(TransportError::ClientCert("no certificate in PEM".into()));
+            }
+            let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
+                .map_err(|e| TransportError::ClientCert(e.to_string()))?;
+            builder.with_client_auth_cert(chain, key)?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// Accepts any server certificate (`insecureSkipTLSVerification`) but still checks the
+/// handshake signatures, as Go's `InsecureSkipVerify` does.
+#[derive(Debug)]
+struct NoVerification(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// An HTTP proxy reached with CONNECT.
+#[derive(Clone, Debug)]
+pub struct TunnelProxy {
+    /// `host:port` of the proxy.
+    authority: String,
+    /// Headers sent with CONNECT (`Proxy-Authorization` from the URL's user info, and a
+    /// Cluster's `proxyHeader`).
+    headers: HeaderMap,
+}
+
+impl TunnelProxy {
+    /// Parses a proxy URL (`http://[user:pass@]host[:port]`) and the extra CONNECT headers
+    /// (Karmada's `proxyHeader`: each value a comma-separated list, as `ParseProxyHeaders`
+    /// splits it).
+    pub fn parse(
+        url: &str,
+        extra: &std::collections::BTreeMap<String, String>,
+    ) -> Result<TunnelProxy, TransportError> {
+        let bad = |why: &str| TransportError::Proxy(format!("proxy URL {url:?}: {why}"));
+        let uri: Uri = url.parse().map_err(|_| bad("not a URL"))?;
+        match uri.scheme_str() {
+            Some("http") => {}
+            Some(other) => return Err(bad(&format!("unsupported scheme {other:?}"))),
+            None => return Err(bad("no scheme")),
+        }
+        let auth = uri.authority().ok_or_else(|| bad("no host"))?;
+        let host = auth.host();
+        let port = auth.port_u16().unwrap_or(80);
+        let mut headers = HeaderMap::new();
+        if let Some((userinfo, _)) = auth.as_str().rsplit_once('@') {
+            let decoded = super::percent_decode(userinfo);
+            let value = format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(decoded.as_bytes())
+            );
+            let v = HeaderValue::from_str(&value).map_err(|_| bad("bad user info"))?;
+            headers.insert(http::header::PROXY_AUTHORIZATION, v);
+        }
+        for (k, values) in extra {
+            let name = http::HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| TransportError::Proxy(format!("bad proxy header name {k:?}")))?;
+            for v in values.split(',') {
+                let v = HeaderValue::from_str(v).map_err(|_| {
+                    TransportError::Proxy(format!("bad value of proxy header {k:?}"))
+                })?;
+                headers.append(name.clone(), v);
+            }
+        }
+        Ok(TunnelProxy {
+            authority: format_authority(host, port),
+            headers,
+        })
+    }
+}
+
+fn format_authority(host: &str, port: u16) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// Dials destinations: TCP (through a CONNECT tunnel when configured), then TLS for
+/// `https` URIs.
+#[derive(Clone)]
+pub struct Dialer {
+    tls: TlsConnector,
+    /// Verify the server as this name instead of the URI's host (the aggregator verifies a
+    /// Service's `<name>.<namespace>.svc`).
+    server_name: Option<ServerName<'static>>,
+    proxy: Option<Arc<TunnelProxy>>,
+}
+
+impl std::fmt::Debug for Dialer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dialer")
+            .field("server_name", &self.server_name)
+            .field("proxy", &self.proxy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Dialer {
+    /// A dialer with the given TLS configuration, server-name override and tunnel.
+    pub fn new(
+        tls: Arc<rustls::ClientConfig>,
+        server_name: Option<ServerName<'static>>,
+        proxy: Option<TunnelProxy>,
+    ) -> Dialer {
+        Dialer {
+            tls: TlsConnector::from(tls),
+            server_name,
+            proxy: proxy.map(Arc::new),
+        }
+    }
+
+    /// Opens a connection to `uri`'s authority.
+    pub async fn dial(&self, uri: &Uri) -> std::io::Result<Stream> {
+        let https = match uri.scheme_str() {
+            Some("https") | None => true,
+            Some("http") => false,
+            Some(other) => {
+                return Err(io_error(format!("unsupported scheme {other:?}")));
+            }
+        };
+        let host = uri
+            .host()
+            .ok_or_else(|| io_error(format!("no host in {uri}")))?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let target = format_authority(host, port);
+        let work = async {
+            let tcp = match &self.proxy {
+                Some(p) => tunnel(p, &target).await?,
+                None => TcpStream::connect(&target).await?,
+            };
+            let _ = tcp.set_nodelay(true);
+            if !https {
+                return Ok(Stream::Plain(tcp));
+            }
+            let name = match &self.server_name {
+                Some(n) => n.clone(),
+                None => ServerName::try_from(host.to_string())
+                    .map_err(|e| io_error(format!("bad server name {host:?}: {e}")))?,
+            };
+            let tls = self.tls.connect(name, tcp).await?;
+            Ok(Stream::Tls(Box::new(tls)))
+        };
+        tokio::time::timeout(CONNECT_TIMEOUT, work)
+            .await
+            .map_err(|_| {
+                std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("dial {target}: timed out"),
+                )
+            })?
+    }
+}
+
+fn io_error(msg: String) -> std::io::Error {
+    std::io::Error::other(msg)
+}
+
+/// Opens a tunnel to `target` through an HTTP proxy with CONNECT.
+async fn tunnel(p: &TunnelProxy, target: &str) -> std::io::Result<TcpStream> {
+    let mut tcp = TcpStream::connect(&p.authority).await?;
+    let mut req = format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n");
+    for (k, v) in &p.headers {
+        if let Ok(v) = v.to_str() {
+            req.push_str(&format!("{k}: {v}\r\n"));
+        }
+    }
+    req.push_str("\r\n");
+    tcp.write_all(req.as_bytes()).await?;
+    // Read byte by byte up to the end of the head: nothing after it may be consumed, it
+    // belongs to the tunnelled TLS stream.
+    let mut head = Vec::with_capacity(256);
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if head.len() >= MAX_CONNECT_RESPONSE {
+            return Err(io_error("proxy CONNECT response too large".into()));
+        }
+        let n = tcp.read(&mut byte).await?;
+        if n == 0 {
+            return Err(io_error(
+                "proxy closed the connection during CONNECT".into(),
+            ));
+        }
+        head.push(byte[0]);
+    }
+    let status_line = head
+        .split(|b| *b == b'\n')
+        .next()
+        .map(|l| String::from_utf8_lossy(l).trim().to_string())
+        .unwrap_or_default();
+    let code = status_line.split_whitespace().nth(1).unwrap_or("");
+    if !code.starts_with('2') {
+        return Err(io_error(format!(
+            "proxy refused CONNECT to {target}: {status_line}"
+        )));
+    }
+    Ok(tcp)
+}
+
+/// A plain or TLS connection.
+#[derive(Debug)]
+pub enum Stream {
+    /// Cleartext TCP.
+    Plain(TcpStream),
+    /// TLS over TCP.
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Plain(s) => s.is_write_vectored(),
+            Stream::Tls(s) => s.is_write_vectored(),
+        }
+    }
+}
+
+impl Connection for Stream {
+    fn connected(&self) -> Connected {
+        Connected::new()
+    }
+}
+
+impl tower::Service<Uri> for Dialer {
+    type Response = TokioIo<Stream>;
+    type Error = std::io::Error;
+    type Future = Pin<Box<dyn Future<Output = std::io::Result<TokioIo<Stream>>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let dialer = self.clone();
+        Box::pin(async move { dialer.dial(&uri).await.map(TokioIo::new) })
+    }
+}
+
+/// The request body type of [`HttpClient`].
+pub use axum::body::Body;
+
+/// A pooled HTTP/1.1 client over a [`Dialer`].
+pub type HttpClient = Client<Dialer, axum::body::Body>;
+
+/// Builds a pooled client for one destination.
+pub fn http_client(dialer: Dialer) -> HttpClient {
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+        .pool_timer(TokioTimer::new())
+        .build(dialer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxy_urls() {
+        let mut extra = std::collections::BTreeMap::new();
+        extra.insert("X-Tenant".to_string(), "a,b".to_string());
+        let p = TunnelProxy::parse("http://user:p%40ss@proxy.example:3128", &extra).unwrap();
+        assert_eq!(p.authority, "proxy.example:3128");
+        let auth = p.headers[http::header::PROXY_AUTHORIZATION]
+            .to_str()
+            .unwrap();
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(auth.trim_start_matches("Basic "))
+            .unwrap();
+        assert_eq!(decoded, b"user:p@ss");
+        let tenants: Vec<_> = p.headers.get_all("x-tenant").iter().collect();
+        assert_eq!(tenants, vec!["a", "b"]);
+
+        let p = TunnelProxy::parse("http://[::1]", &Default::default()).unwrap();
+        assert_eq!(p.authority, "[::1]:80");
+        for bad in ["socks5://h:1080", "proxy:3128", "http://"] {
+            assert!(
+                TunnelProxy::parse(bad, &Default::default()).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn ca_bundles() {
+        let ca = certs::Ca::generate().unwrap();
+        let pem = ca.cert_pem().as_bytes().to_vec();
+        assert_eq!(parse_ca_bundle(&pem).unwrap().len(), 1);
+        let der = parse_ca_bundle(&pem).unwrap()[0].to_vec();
+        assert_eq!(parse_ca_bundle(&der).unwrap().len(), 1);
+        assert!(parse_ca_bundle(b"not a certificate").is_err());
+    }
+}

@@ -1,0 +1,308 @@
+//! Cluster proxy benchmark (issue 6 targets): a real `karmada-rs serve` control plane and a
+//! `karmada-rs member serve` member, joined; GETs of one small object straight from the
+//! member and through `clusters/member/proxy`, interleaved, with their p50/p99; then 1,000
+//! concurrent proxied watches, the control plane's RSS growth while they are held, and one
+//! event delivered to all of them. Run: `cargo bench --bench proxy` (prints a Markdown table).
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use apiserver::proxy::transport::{self, Body, Dialer, HttpClient, TlsSettings};
+use http_body_util::BodyExt;
+
+const GETS: usize = 3_000;
+const WARMUP: usize = 300;
+const WATCHES: usize = 1_000;
+const DEADLINE: Duration = Duration::from_secs(120);
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// A child process stopped on drop.
+struct Proc {
+    child: Child,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn(args: &[&str], ready_prefix: &str) -> (Proc, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("KARMADA_RS_LOG", "error")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn karmada-rs");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let prefix = ready_prefix.to_string();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix(&prefix) {
+                let _ = tx.send(url.trim().to_string());
+            }
+        }
+    });
+    let url = rx.recv_timeout(DEADLINE).expect("server did not start");
+    (Proc { child, dir }, url)
+}
+
+fn admin_client(pki: &Path) -> HttpClient {
+    let read = |f: &str| std::fs::read_to_string(pki.join(f)).expect("pki file");
+    let tls = transport::client_config(&TlsSettings {
+        ca_bundle: read("ca.crt").into_bytes(),
+        insecure: false,
+        client_cert: Some((read("admin.crt"), read("admin.key"))),
+        tls13_only: false,
+    })
+    .expect("tls");
+    transport::http_client(Dialer::new(tls, None, None))
+}
+
+async fn get(client: &HttpClient, url: &str) -> Duration {
+    let started = Instant::now();
+    let req = http::Request::get(url)
+        .header("accept", "application/json")
+        .body(Body::empty())
+        .expect("request");
+    let resp = client.request(req).await.expect("GET");
+    assert!(resp.status().is_success(), "{url}: {}", resp.status());
+    resp.into_body().collect().await.expect("body");
+    started.elapsed()
+}
+
+async fn post(client: &HttpClient, url: &str, body: String) {
+    let req = http::Request::post(url)
+        .header("content-type", "application/json")
+        .body(Body::from(body))
+        .expect("request");
+    let resp = client.request(req).await.expect("POST");
+    assert!(resp.status().is_success(), "{url}: {}", resp.status());
+}
+
+fn main() {
+    let (cp, cp_url) = spawn(
+        &["serve", "--bind", "127.0.0.1:0"],
+        "karmada-rs control plane serving at ",
+    );
+    let (member, member_url) = spawn(
+        &["member", "serve", "--name", "member", "--nodes", "1"],
+        "karmada-rs member serving at ",
+    );
+    let joined = Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+        .args(["join", "member", "--cluster-kubeconfig"])
+        .arg(member.dir.path().join("kubeconfig"))
+        .arg("--kubeconfig")
+        .arg(cp.dir.path().join("karmada.kubeconfig"))
+        .output()
+        .expect("join");
+    assert!(
+        joined.status.success(),
+        "{}",
+        String::from_utf8_lossy(&joined.stderr)
+    );
+    // The admin may use the proxy (as Karmada's guide binds system:admin); unifiedAuth then
+    // lets the member's impersonator act as the admin.
+    let grant = r#"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cluster-proxy}
+rules:
+- apiGroups: [cluster.karmada.io]
+  resources: [clusters/proxy]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: admin-cluster-proxy}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-proxy}
+subjects:
+- {kind: User, name: karmada-admin, apiGroup: rbac.authorization.k8s.io}
+"#;
+    let mut apply = Command::new("kubectl")
+        .env("KUBECONFIG", cp.dir.path().join("karmada.kubeconfig"))
+        .args(["apply", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("kubectl");
+    std::io::Write::write_all(&mut apply.stdin.take().expect("stdin"), grant.as_bytes())
+        .expect("write");
+    assert!(apply.wait().expect("kubectl").success());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let direct = admin_client(&member.dir.path().join("pki"));
+    let proxied = admin_client(&cp.dir.path().join("pki"));
+    let proxy = format!("{cp_url}/apis/cluster.karmada.io/v1alpha1/clusters/member/proxy");
+    let object = "/api/v1/namespaces/default/configmaps/bench";
+    let mut rows: Vec<(String, String)> = Vec::new();
+
+    rt.block_on(async {
+        post(
+            &direct,
+            &format!("{member_url}/api/v1/namespaces/default/configmaps"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bench"},"data":{"k":"v"}}"#
+                .into(),
+        )
+        .await;
+        // The proxy answers once the Cluster and its secrets reached the caches.
+        let start = Instant::now();
+        loop {
+            let req = http::Request::get(format!("{proxy}{object}"))
+                .body(Body::empty())
+                .expect("request");
+            if let Ok(r) = proxied.request(req).await
+                && r.status().is_success()
+            {
+                break;
+            }
+            assert!(start.elapsed() < DEADLINE, "the proxy never reached the member");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+
+        // Latency: interleaved so that both see the same machine load.
+        let (mut d, mut p) = (Vec::with_capacity(GETS), Vec::with_capacity(GETS));
+        for i in 0..WARMUP + GETS {
+            let a = get(&direct, &format!("{member_url}{object}")).await;
+            let b = get(&proxied, &format!("{proxy}{object}")).await;
+            if i >= WARMUP {
+                d.push(a);
+                p.push(b);
+            }
+        }
+        d.sort();
+        p.sort();
+        let (d50, d99, p50, p99) = (
+            percentile(&d, 0.50),
+            percentile(&d, 0.99),
+            percentile(&p, 0.50),
+            percentile(&p, 0.99),
+        );
+        rows.push(("GET direct p50 / p99".into(), format!("{} / {}", ms(d50), ms(d99))));
+        rows.push(("GET through the proxy p50 / p99".into(), format!("{} / {}", ms(p50), ms(p99))));
+        rows.push((
+            "proxy overhead p50 / p99 (target ≤ 1 ms / ≤ 3 ms)".into(),
+            format!(
+                "{} / {}",
+                ms(p50.saturating_sub(d50)),
+                ms(p99.saturating_sub(d99))
+            ),
+        ));
+
+        // 1,000 proxied watches.
+        let pid = cp.child.id();
+        let before = rss_mib(pid);
+        let watch_url = format!(
+            "{proxy}/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=900&allowWatchBookmarks=false"
+        );
+        let opened = Instant::now();
+        let mut bodies = Vec::with_capacity(WATCHES);
+        for chunk in (0..WATCHES).collect::<Vec<_>>().chunks(100) {
+            let futs = chunk.iter().map(|_| {
+                let req = http::Request::get(&watch_url)
+                    .body(Body::empty())
+                    .expect("request");
+                proxied.request(req)
+            });
+            for r in futures::future::join_all(futs).await {
+                let r = r.expect("watch");
+                assert!(r.status().is_success());
+                bodies.push(r.into_body());
+            }
+        }
+        let open_time = opened.elapsed();
+        // Initial ADDED events of the existing object arrive first; drain them.
+        for b in bodies.iter_mut() {
+            let f = tokio::time::timeout(DEADLINE, b.frame()).await.expect("initial event");
+            assert!(f.is_some());
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let held = rss_mib(pid);
+        // One change reaches every watcher.
+        let sent = Instant::now();
+        post(
+            &direct,
+            &format!("{member_url}/api/v1/namespaces/default/configmaps"),
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bench-event"}}"#.into(),
+        )
+        .await;
+        let deliveries = futures::future::join_all(bodies.iter_mut().map(|b| async move {
+            loop {
+                match tokio::time::timeout(DEADLINE, b.frame()).await {
+                    Ok(Some(Ok(f))) => {
+                        if f.data_ref()
+                            .is_some_and(|d| String::from_utf8_lossy(d).contains("bench-event"))
+                        {
+                            return Some(sent.elapsed());
+                        }
+                    }
+                    _ => return None,
+                }
+            }
+        }))
+        .await;
+        let delivered: Vec<Duration> = deliveries.into_iter().flatten().collect();
+        let mut sorted = delivered.clone();
+        sorted.sort();
+        rows.push((
+            format!("{WATCHES} proxied watches: time to open"),
+            format!("{:.2} s", open_time.as_secs_f64()),
+        ));
+        rows.push((
+            "control-plane RSS before / holding them (growth; target ≤ 100 MiB)".into(),
+            format!("{before:.1} / {held:.1} MiB ({:.1} MiB)", held - before),
+        ));
+        rows.push((
+            "one event delivered to watchers (p50 / p99 / max)".into(),
+            format!(
+                "{}/{WATCHES} ({} / {} / {})",
+                delivered.len(),
+                ms(percentile(&sorted, 0.5)),
+                ms(percentile(&sorted, 0.99)),
+                ms(sorted.last().copied().unwrap_or_default())
+            ),
+        ));
+        drop(bodies);
+    });
+
+    println!("| measurement | value |");
+    println!("|---|---|");
+    for (k, v) in rows {
+        println!("| {k} | {v} |");
+    }
+    drop(member);
+    drop(cp);
+}
