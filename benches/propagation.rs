@@ -1,24 +1,30 @@
-//! Propagation benchmark (`cargo bench --bench propagation`): `karmada-rs up` with three
-//! simulated members, then
+//! Propagation benchmark (`cargo bench --bench propagation`): the control plane
+//! (`karmada-rs serve`) and three simulated members (`karmada-rs member serve`), each its own
+//! process as in production so the control plane's memory and CPU are measured alone, the
+//! members joined as `karmada-rs join` does, then
 //! - bulk: N Deployments + N ConfigMaps created at once; time until every Work is Applied and
 //!   every Deployment template shows its members' ready replicas;
 //! - steady: template changes at a fixed rate; latency from each change to the member object
 //!   carrying it (p50/p99);
-//! - memory: resident set of the `up` process (control plane and the simulated members).
+//! - memory and CPU: resident set and CPU time of the control-plane process (and the members').
 //!
 //! Environment: PROPAGATION_BENCH_N (default 1000), PROPAGATION_BENCH_MEMBERS (3),
 //! PROPAGATION_BENCH_RATE (changes/s, 100), PROPAGATION_BENCH_SECONDS (steady phase, 20).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use controllers::join::{self, JoinOptions, MemberAccess};
 use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use karmada_api::cluster::v1alpha1::Cluster;
 use kube::api::{Patch, PatchParams, PostParams};
+use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Config};
 use serde_json::json;
@@ -69,42 +75,102 @@ fn configmap(name: &str) -> ConfigMap {
     .expect("configmap")
 }
 
+struct Process {
+    child: Child,
+    kubeconfig: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the binary and waits for the line it prints once it serves.
+fn spawn(args: &[&str], ready_prefix: &str, kubeconfig: &str) -> Process {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("KARMADA_RS_LOG", "error")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn karmada-rs");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l.starts_with(ready_prefix) => break,
+            Some(_) => continue,
+            None => panic!("karmada-rs exited before it was ready"),
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    Process {
+        child,
+        kubeconfig: dir.path().join(kubeconfig),
+        _dir: dir,
+    }
+}
+
+/// User plus system CPU time of a process, from /proc.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesized command name; utime and stime are the 14th and 15th.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 #[tokio::main]
 async fn main() {
     let n = env_or("PROPAGATION_BENCH_N", 1000);
     let members = env_or("PROPAGATION_BENCH_MEMBERS", 3);
     let rate = env_or("PROPAGATION_BENCH_RATE", 100);
     let seconds = env_or("PROPAGATION_BENCH_SECONDS", 20);
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
-        .args(["up", "--members", &members.to_string(), "--data-dir"])
-        .arg(dir.path())
-        .env("KARMADA_RS_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn karmada-rs up");
-    let pid = child.id();
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    // `up` prints its usage once the members are joined.
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(120) {
-        if let Ok(l) = rx.recv_timeout(Duration::from_secs(1))
-            && (l.contains("kubectl") || l.contains("kubeconfig"))
-            && dir.path().join("karmada.kubeconfig").exists()
-        {
-            break;
-        }
-    }
-    let cp = client(&dir.path().join("karmada.kubeconfig")).await;
+    let cp_process = spawn(
+        &["serve", "--bind", "127.0.0.1:0"],
+        "karmada-rs control plane serving at",
+        "karmada.kubeconfig",
+    );
     let names: Vec<String> = (1..=members).map(|i| format!("member{i}")).collect();
-    let m1 = client(&dir.path().join("members").join("member1.kubeconfig")).await;
+    let member_processes: Vec<Process> = names
+        .iter()
+        .map(|name| {
+            spawn(
+                &["member", "serve", "--name", name],
+                "karmada-rs member serving at",
+                "kubeconfig",
+            )
+        })
+        .collect();
+    let pid = cp_process.child.id();
+    let cp = client(&cp_process.kubeconfig).await;
+    let clusters: Api<Cluster> = Api::all(cp.clone());
+    for (name, m) in names.iter().zip(&member_processes) {
+        let access = MemberAccess::from_kubeconfig(&m.kubeconfig, None)
+            .await
+            .expect("member kubeconfig");
+        join::join(&cp, &access, &JoinOptions::new(name))
+            .await
+            .expect("join");
+        tokio::time::timeout(
+            Duration::from_secs(60),
+            await_condition(clusters.clone(), name, |c: Option<&Cluster>| {
+                c.and_then(Cluster::ready_status) == Some("True")
+            }),
+        )
+        .await
+        .expect("cluster Ready within 60 s")
+        .expect("watch");
+    }
+    let m1 = client(&member_processes[0].kubeconfig).await;
+    let member_rss = || -> u64 { member_processes.iter().map(|m| rss_kib(m.child.id())).sum() };
     let idle_rss = rss_kib(pid);
 
     // Bulk.
@@ -170,42 +236,53 @@ async fn main() {
     );
     let want_works = 2 * n * members;
     let want_ready = i32::try_from(2 * members).unwrap_or(i32::MAX);
-    let mut all_applied = None;
-    let mut all_ready = None;
-    while bulk_start.elapsed() < Duration::from_secs(600)
-        && (all_applied.is_none() || all_ready.is_none())
-    {
-        if all_applied.is_none() {
-            let list = works.list(&Default::default()).await.expect("list works");
-            let applied = list
+    // Completion is followed with watches (a repeated list of every Work would load the
+    // server being measured).
+    let all_applied = first_time_count_reaches(
+        watcher(works, watcher::Config::default()),
+        want_works,
+        |w: &kube::api::DynamicObject| {
+            w.data["status"]["conditions"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["type"] == "Applied" && c["status"] == "True")
+            })
+        },
+    );
+    let all_ready = first_time_count_reaches(
+        watcher(deploys.clone(), watcher::Config::default()),
+        n,
+        move |d: &Deployment| d.status.as_ref().and_then(|s| s.ready_replicas) == Some(want_ready),
+    );
+    let limit = Duration::from_secs(env_or("PROPAGATION_BENCH_LIMIT", 600) as u64);
+    let (all_applied, all_ready) = tokio::join!(
+        tokio::time::timeout(limit, all_applied),
+        tokio::time::timeout(limit, all_ready)
+    );
+    let all_applied = all_applied.ok().map(|t| t - bulk_start);
+    let all_ready = all_ready.ok().map(|t| t - bulk_start);
+    let bulk_cpu = cpu_seconds(pid);
+    if std::env::var("PROPAGATION_BENCH_DEBUG").is_ok() {
+        for _ in 0..10 {
+            let list = deploys.list(&Default::default()).await.expect("list");
+            let not_ready: Vec<String> = list
                 .items
                 .iter()
-                .filter(|w| {
-                    w.data["status"]["conditions"].as_array().is_some_and(|c| {
-                        c.iter()
-                            .any(|c| c["type"] == "Applied" && c["status"] == "True")
-                    })
+                .filter(|d| d.status.as_ref().and_then(|s| s.ready_replicas) != Some(want_ready))
+                .map(|d| {
+                    format!(
+                        "{}={:?}",
+                        d.metadata.name.clone().unwrap_or_default(),
+                        d.status.as_ref().and_then(|s| s.ready_replicas)
+                    )
                 })
-                .count();
-            if applied >= want_works {
-                all_applied = Some(bulk_start.elapsed());
-            }
+                .collect();
+            eprintln!(
+                "list: {} not ready: {:?}",
+                not_ready.len(),
+                &not_ready[..not_ready.len().min(5)]
+            );
+            tokio::time::sleep(Duration::from_secs(3)).await;
         }
-        if all_ready.is_none() {
-            let list = deploys
-                .list(&Default::default())
-                .await
-                .expect("list deployments");
-            let ready = list
-                .items
-                .iter()
-                .filter(|d| d.status.as_ref().and_then(|s| s.ready_replicas) == Some(want_ready))
-                .count();
-            if ready >= n {
-                all_ready = Some(bulk_start.elapsed());
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let bulk_rss = rss_kib(pid);
 
@@ -295,11 +372,60 @@ async fn main() {
         lost
     );
     println!(
-        "  RSS of the up process: idle {} MiB, after bulk {} MiB, after steady {} MiB",
+        "  control-plane RSS: idle {} MiB, after bulk {} MiB, after steady {} MiB",
         idle_rss / 1024,
         bulk_rss / 1024,
         steady_rss / 1024
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    println!(
+        "  control-plane CPU: {:.1} s for the bulk phase (from start), {:.1} s in all",
+        bulk_cpu,
+        cpu_seconds(pid)
+    );
+    println!(
+        "  members' RSS (sum of {members} processes): {} MiB",
+        member_rss() / 1024
+    );
+    // The control plane goes first so it does not log the members going away.
+    drop(cp_process);
+    drop(member_processes);
+}
+
+/// Resolves, at the moment it happens, once `n` objects of the watched stream satisfy `done`.
+async fn first_time_count_reaches<K, S>(events: S, n: usize, done: impl Fn(&K) -> bool) -> Instant
+where
+    K: kube::Resource,
+    S: futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>>,
+{
+    let mut satisfied = std::collections::HashSet::new();
+    let mut events = std::pin::pin!(events);
+    let mut last = Instant::now();
+    while let Some(e) = events.next().await {
+        if std::env::var("PROPAGATION_BENCH_DEBUG").is_ok()
+            && last.elapsed() > Duration::from_secs(2)
+        {
+            last = Instant::now();
+            eprintln!("{} {} of {n}", std::any::type_name::<K>(), satisfied.len());
+        }
+        let mut apply = |o: &K| {
+            let key = (o.meta().namespace.clone(), o.meta().name.clone());
+            if done(o) {
+                satisfied.insert(key);
+            } else {
+                satisfied.remove(&key);
+            }
+        };
+        match e {
+            Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => apply(&o),
+            Ok(watcher::Event::Delete(o)) => {
+                satisfied.remove(&(o.meta().namespace.clone(), o.meta().name.clone()));
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!("watch error (retrying): {e}"),
+        }
+        if satisfied.len() >= n {
+            return Instant::now();
+        }
+    }
+    Instant::now()
 }

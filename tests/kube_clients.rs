@@ -192,3 +192,118 @@ fn reflector_survives_restart_and_410_embedded() {
 fn reflector_survives_restart_and_410_etcd() {
     reflector_consistent_through_restart(Backend::Etcd);
 }
+
+/// A list in pages is one snapshot: every page carries the first page's resourceVersion, later
+/// pages show objects as they were then, and a watch from that resourceVersion reports every
+/// change made while paging (informers and reflectors depend on this).
+fn paged_list_is_one_snapshot(backend: Backend) {
+    let s = Server::start_with(backend, &[]);
+    s.block_on(async {
+        let c = client(&s).await;
+        let cms: Api<ConfigMap> = Api::namespaced(c.clone(), "default");
+        for i in 0..30 {
+            cms.create(&PostParams::default(), &cm(&format!("p{i:02}"), "old"))
+                .await
+                .expect("create");
+        }
+        let first = cms
+            .list(&ListParams::default().limit(10))
+            .await
+            .expect("page 1");
+        let rv = first
+            .metadata
+            .resource_version
+            .clone()
+            .expect("resourceVersion");
+        let mut token = first.metadata.continue_.clone().expect("more pages");
+        // Changes while paging: on the first page, on a later page, a delete and a create.
+        for (name, v) in [("p00", "new"), ("p25", "new")] {
+            cms.patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"data": {"v": v}})),
+            )
+            .await
+            .expect("patch");
+        }
+        cms.delete("p15", &DeleteParams::default())
+            .await
+            .expect("delete");
+        cms.create(&PostParams::default(), &cm("p99", "old"))
+            .await
+            .expect("create");
+
+        let mut items: Vec<ConfigMap> = first.items;
+        loop {
+            let page = cms
+                .list(&ListParams::default().limit(10).continue_token(&token))
+                .await
+                .expect("next page");
+            assert_eq!(
+                page.metadata.resource_version.as_deref(),
+                Some(rv.as_str()),
+                "every page is at the first page's resourceVersion"
+            );
+            items.extend(page.items);
+            match page.metadata.continue_ {
+                Some(t) if !t.is_empty() => token = t,
+                _ => break,
+            }
+        }
+        let seen: Vec<(String, String)> = items
+            .iter()
+            .map(|c| {
+                let name = c.metadata.name.clone().unwrap_or_default();
+                let v = c
+                    .data
+                    .clone()
+                    .unwrap_or_default()
+                    .remove("v")
+                    .unwrap_or_default();
+                (name, v)
+            })
+            .collect();
+        let expected: Vec<(String, String)> = (0..30)
+            .map(|i| (format!("p{i:02}"), "old".to_string()))
+            .collect();
+        assert_eq!(seen, expected, "the snapshot of the first page");
+
+        // A watch from the list's resourceVersion delivers the four changes.
+        let mut events = cms
+            .watch(&kube::api::WatchParams::default(), &rv)
+            .await
+            .expect("watch")
+            .boxed();
+        let mut changes = BTreeSet::new();
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        while changes.len() < 4 {
+            let e = tokio::time::timeout_at(deadline, events.next())
+                .await
+                .expect("the changes made while paging are watched")
+                .expect("stream open")
+                .expect("event");
+            let (kind, o) = match e {
+                kube::api::WatchEvent::Added(o) => ("ADDED", o),
+                kube::api::WatchEvent::Modified(o) => ("MODIFIED", o),
+                kube::api::WatchEvent::Deleted(o) => ("DELETED", o),
+                _ => continue,
+            };
+            changes.insert(format!("{kind} {}", o.metadata.name.unwrap_or_default()));
+        }
+        let want: BTreeSet<String> = ["MODIFIED p00", "MODIFIED p25", "DELETED p15", "ADDED p99"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert_eq!(changes, want);
+    });
+}
+
+#[test]
+fn paged_list_is_one_snapshot_embedded() {
+    paged_list_is_one_snapshot(Backend::Embedded);
+}
+
+#[test]
+fn paged_list_is_one_snapshot_etcd() {
+    paged_list_is_one_snapshot(Backend::Etcd);
+}

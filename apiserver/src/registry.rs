@@ -297,7 +297,13 @@ impl<'a> Registry<'a> {
                 }
                 Err(e) => return Err(e.into()),
             };
-            read_rev = resp.revision;
+            // A read at a past revision answers with the store's current revision (etcd's
+            // header): the list stays at the revision asked for, and a list of "now" stays at
+            // the revision of its first read, so every page is one snapshot and a watch from
+            // the list's resourceVersion misses nothing.
+            if read_rev == 0 {
+                read_rev = resp.revision;
+            }
             more = resp.more;
             let n = resp.kvs.len();
             for (i, kv) in resp.kvs.into_iter().enumerate() {
