@@ -9,7 +9,9 @@
 //! - memory and CPU: resident set and CPU time of the control-plane process (and the members').
 //!
 //! Environment: PROPAGATION_BENCH_N (default 1000), PROPAGATION_BENCH_MEMBERS (3),
-//! PROPAGATION_BENCH_RATE (changes/s, 100), PROPAGATION_BENCH_SECONDS (steady phase, 20).
+//! PROPAGATION_BENCH_RATE (changes/s, 100), PROPAGATION_BENCH_SECONDS (steady phase, 20),
+//! PROPAGATION_BENCH_LIMIT (s to wait for the bulk phase, 600), PROPAGATION_BENCH_DEBUG (set:
+//! print the completion counts as they move).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -261,29 +263,6 @@ async fn main() {
     let all_applied = all_applied.ok().map(|t| t - bulk_start);
     let all_ready = all_ready.ok().map(|t| t - bulk_start);
     let bulk_cpu = cpu_seconds(pid);
-    if std::env::var("PROPAGATION_BENCH_DEBUG").is_ok() {
-        for _ in 0..10 {
-            let list = deploys.list(&Default::default()).await.expect("list");
-            let not_ready: Vec<String> = list
-                .items
-                .iter()
-                .filter(|d| d.status.as_ref().and_then(|s| s.ready_replicas) != Some(want_ready))
-                .map(|d| {
-                    format!(
-                        "{}={:?}",
-                        d.metadata.name.clone().unwrap_or_default(),
-                        d.status.as_ref().and_then(|s| s.ready_replicas)
-                    )
-                })
-                .collect();
-            eprintln!(
-                "list: {} not ready: {:?}",
-                not_ready.len(),
-                &not_ready[..not_ready.len().min(5)]
-            );
-            tokio::time::sleep(Duration::from_secs(3)).await;
-        }
-    }
     let bulk_rss = rss_kib(pid);
 
     // Steady: change the image of a Deployment; measure until member1's copy has it.
