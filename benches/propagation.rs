@@ -93,7 +93,20 @@ impl Drop for Process {
 /// Starts the binary and waits for the line it prints once it serves.
 fn spawn(args: &[&str], ready_prefix: &str, kubeconfig: &str) -> Process {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+    // PROPAGATION_BENCH_WRAP runs the control plane under a profiler, e.g. `heaptrack -o F`
+    // (with a `--features system-allocator` build).
+    let wrap = std::env::var("PROPAGATION_BENCH_WRAP")
+        .ok()
+        .filter(|_| args.first() == Some(&"serve"));
+    let mut command = match wrap.as_deref().map(str::split_whitespace) {
+        Some(mut w) => {
+            let mut c = Command::new(w.next().expect("a wrapper command"));
+            c.args(w).arg(env!("CARGO_BIN_EXE_karmada-rs"));
+            c
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_karmada-rs")),
+    };
+    let mut child = command
         .args(args)
         .arg("--data-dir")
         .arg(dir.path())

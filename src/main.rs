@@ -10,7 +10,10 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
 // The API server's write path allocates heavily (JSON trees per request); mimalloc is
-// markedly faster than glibc malloc there and returns memory more readily.
+// markedly faster than glibc malloc there and returns memory more readily. The
+// `system-allocator` feature builds with glibc malloc so heap profilers that interpose
+// malloc (heaptrack) see every allocation.
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
