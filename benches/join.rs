@@ -7,58 +7,17 @@
 //! (what `karmada-rs join` runs), and watches the Cluster through the control plane's API.
 //! Run: `cargo bench --bench join` (prints a Markdown table).
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+mod support;
+
 use std::time::{Duration, Instant};
 
 use controllers::join::{self, JoinOptions, MemberAccess};
 use karmada_api::cluster::v1alpha1::Cluster;
 use kube::Api;
 use kube::runtime::wait::await_condition;
+use support::{Process, spawn};
 
 const MEMBERS: usize = 20;
-
-struct Process {
-    child: Child,
-    kubeconfig: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn spawn(args: &[&str], ready_prefix: &str, kubeconfig: &str) -> Process {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
-        .args(args)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .env("KARMADA_RS_LOG", "error")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn karmada-rs");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    loop {
-        match lines.next() {
-            Some(Ok(l)) if l.starts_with(ready_prefix) => break,
-            Some(_) => continue,
-            None => panic!("karmada-rs exited before it was ready"),
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    Process {
-        child,
-        kubeconfig: dir.path().join(kubeconfig),
-        _dir: dir,
-    }
-}
 
 /// Ready, with every collected field present.
 fn collected(c: Option<&Cluster>) -> bool {
@@ -91,6 +50,7 @@ async fn main() {
         &["serve", "--bind", "127.0.0.1:0"],
         "karmada-rs control plane serving at",
         "karmada.kubeconfig",
+        None,
     );
     let members: Vec<Process> = (0..MEMBERS)
         .map(|i| {
@@ -98,6 +58,7 @@ async fn main() {
                 &["member", "serve", "--name", &format!("bench{i}")],
                 "karmada-rs member serving at",
                 "kubeconfig",
+                None,
             )
         })
         .collect();

@@ -13,10 +13,9 @@
 //! PROPAGATION_BENCH_LIMIT (s to wait for the bulk phase, 600), PROPAGATION_BENCH_DEBUG (set:
 //! print the completion counts as they move).
 
+mod support;
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,6 +29,7 @@ use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Config};
 use serde_json::json;
+use support::{Process, rss_kib, spawn};
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -44,17 +44,6 @@ async fn client(kubeconfig: &std::path::Path) -> Client {
         .await
         .expect("config");
     Client::try_from(cfg).expect("client")
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
-        .unwrap_or(0)
 }
 
 fn deployment(name: &str) -> Deployment {
@@ -77,61 +66,6 @@ fn configmap(name: &str) -> ConfigMap {
     .expect("configmap")
 }
 
-struct Process {
-    child: Child,
-    kubeconfig: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts the binary and waits for the line it prints once it serves.
-fn spawn(args: &[&str], ready_prefix: &str, kubeconfig: &str) -> Process {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // PROPAGATION_BENCH_WRAP runs the control plane under a profiler, e.g. `heaptrack -o F`
-    // (with a `--features system-allocator` build).
-    let wrap = std::env::var("PROPAGATION_BENCH_WRAP")
-        .ok()
-        .filter(|_| args.first() == Some(&"serve"));
-    let mut command = match wrap.as_deref().map(str::split_whitespace) {
-        Some(mut w) => {
-            let mut c = Command::new(w.next().expect("a wrapper command"));
-            c.args(w).arg(env!("CARGO_BIN_EXE_karmada-rs"));
-            c
-        }
-        None => Command::new(env!("CARGO_BIN_EXE_karmada-rs")),
-    };
-    let mut child = command
-        .args(args)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .env("KARMADA_RS_LOG", "error")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn karmada-rs");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    loop {
-        match lines.next() {
-            Some(Ok(l)) if l.starts_with(ready_prefix) => break,
-            Some(_) => continue,
-            None => panic!("karmada-rs exited before it was ready"),
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    Process {
-        child,
-        kubeconfig: dir.path().join(kubeconfig),
-        _dir: dir,
-    }
-}
-
 /// User plus system CPU time of a process, from /proc.
 fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -148,10 +82,14 @@ async fn main() {
     let members = env_or("PROPAGATION_BENCH_MEMBERS", 3);
     let rate = env_or("PROPAGATION_BENCH_RATE", 100);
     let seconds = env_or("PROPAGATION_BENCH_SECONDS", 20);
+    // PROPAGATION_BENCH_WRAP runs the control plane under a profiler, e.g. `heaptrack -o F`
+    // (with a `--features system-allocator` build).
+    let wrap = std::env::var("PROPAGATION_BENCH_WRAP").ok();
     let cp_process = spawn(
         &["serve", "--bind", "127.0.0.1:0"],
         "karmada-rs control plane serving at",
         "karmada.kubeconfig",
+        wrap.as_deref(),
     );
     let names: Vec<String> = (1..=members).map(|i| format!("member{i}")).collect();
     let member_processes: Vec<Process> = names
@@ -161,6 +99,7 @@ async fn main() {
                 &["member", "serve", "--name", name],
                 "karmada-rs member serving at",
                 "kubeconfig",
+                None,
             )
         })
         .collect();
