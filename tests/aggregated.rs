@@ -269,25 +269,7 @@ fn clusters_and_proxy_through_the_host() {
 
     // The proxy through host → aggregated server → member, once the admin is granted it
     // (unifiedAuth then lets the member's impersonator act as the admin).
-    host.kubectl_stdin_ok(
-        &["apply", "-f", "-"],
-        r#"
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: cluster-proxy}
-rules:
-- apiGroups: [cluster.karmada.io]
-  resources: [clusters/proxy]
-  verbs: ["*"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: admin-cluster-proxy}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-proxy}
-subjects:
-- {kind: User, name: karmada-admin, apiGroup: rbac.authorization.k8s.io}
-"#,
-    );
+    host.kubectl_stdin_ok(&["apply", "-f", "-"], support::ADMIN_PROXY_GRANT);
     let nodes = wait_for("the proxy through both servers", DEADLINE, || {
         let out = host.kubectl(&[
             "get",

@@ -123,25 +123,7 @@ fn join(cp: &Server, m: &Member) {
 /// binds `system:admin`, and waits until unifiedAuth's impersonation rules reached `members`
 /// (the member then answers the admin through the proxy).
 fn grant_admin_proxy(cp: &Server, members: &[&Member]) {
-    cp.kubectl_stdin_ok(
-        &["apply", "-f", "-"],
-        r#"
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: cluster-proxy}
-rules:
-- apiGroups: [cluster.karmada.io]
-  resources: [clusters/proxy]
-  verbs: ["*"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: admin-cluster-proxy}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-proxy}
-subjects:
-- {kind: User, name: karmada-admin, apiGroup: rbac.authorization.k8s.io}
-"#,
-    );
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], support::ADMIN_PROXY_GRANT);
     for m in members {
         let path = format!(
             "/apis/cluster.karmada.io/v1alpha1/clusters/{}/proxy/api/v1/namespaces",
