@@ -15,7 +15,7 @@ use controllers::join::{self, JoinOptions, MemberAccess};
 use karmada_api::cluster::v1alpha1::Cluster;
 use kube::Api;
 use kube::runtime::wait::await_condition;
-use support::{Process, spawn};
+use support::{Process, percentile, spawn};
 
 const MEMBERS: usize = 20;
 
@@ -33,11 +33,6 @@ fn collected(c: Option<&Cluster>) -> bool {
             .resource_summary
             .as_ref()
             .is_some_and(|r| !r.allocatable.is_empty())
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
 }
 
 fn ms(d: Duration) -> String {

@@ -4,6 +4,8 @@
 //! concurrent proxied watches, the control plane's RSS growth while they are held, and one
 //! event delivered to all of them. Run: `cargo bench --bench proxy` (prints a Markdown table).
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -11,29 +13,12 @@ use std::time::{Duration, Instant};
 
 use apiserver::proxy::transport::{self, Body, Dialer, HttpClient, TlsSettings};
 use http_body_util::BodyExt;
+use support::{percentile, rss_mib};
 
 const GETS: usize = 3_000;
 const WARMUP: usize = 300;
 const WATCHES: usize = 1_000;
 const DEADLINE: Duration = Duration::from_secs(120);
-
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map(|kb| kb / 1024.0)
-        .unwrap_or(f64::NAN)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
-}
 
 fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1000.0)

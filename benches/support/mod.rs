@@ -7,6 +7,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 /// A running `karmada-rs` process; killed when dropped, its data directory removed.
 pub struct Process {
@@ -66,14 +67,29 @@ pub fn spawn(
     }
 }
 
+fn vm_rss_kib(pid: u32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+}
+
 /// Resident set of a process in KiB (0 when it is gone).
 pub fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
-        .unwrap_or(0)
+    vm_rss_kib(pid).unwrap_or(0)
+}
+
+/// Resident set of a process in MiB (NaN when it is gone).
+pub fn rss_mib(pid: u32) -> f64 {
+    vm_rss_kib(pid).map_or(f64::NAN, |kb| kb as f64 / 1024.0)
+}
+
+/// The `p` quantile (0..=1) of ascending samples, nearest rank; zero when there are none.
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
 }
