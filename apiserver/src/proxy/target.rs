@@ -151,14 +151,25 @@ pub struct ClusterRecord {
     pub name: String,
     /// resourceVersion.
     pub version: String,
-    json: bytes::Bytes,
+    source: RecordSource,
+}
+
+/// Where a record's JSON comes from: the watch cache writes it out only when the record is
+/// parsed (a request whose Cluster is unchanged never is).
+#[derive(Clone, Debug)]
+enum RecordSource {
+    Cached(Arc<crate::watch_cache::CachedObject>),
+    Json(bytes::Bytes),
 }
 
 impl ClusterRecord {
     /// Parses the Cluster.
     pub fn parse(&self) -> Result<Cluster, TargetError> {
-        serde_json::from_slice(&self.json)
-            .map_err(|e| TargetError::Config(format!("cannot read the Cluster: {e}")))
+        let parsed = match &self.source {
+            RecordSource::Cached(o) => serde_json::from_slice(&o.json()),
+            RecordSource::Json(json) => serde_json::from_slice(json),
+        };
+        parsed.map_err(|e| TargetError::Config(format!("cannot read the Cluster: {e}")))
     }
 }
 
@@ -170,11 +181,11 @@ fn cluster_def(state: &ApiState) -> Option<Arc<crate::resources::ResourceDef>> {
         .cloned()
 }
 
-fn record(o: &crate::watch_cache::CachedObject) -> ClusterRecord {
+fn record(o: Arc<crate::watch_cache::CachedObject>) -> ClusterRecord {
     ClusterRecord {
         name: o.name.clone(),
         version: o.rv.to_string(),
-        json: o.json(),
+        source: RecordSource::Cached(o),
     }
 }
 
@@ -185,7 +196,7 @@ pub async fn read_cluster(state: &ApiState, name: &str) -> Result<ClusterRecord,
         && let Ok(cache) = state.cache(&def)
         && let Some(o) = cache.get(&key)
     {
-        return Ok(record(&o));
+        return Ok(record(o));
     }
     match crate::registry::Registry::new(state, def)
         .get("", name)
@@ -201,7 +212,7 @@ pub async fn read_cluster(state: &ApiState, name: &str) -> Result<ClusterRecord,
             Ok(ClusterRecord {
                 name: name.to_string(),
                 version,
-                json: bytes.into(),
+                source: RecordSource::Json(bytes.into()),
             })
         }
         Err(e) if e.code == 404 => Err(TargetError::NotFound(name.to_string())),
@@ -217,7 +228,7 @@ pub fn list_clusters(state: &ApiState) -> Vec<ClusterRecord> {
     let Ok(cache) = state.cache(&def) else {
         return vec![];
     };
-    let mut out: Vec<ClusterRecord> = cache.all().iter().map(|o| record(o)).collect();
+    let mut out: Vec<ClusterRecord> = cache.all().into_iter().map(record).collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }
