@@ -8,14 +8,14 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use serde_json::json;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 
 use crate::error::ApiError;
 use crate::options::{ListOptions, RvMatch};
 use crate::resources::ResourceDef;
 use crate::state::ApiState;
 use crate::watch_cache::{
-    CacheError, CacheEvent, CachedObject, EventType, Filter, WatchCache, frame,
+    CacheError, CacheEvent, CachedObject, EventType, Filter, RecvError, WatchCache, frame,
 };
 
 /// Turns each outgoing event into its wire form (JSON, or a one-row Table).
@@ -252,7 +252,7 @@ async fn pump<E: Encoder>(
                 }
                 // A slow watcher is cut off (it resumes from its last resourceVersion);
                 // a reset cache ends every watch.
-                Err(broadcast::error::RecvError::Lagged(_)) | Err(broadcast::error::RecvError::Closed) => return,
+                Err(RecvError::Lagged | RecvError::Closed) => return,
             },
             _ = tick => {
                 // Every event up to the cache's revision has been sent when nothing is queued.

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::Value;
 use storage::{EventKind, RangeRequest, Store, WatchItem};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
 use crate::fields;
 use crate::object;
@@ -366,23 +366,22 @@ struct State {
     events: VecDeque<Arc<CacheEvent>>,
     oldest: i64,
     ready: bool,
-    tx: broadcast::Sender<Arc<CacheEvent>>,
+    /// Bumped when the cache relists: receivers of the previous state are closed.
+    epoch: u64,
 }
 
 /// Tunables.
 #[derive(Clone, Debug)]
 pub struct CacheOptions {
-    /// Events kept for watch resumption.
+    /// Events kept for watch resumption. Watchers read live events from this window too, so
+    /// a watcher further behind than the window is cut off (it resumes or relists).
     pub event_window: usize,
-    /// Per-watcher buffer before a slow watcher is cut off.
-    pub watcher_buffer: usize,
 }
 
 impl Default for CacheOptions {
     fn default() -> CacheOptions {
         CacheOptions {
             event_window: 10_000,
-            watcher_buffer: 4_096,
         }
     }
 }
@@ -413,7 +412,120 @@ pub struct Subscription {
     /// The revision the subscription starts after.
     pub revision: i64,
     /// Live events.
-    pub rx: broadcast::Receiver<Arc<CacheEvent>>,
+    pub rx: EventReceiver,
+}
+
+/// Why a receiver returned no event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecvError {
+    /// The receiver fell behind the event window; it continues with the oldest event kept.
+    Lagged,
+    /// The cache relisted or is gone: subscribe again.
+    Closed,
+}
+
+/// Why [`EventReceiver::try_recv`] returned no event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TryRecvError {
+    /// Nothing new yet.
+    Empty,
+    /// See [`RecvError::Lagged`].
+    Lagged,
+    /// See [`RecvError::Closed`].
+    Closed,
+}
+
+/// Events a receiver takes per visit to the cache's lock.
+const RECV_BATCH: usize = 128;
+
+/// A watcher's position in a cache's event window. Watchers read the window itself instead of
+/// a per-cache broadcast buffer: nothing is allocated per resource or per watcher beyond this
+/// cursor, and a slow watcher may fall as far behind as the window before it is cut off.
+pub struct EventReceiver {
+    /// Weak so that dropping the cache closes its receivers.
+    cache: std::sync::Weak<WatchCache>,
+    /// Signalled after every applied event (and on progress).
+    wake: watch::Receiver<i64>,
+    epoch: u64,
+    /// Revision of the last event taken from the window.
+    after: i64,
+    batch: VecDeque<Arc<CacheEvent>>,
+}
+
+impl EventReceiver {
+    /// Moves the next events of the window into `batch`.
+    fn fill(&mut self) -> Result<(), RecvError> {
+        let cache = self.cache.upgrade().ok_or(RecvError::Closed)?;
+        let st = cache.read();
+        if st.epoch != self.epoch {
+            return Err(RecvError::Closed);
+        }
+        if self.after < st.oldest {
+            // Events in (after, oldest] left the window before this receiver took them.
+            self.after = st.oldest;
+            return Err(RecvError::Lagged);
+        }
+        let start = st.events.partition_point(|e| e.rv <= self.after);
+        self.batch
+            .extend(st.events.range(start..).take(RECV_BATCH).cloned());
+        if let Some(last) = self.batch.back() {
+            self.after = last.rv;
+        }
+        Ok(())
+    }
+
+    /// The next event, waiting for one.
+    pub async fn recv(&mut self) -> Result<Arc<CacheEvent>, RecvError> {
+        loop {
+            if let Some(ev) = self.batch.pop_front() {
+                return Ok(ev);
+            }
+            // Marked seen before looking, so an event applied after the look still wakes us.
+            self.wake.borrow_and_update();
+            self.fill()?;
+            if self.batch.is_empty() && self.wake.changed().await.is_err() {
+                return Err(RecvError::Closed);
+            }
+        }
+    }
+
+    /// The next event if one is there.
+    pub fn try_recv(&mut self) -> Result<Arc<CacheEvent>, TryRecvError> {
+        if self.batch.is_empty() {
+            self.fill().map_err(|e| match e {
+                RecvError::Lagged => TryRecvError::Lagged,
+                RecvError::Closed => TryRecvError::Closed,
+            })?;
+        }
+        self.batch.pop_front().ok_or(TryRecvError::Empty)
+    }
+
+    /// True when every event the cache has applied was taken (false when the next `recv`
+    /// reports a lag or a close).
+    pub fn is_empty(&self) -> bool {
+        if !self.batch.is_empty() {
+            return false;
+        }
+        let Some(cache) = self.cache.upgrade() else {
+            return false;
+        };
+        let st = cache.read();
+        st.epoch == self.epoch
+            && self.after >= st.oldest
+            && st.events.back().is_none_or(|e| e.rv <= self.after)
+    }
+
+    /// The receiver as a stream; it ends when the receiver is closed.
+    pub fn into_stream(
+        self,
+    ) -> impl futures::Stream<Item = Result<Arc<CacheEvent>, RecvError>> + Send {
+        futures::stream::unfold(self, |mut rx| async move {
+            match rx.recv().await {
+                Err(RecvError::Closed) => None,
+                r => Some((r, rx)),
+            }
+        })
+    }
 }
 
 /// A consistent view of matching objects.
@@ -432,7 +544,6 @@ impl WatchCache {
     /// Creates the cache of a stored resource (it is empty until [`WatchCache::run`] lists).
     pub fn new(def: Arc<ResourceDef>, opts: CacheOptions) -> Arc<WatchCache> {
         let prefix = def.prefix().unwrap_or_default().to_string();
-        let (tx, _) = broadcast::channel(opts.watcher_buffer.max(16));
         let (revision_tx, _) = watch::channel(0);
         Arc::new(WatchCache {
             def,
@@ -445,7 +556,7 @@ impl WatchCache {
                 events: VecDeque::new(),
                 oldest: 0,
                 ready: false,
-                tx,
+                epoch: 0,
             }),
             revision_tx,
         })
@@ -530,8 +641,7 @@ impl WatchCache {
             st.ready = true;
             // Watchers of the old state cannot be continued consistently: end them (they
             // resume from their last revision or relist, as with kube's cacher).
-            let (tx, _) = broadcast::channel(self.opts.watcher_buffer.max(16));
-            st.tx = tx;
+            st.epoch += 1;
         }
         self.revision_tx.send_replace(rev);
 
@@ -617,8 +727,6 @@ impl WatchCache {
                 st.oldest = old.rv;
             }
         }
-        // No receivers is fine; a full channel makes slow receivers lag (they are cut off).
-        let _ = st.tx.send(cache_ev);
         let r = st.revision;
         drop(st);
         self.revision_tx.send_replace(r);
@@ -709,10 +817,21 @@ impl WatchCache {
         self.read().objects.get(key).cloned()
     }
 
+    /// A receiver of the events after the state `st` holds.
+    fn receiver(self: &Arc<Self>, st: &State) -> EventReceiver {
+        EventReceiver {
+            cache: Arc::downgrade(self),
+            wake: self.revision_tx.subscribe(),
+            epoch: st.epoch,
+            after: st.revision,
+            batch: VecDeque::new(),
+        }
+    }
+
     /// Subscribes to changes after `after` (`None`: start with the current objects as
     /// initial events).
     pub fn subscribe(
-        &self,
+        self: &Arc<Self>,
         after: Option<i64>,
         filter: &Filter,
     ) -> Result<Subscription, CacheError> {
@@ -729,7 +848,7 @@ impl WatchCache {
                     backlog: vec![],
                     initial,
                     revision: st.revision,
-                    rx: st.tx.subscribe(),
+                    rx: self.receiver(&st),
                 })
             }
             Some(rev) => {
@@ -751,7 +870,7 @@ impl WatchCache {
                     backlog,
                     initial: vec![],
                     revision: st.revision,
-                    rx: st.tx.subscribe(),
+                    rx: self.receiver(&st),
                 })
             }
         }
@@ -812,7 +931,7 @@ mod tests {
         (dir, store, cache)
     }
 
-    async fn next(rx: &mut broadcast::Receiver<Arc<CacheEvent>>) -> Arc<CacheEvent> {
+    async fn next(rx: &mut EventReceiver) -> Arc<CacheEvent> {
         tokio::time::timeout(Duration::from_secs(5), rx.recv())
             .await
             .expect("event in time")
@@ -903,11 +1022,7 @@ mod tests {
 
     #[tokio::test]
     async fn too_old_and_slow_watchers() {
-        let (_d, store, cache) = setup(CacheOptions {
-            event_window: 4,
-            watcher_buffer: 16,
-        })
-        .await;
+        let (_d, store, cache) = setup(CacheOptions { event_window: 4 }).await;
         let first = store
             .create("/registry/configmaps/default/x0", cm("x0", json!({})))
             .await
@@ -934,13 +1049,19 @@ mod tests {
             cache.subscribe(Some(first.mod_revision), &Filter::default()),
             Err(CacheError::TooOld { .. })
         ));
-        // A watcher that never read lags behind its buffer and is cut off instead of
-        // holding every event in memory.
+        // A watcher that never read falls behind the window and is told so instead of
+        // holding every event in memory; it then continues with the oldest event kept.
         let mut rx = slow.rx;
-        assert!(matches!(
-            rx.recv().await,
-            Err(broadcast::error::RecvError::Lagged(_))
-        ));
+        assert!(!rx.is_empty());
+        assert_eq!(rx.recv().await.err(), Some(RecvError::Lagged));
+        let next = rx.recv().await.expect("oldest kept event");
+        assert_eq!(next.object.name, "x36");
+        assert!(rx.try_recv().is_ok());
+        for _ in 0..2 {
+            rx.recv().await.expect("kept event");
+        }
+        assert!(rx.is_empty());
+        assert_eq!(rx.try_recv().err(), Some(TryRecvError::Empty));
         // Lists see everything.
         let all = cache.list(&Filter::default(), None, 0);
         assert_eq!(all.items.len(), 40);

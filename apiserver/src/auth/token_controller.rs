@@ -11,7 +11,6 @@ use std::time::Duration;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
-use tokio::sync::broadcast::error::RecvError;
 
 use super::service_account::{Ref, ServiceAccountTokens};
 use crate::error::ApiError;
@@ -19,7 +18,7 @@ use crate::object;
 use crate::registry::{Registry, Subresource, WriteContext};
 use crate::resources::ResourceDef;
 use crate::state::ApiState;
-use crate::watch_cache::Filter;
+use crate::watch_cache::{Filter, RecvError};
 
 /// The Secret type the controller fills.
 pub const SERVICE_ACCOUNT_TOKEN_TYPE: &str = "kubernetes.io/service-account-token";
@@ -169,7 +168,7 @@ pub fn spawn(
                 .and_then(|d| st.cache(&d))
                 .and_then(|secrets| {
                     let sas = st.cache(&core_def(&st, "serviceaccounts")?)?;
-                    let sub = |c: &crate::watch_cache::WatchCache| {
+                    let sub = |c: &Arc<crate::watch_cache::WatchCache>| {
                         c.subscribe(Some(c.revision()), &Filter::default())
                             .map(|s| s.rx)
                             .map_err(|e| ApiError::internal(format!("{e:?}")))
@@ -193,12 +192,12 @@ pub fn spawn(
                 let event = tokio::select! {
                     r = secrets.recv() => match r {
                         Ok(ev) => Some(ev.object.value()),
-                        Err(RecvError::Lagged(_)) => None,
+                        Err(RecvError::Lagged) => None,
                         Err(RecvError::Closed) => continue 'subscribe,
                     },
                     r = accounts.recv() => match r {
                         // A new account may complete Secrets created before it.
-                        Ok(_) | Err(RecvError::Lagged(_)) => None,
+                        Ok(_) | Err(RecvError::Lagged) => None,
                         Err(RecvError::Closed) => continue 'subscribe,
                     },
                     _ = tokio::time::sleep(LIVENESS) => {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use storage::RangeRequest;
-use tokio::sync::broadcast::error::RecvError;
+
 use tokio::task::JoinHandle;
 
 use super::definition::{
@@ -24,7 +24,7 @@ use crate::options::DeleteOptions;
 use crate::registry::{DeleteOutcome, Registry, Subresource, WriteContext};
 use crate::resources::ResourceDef;
 use crate::state::ApiState;
-use crate::watch_cache::Filter;
+use crate::watch_cache::{Filter, RecvError, TryRecvError};
 
 /// The group and resource of CustomResourceDefinitions.
 pub const CRD_GROUP: &str = "apiextensions.k8s.io";
@@ -107,9 +107,7 @@ impl Controller {
                     _ = tokio::time::sleep(RESYNC) => false,
                 };
                 // Several events often arrive together: one pass handles them all.
-                while let Ok(_) | Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) =
-                    rx.try_recv()
-                {}
+                while let Ok(_) | Err(TryRecvError::Lagged) = rx.try_recv() {}
                 let Some(state) = self.state.upgrade() else {
                     return;
                 };

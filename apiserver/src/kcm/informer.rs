@@ -13,8 +13,6 @@ use std::time::Duration;
 use futures::{Stream, StreamExt};
 use tokio::sync::watch;
 use tokio_stream::StreamMap;
-use tokio_stream::wrappers::BroadcastStream;
-use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
 use crate::resources::ResourceDef;
 use crate::state::ApiState;
@@ -180,10 +178,11 @@ impl AllResources {
             match sub {
                 Ok(sub) => {
                     let events: ItemStream = Box::pin(
-                        BroadcastStream::new(sub.rx)
+                        sub.rx
+                            .into_stream()
                             .map(|r| match r {
                                 Ok(ev) => Item::Event(ev),
-                                Err(BroadcastStreamRecvError::Lagged(_)) => Item::Lagged,
+                                Err(_) => Item::Lagged,
                             })
                             .chain(futures::stream::once(async { Item::Closed })),
                     );

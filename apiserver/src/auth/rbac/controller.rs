@@ -8,15 +8,13 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::sync::broadcast::Receiver;
-use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use super::{Authorizer, Index, RBAC_GROUP, aggregation};
 use crate::error::ApiError;
 use crate::registry::{Registry, Subresource, WriteContext};
 use crate::resources::ResourceDef;
 use crate::state::ApiState;
-use crate::watch_cache::{CacheEvent, Filter, WatchCache};
+use crate::watch_cache::{CacheEvent, EventReceiver, Filter, RecvError, TryRecvError, WatchCache};
 
 /// How long a rebuild waits for more changes after the first one.
 const SETTLE: Duration = Duration::from_millis(2);
@@ -126,7 +124,7 @@ pub async fn settle(state: &ApiState, authz: &Authorizer) -> Result<(), ApiError
     rebuild(state, authz)
 }
 
-fn subscribe(cache: &WatchCache) -> Result<Receiver<Arc<CacheEvent>>, ApiError> {
+fn subscribe(cache: &Arc<WatchCache>) -> Result<EventReceiver, ApiError> {
     cache
         .subscribe(Some(cache.revision()), &Filter::default())
         .map(|s| s.rx)
@@ -143,10 +141,10 @@ enum Wake {
     Idle,
 }
 
-async fn next(subs: &mut [Receiver<Arc<CacheEvent>>; 4]) -> Wake {
+async fn next(subs: &mut [EventReceiver; 4]) -> Wake {
     let [a, b, c, d] = subs;
     let one = |r: Result<Arc<CacheEvent>, RecvError>, i: usize| match r {
-        Ok(_) | Err(RecvError::Lagged(_)) => Wake::Changed(i),
+        Ok(_) | Err(RecvError::Lagged) => Wake::Changed(i),
         Err(RecvError::Closed) => Wake::Closed,
     };
     tokio::select! {
@@ -160,12 +158,12 @@ async fn next(subs: &mut [Receiver<Arc<CacheEvent>>; 4]) -> Wake {
 
 /// Drains pending events; returns whether any ClusterRole changed and whether a channel
 /// closed.
-fn drain(subs: &mut [Receiver<Arc<CacheEvent>>; 4]) -> (bool, bool) {
+fn drain(subs: &mut [EventReceiver; 4]) -> (bool, bool) {
     let (mut cluster_roles, mut closed) = (false, false);
     for (i, rx) in subs.iter_mut().enumerate() {
         loop {
             match rx.try_recv() {
-                Ok(_) | Err(TryRecvError::Lagged(_)) => cluster_roles |= i == 1,
+                Ok(_) | Err(TryRecvError::Lagged) => cluster_roles |= i == 1,
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Closed) => {
                     closed = true;
