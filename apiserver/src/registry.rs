@@ -708,7 +708,27 @@ impl<'a> Registry<'a> {
         }
         match sub {
             Subresource::Status => {
-                // Only status (and managedFields) come from the request.
+                // Only status (and managedFields) come from the request. The request is
+                // usually the stored object with a new status, so it is aligned in place.
+                let new_has_managed =
+                    object::meta(new).is_some_and(|m| m.contains_key("managedFields"));
+                if let (Value::Object(root), Value::Object(old_root)) = (&mut *new, old)
+                    && let (Some(Value::Object(meta)), Some(Value::Object(old_meta))) =
+                        (root.get_mut("metadata"), old_root.get("metadata"))
+                {
+                    adopt(
+                        meta,
+                        old_meta,
+                        if new_has_managed {
+                            &["managedFields"]
+                        } else {
+                            &[]
+                        },
+                    );
+                    adopt(root, old_root, &["status", "metadata"]);
+                    object::meta_mut(new).remove("resourceVersion");
+                    return Ok(());
+                }
                 let status = new.get("status").cloned();
                 let managed = object::meta(new)
                     .and_then(|m| m.get("managedFields"))
@@ -946,15 +966,25 @@ fn is_namespace_blocked(def: &ResourceDef, obj: &Value) -> bool {
 
 /// Did anything outside metadata (and status, when it is a subresource) change?
 pub fn spec_changed(old: &Value, new: &Value, status_subresource: bool) -> bool {
-    let strip = |v: &Value| -> Map<String, Value> {
-        let mut m = v.as_object().cloned().unwrap_or_default();
-        m.remove("metadata");
-        if status_subresource {
-            m.remove("status");
+    // Maps are sorted by key, so the filtered entries compare in step, without copies.
+    fn rest(v: &Value, status: bool) -> impl Iterator<Item = (&String, &Value)> {
+        v.as_object()
+            .into_iter()
+            .flatten()
+            .filter(move |(k, _)| *k != "metadata" && !(status && *k == "status"))
+    }
+    !rest(old, status_subresource).eq(rest(new, status_subresource))
+}
+
+/// Makes `target` hold `source`'s entries, except the keys in `keep`, which stay as they are
+/// in `target`. Entries already equal are left alone, so nothing is copied for them.
+fn adopt(target: &mut Map<String, Value>, source: &Map<String, Value>, keep: &[&str]) {
+    target.retain(|k, _| keep.contains(&k.as_str()) || source.contains_key(k));
+    for (k, v) in source {
+        if !keep.contains(&k.as_str()) && target.get(k) != Some(v) {
+            target.insert(k.clone(), v.clone());
         }
-        m
-    };
-    strip(old) != strip(new)
+    }
 }
 
 /// Kinds whose PUT creates a missing object (kube's `AllowCreateOnUpdate`).

@@ -231,12 +231,27 @@ fn admit_crd<T: Webhooks>(
     if !errors.is_empty() {
         return Err(AdmissionError::Invalid(errors));
     }
+    if op == Operation::UpdateStatus {
+        // The most frequent write of the pipeline. Everything but `.status` is the stored
+        // object (which was admitted when written) and no webhook runs: only the metadata
+        // goes through its typed form, and the object is neither copied nor decoded whole.
+        let meta = encode(&decode::<MetadataOf<T>>(obj)?.metadata)?;
+        if let Some(map) = obj.as_object_mut() {
+            map.insert("metadata".into(), meta);
+        }
+        schema.root.default_and_drop_nulls(obj, RESOURCE_ROOT_SKIP);
+        let errors = validate_schema(schema, obj, Checks::All);
+        if !errors.is_empty() {
+            return Err(AdmissionError::Invalid(errors));
+        }
+        return Ok(());
+    }
     let mut typed: T = decode(obj)?;
     let old_typed: Option<T> = match old {
         Some(o) if op != Operation::Create => Some(decode(o)?),
         _ => None,
     };
-    let mut out = if op != Operation::UpdateStatus && T::mutates(op) {
+    let mut out = if T::mutates(op) {
         typed.mutate(op)?;
         encode(&typed)?
     } else {
@@ -254,12 +269,28 @@ fn admit_crd<T: Webhooks>(
     if !errors.is_empty() {
         return Err(AdmissionError::Invalid(errors));
     }
-    if op != Operation::UpdateStatus {
-        let final_typed: T = decode(&out)?;
-        final_typed.validate(old_typed.as_ref(), op)?;
-    }
+    let final_typed: T = decode(&out)?;
+    final_typed.validate(old_typed.as_ref(), op)?;
     *obj = out;
     Ok(())
+}
+
+/// The metadata of a `T`, decoded alone (with `T`'s kind in decoding errors).
+#[derive(serde::Deserialize)]
+struct MetadataOf<T> {
+    #[serde(default)]
+    metadata: ObjectMeta,
+    #[serde(skip)]
+    kind: std::marker::PhantomData<T>,
+}
+
+impl<T: k8s_openapi::Resource> k8s_openapi::Resource for MetadataOf<T> {
+    const API_VERSION: &'static str = T::API_VERSION;
+    const GROUP: &'static str = T::GROUP;
+    const KIND: &'static str = T::KIND;
+    const VERSION: &'static str = T::VERSION;
+    const URL_PATH_SEGMENT: &'static str = T::URL_PATH_SEGMENT;
+    type Scope = T::Scope;
 }
 
 fn schema_of<T: k8s_openapi::Resource>() -> Result<&'static KindSchema, AdmissionError> {

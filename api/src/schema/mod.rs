@@ -86,11 +86,10 @@ pub fn unknown_fields(kind: &str, obj: &Value) -> Vec<String> {
     let Some(schema) = kind_schema(kind) else {
         return Vec::new();
     };
-    let mut copy = obj.clone();
-    let mut pruned = Vec::new();
+    let mut unknown = Vec::new();
     schema
         .root
-        .prune(&mut copy, "", RESOURCE_ROOT_SKIP, &mut pruned);
-    pruned.sort();
-    pruned
+        .unknown(obj, &mut String::new(), RESOURCE_ROOT_SKIP, &mut unknown);
+    unknown.sort();
+    unknown
 }

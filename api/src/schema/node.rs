@@ -193,6 +193,18 @@ impl Node {
         skip: &[&str],
         pruned: &mut Vec<String>,
     ) {
+        self.prune_at(value, &mut path.to_owned(), skip, pruned);
+    }
+
+    /// [`Node::prune`] with the path in a buffer extended and truncated in place: the walk
+    /// allocates only for what it reports.
+    fn prune_at(
+        &self,
+        value: &mut Value,
+        path: &mut String,
+        skip: &[&str],
+        pruned: &mut Vec<String>,
+    ) {
         match value {
             Value::Object(map) => {
                 let declared = !self.properties.is_empty() || self.additional.is_some();
@@ -215,18 +227,65 @@ impl Node {
                     if skip.contains(&key.as_str()) {
                         continue;
                     }
-                    let child_path = join(path, key);
-                    if let Some(prop) = self.properties.get(key) {
-                        prop.prune(child, &child_path, &[], pruned);
-                    } else if let Some(additional) = &self.additional {
-                        additional.prune(child, &child_path, &[], pruned);
-                    }
+                    let node = match self.properties.get(key) {
+                        Some(prop) => prop,
+                        None => match &self.additional {
+                            Some(additional) => additional,
+                            None => continue,
+                        },
+                    };
+                    let len = push_key(path, key);
+                    node.prune_at(child, path, &[], pruned);
+                    path.truncate(len);
                 }
             }
             Value::Array(items) => {
                 if let Some(item) = &self.items {
                     for (i, v) in items.iter_mut().enumerate() {
-                        item.prune(v, &format!("{path}[{i}]"), &[], pruned);
+                        let len = push_index(path, i);
+                        item.prune_at(v, path, &[], pruned);
+                        path.truncate(len);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The paths [`Node::prune`] would remove, found without changing or copying `value`.
+    pub(crate) fn unknown(
+        &self,
+        value: &Value,
+        path: &mut String,
+        skip: &[&str],
+        out: &mut Vec<String>,
+    ) {
+        match value {
+            Value::Object(map) => {
+                let declared = !self.properties.is_empty() || self.additional.is_some();
+                let prunes =
+                    !self.preserve_unknown && (declared || self.ty == Some(JsonType::Object));
+                for (key, child) in map {
+                    if skip.contains(&key.as_str()) {
+                        continue;
+                    }
+                    let len = push_key(path, key);
+                    if let Some(prop) = self.properties.get(key) {
+                        prop.unknown(child, path, &[], out);
+                    } else if let Some(additional) = &self.additional {
+                        additional.unknown(child, path, &[], out);
+                    } else if prunes {
+                        out.push(path.clone());
+                    }
+                    path.truncate(len);
+                }
+            }
+            Value::Array(items) => {
+                if let Some(item) = &self.items {
+                    for (i, v) in items.iter().enumerate() {
+                        let len = push_index(path, i);
+                        item.unknown(v, path, &[], out);
+                        path.truncate(len);
                     }
                 }
             }
@@ -243,6 +302,18 @@ impl Node {
         skip: &[&str],
         errors: &mut Vec<FieldError>,
     ) {
+        self.validate_at(value, &mut path.to_owned(), checks, skip, errors);
+    }
+
+    /// [`Node::validate`] with the path in a buffer (no allocation per field).
+    fn validate_at(
+        &self,
+        value: &Value,
+        path: &mut String,
+        checks: Checks,
+        skip: &[&str],
+        errors: &mut Vec<FieldError>,
+    ) {
         if !self.check_type(value, path, errors) {
             return;
         }
@@ -255,12 +326,16 @@ impl Node {
                     if skip.contains(&key.as_str()) {
                         continue;
                     }
-                    let child_path = join(path, key);
-                    if let Some(prop) = self.properties.get(key) {
-                        prop.validate(child, &child_path, checks, &[], errors);
-                    } else if let Some(additional) = &self.additional {
-                        additional.validate(child, &child_path, checks, &[], errors);
-                    }
+                    let node = match self.properties.get(key) {
+                        Some(prop) => prop,
+                        None => match &self.additional {
+                            Some(additional) => additional,
+                            None => continue,
+                        },
+                    };
+                    let len = push_key(path, key);
+                    node.validate_at(child, path, checks, &[], errors);
+                    path.truncate(len);
                 }
                 if checks == Checks::All {
                     for name in &self.required {
@@ -273,7 +348,9 @@ impl Node {
             Value::Array(items) => {
                 if let Some(item) = &self.items {
                     for (i, v) in items.iter().enumerate() {
-                        item.validate(v, &format!("{path}[{i}]"), checks, &[], errors);
+                        let len = push_index(path, i);
+                        item.validate_at(v, path, checks, &[], errors);
+                        path.truncate(len);
                     }
                 }
             }
@@ -403,6 +480,24 @@ impl Node {
             _ => {}
         }
     }
+}
+
+/// Appends `.key` (or `key` at the root) and returns the length to truncate back to.
+fn push_key(path: &mut String, key: &str) -> usize {
+    let len = path.len();
+    if len > 0 {
+        path.push('.');
+    }
+    path.push_str(key);
+    len
+}
+
+/// Appends `[i]` and returns the length to truncate back to.
+fn push_index(path: &mut String, i: usize) -> usize {
+    use std::fmt::Write;
+    let len = path.len();
+    let _ = write!(path, "[{i}]");
+    len
 }
 
 fn join(path: &str, key: &str) -> String {

@@ -166,12 +166,10 @@ pub fn update_managed_fields(
         opts.api_version,
         opts.subresource,
     );
-    let old_value = match old {
-        Some(old) => without_managed_fields(old),
-        None => (*schema.zero).clone(),
-    };
+    // The comparison skips metadata.managedFields, so the old object is used as stored.
+    let old_value = old.unwrap_or(&*schema.zero);
     let mut managed = managed;
-    match record_update(schema, &old_value, new, &mut managed, id, opts) {
+    match record_update(schema, old_value, new, &mut managed, id, opts) {
         Ok(()) => set_managed_fields(new, managed.encode()),
         Err(err) => {
             warn!(error = %err, "failed to update managedFields, keeping the stored ones");

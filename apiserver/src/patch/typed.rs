@@ -219,6 +219,13 @@ fn compare_walk(
     rhs: Option<&Value>,
     out: &mut Comparison,
 ) -> Result<(), String> {
+    // An unchanged subtree adds, removes and modifies nothing: skip it without building a
+    // path for each of its fields (most writes change a few fields of a large object).
+    if let (Some(l), Some(r)) = (lhs, rhs)
+        && json_eq(l, r)
+    {
+        return Ok(());
+    }
     let mut in_leaf = false;
     match shape(schema, node, [lhs, rhs]) {
         Shape::Object => {
@@ -234,6 +241,10 @@ fn compare_walk(
                     .chain(r.into_iter().flat_map(Map::keys))
                     .collect();
                 for key in keys {
+                    // managedFields are bookkeeping, never fields anybody owns.
+                    if key == "managedFields" && is_metadata(path) {
+                        continue;
+                    }
                     let child = schema.field(node, key).0;
                     compare_walk(
                         schema,
@@ -269,6 +280,10 @@ fn compare_walk(
         }
     }
     Ok(())
+}
+
+fn is_metadata(path: &Path) -> bool {
+    matches!(path.as_slice(), [PathElement::Field(f)] if f == "metadata")
 }
 
 fn compare_leaf(path: &Path, lhs: Option<&Value>, rhs: Option<&Value>, out: &mut Comparison) {
