@@ -116,7 +116,8 @@ impl Encoder for TableWatchEncoder {
         t: EventType,
         obj: &CachedObject,
         _shared: Option<&CacheEvent>,
-    ) -> bytes::Bytes {
+        out: &mut Vec<bytes::Bytes>,
+    ) {
         let v = obj.value();
         let bytes = build_table(
             self.convertor.as_ref(),
@@ -127,7 +128,7 @@ impl Encoder for TableWatchEncoder {
         )
         .to_vec();
         self.opts.no_headers = true;
-        crate::watch_cache::frame(t.as_str(), &bytes)
+        out.push(crate::watch_cache::frame(t.as_str(), &bytes));
     }
 
     fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> bytes::Bytes {

@@ -138,6 +138,14 @@ impl CachedObject {
         }
     }
 
+    /// Appends the served JSON to `out` as shared pieces (nothing copied).
+    pub fn json_pieces(&self, out: &mut Vec<Bytes>) {
+        match &self.body {
+            Body::Stored { bytes, splice } => out.extend(splice.pieces(bytes, self.rv)),
+            Body::Served(json) => out.push(json.clone()),
+        }
+    }
+
     /// The length of the served JSON.
     pub fn json_len(&self) -> usize {
         match &self.body {
@@ -224,7 +232,6 @@ pub struct CacheEvent {
     pub object: Arc<CachedObject>,
     /// The object before the change.
     pub prev: Option<Arc<CachedObject>>,
-    frames: [OnceLock<Bytes>; 3],
     prev_as_deleted: OnceLock<Arc<CachedObject>>,
 }
 
@@ -240,27 +247,25 @@ impl CacheEvent {
             kind,
             object,
             prev,
-            frames: Default::default(),
             prev_as_deleted: OnceLock::new(),
         }
     }
 
     /// The newline-terminated watch frame `{"type":T,"object":...}` for this event seen as
-    /// type `t`, built once and shared.
-    pub fn frame(&self, t: EventType) -> Bytes {
-        let idx = t as usize;
-        self.frames[idx]
-            .get_or_init(|| {
-                let obj = if t == EventType::Deleted && self.kind != EventType::Deleted {
-                    // The object stopped matching: kube sends its previous state with the
-                    // event's resourceVersion.
-                    self.prev_stamped()
-                } else {
-                    self.object.clone()
-                };
-                object_frame(t.as_str(), &obj)
-            })
-            .clone()
+    /// type `t`, appended to `out` as pieces that share the stored bytes. Nothing is built or
+    /// kept per event: a window of events costs only the object versions it holds, and every
+    /// watcher sends the same bytes.
+    pub fn frame_pieces(&self, t: EventType, out: &mut Vec<Bytes>) {
+        let obj = if t == EventType::Deleted && self.kind != EventType::Deleted {
+            // The object stopped matching: kube sends its previous state with the event's
+            // resourceVersion.
+            self.prev_stamped()
+        } else {
+            self.object.clone()
+        };
+        out.push(Bytes::from_static(frame_head(t)));
+        obj.json_pieces(out);
+        out.push(Bytes::from_static(b"}\n"));
     }
 
     /// The previous state stamped with this event's revision (for "stopped matching").
@@ -271,6 +276,15 @@ impl CacheEvent {
                 None => self.object.clone(),
             })
             .clone()
+    }
+}
+
+/// The start of a watch frame of type `t`, up to the object.
+fn frame_head(t: EventType) -> &'static [u8] {
+    match t {
+        EventType::Added => b"{\"type\":\"ADDED\",\"object\":",
+        EventType::Modified => b"{\"type\":\"MODIFIED\",\"object\":",
+        EventType::Deleted => b"{\"type\":\"DELETED\",\"object\":",
     }
 }
 
@@ -964,9 +978,15 @@ mod tests {
             .expect("update");
         let ev = next(&mut sub.rx).await;
         assert_eq!(filter.event_type(&ev), Some(EventType::Deleted));
-        assert!(
-            ev.frame(EventType::Deleted)
-                .starts_with(b"{\"type\":\"DELETED\"")
+        let mut pieces = Vec::new();
+        ev.frame_pieces(EventType::Deleted, &mut pieces);
+        let frame: Vec<u8> = pieces.concat();
+        assert!(frame.starts_with(b"{\"type\":\"DELETED\",\"object\":{"));
+        assert!(frame.ends_with(b"}}\n"));
+        let decoded: Value = serde_json::from_slice(&frame).expect("frame is JSON");
+        assert_eq!(
+            decoded["object"]["metadata"]["resourceVersion"],
+            json!(kv2.mod_revision.to_string())
         );
         let kv3 = store
             .update(key, cm("a", json!({"app": "x"})), kv2.mod_revision)
