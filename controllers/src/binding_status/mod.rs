@@ -31,8 +31,9 @@ use crate::runtime::{
 pub const COMPONENT: &str = "resource-binding-status-controller";
 
 /// Work status changes within this window make one aggregation: a binding's Works change
-/// together (one per cluster, each several times while its workload starts).
-const COALESCE: std::time::Duration = std::time::Duration::from_millis(300);
+/// together (one per cluster, each several times while its workload starts), and each
+/// aggregation costs a binding status write and usually a template status write.
+const COALESCE: std::time::Duration = std::time::Duration::from_millis(1000);
 
 struct Controller {
     ctx: Arc<Context>,
