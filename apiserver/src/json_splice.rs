@@ -153,26 +153,6 @@ impl Splice {
         out.extend_from_slice(&json[self.end..]);
     }
 
-    /// `json` stamped with `rv` as three pieces: slices of `json` (shared, not copied) around
-    /// the resourceVersion text.
-    pub fn pieces(&self, json: &bytes::Bytes, rv: i64) -> [bytes::Bytes; 3] {
-        let mut middle = Vec::with_capacity(40);
-        if self.insert {
-            middle.extend_from_slice(b"\"resourceVersion\":");
-        }
-        middle.push(b'"');
-        middle.extend_from_slice(rv.to_string().as_bytes());
-        middle.push(b'"');
-        if self.comma {
-            middle.push(b',');
-        }
-        [
-            json.slice(..self.start),
-            bytes::Bytes::from(middle),
-            json.slice(self.end..),
-        ]
-    }
-
     /// The length of `json` stamped with `rv`.
     pub fn stamped_len(&self, json_len: usize, rv: i64) -> usize {
         let digits = rv.to_string().len() + 2;

@@ -116,8 +116,7 @@ impl Encoder for TableWatchEncoder {
         t: EventType,
         obj: &CachedObject,
         _shared: Option<&CacheEvent>,
-        out: &mut Vec<bytes::Bytes>,
-    ) {
+    ) -> bytes::Bytes {
         let v = obj.value();
         let bytes = build_table(
             self.convertor.as_ref(),
@@ -128,7 +127,7 @@ impl Encoder for TableWatchEncoder {
         )
         .to_vec();
         self.opts.no_headers = true;
-        out.push(crate::watch_cache::frame(t.as_str(), &bytes));
+        crate::watch_cache::frame(t.as_str(), &bytes)
     }
 
     fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> bytes::Bytes {

@@ -20,14 +20,8 @@ use crate::watch_cache::{
 
 /// Turns each outgoing event into its wire form (JSON, or a one-row Table).
 pub trait Encoder: Send + 'static {
-    /// Encodes an object-carrying event, appending its pieces to `out`.
-    fn object(
-        &mut self,
-        t: EventType,
-        obj: &CachedObject,
-        shared: Option<&CacheEvent>,
-        out: &mut Vec<Bytes>,
-    );
+    /// Encodes an object-carrying event.
+    fn object(&mut self, t: EventType, obj: &CachedObject, shared: Option<&CacheEvent>) -> Bytes;
     /// Encodes a bookmark.
     fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> Bytes;
 }
@@ -41,16 +35,10 @@ pub struct JsonEncoder {
 }
 
 impl Encoder for JsonEncoder {
-    fn object(
-        &mut self,
-        t: EventType,
-        obj: &CachedObject,
-        shared: Option<&CacheEvent>,
-        out: &mut Vec<Bytes>,
-    ) {
+    fn object(&mut self, t: EventType, obj: &CachedObject, shared: Option<&CacheEvent>) -> Bytes {
         match shared {
-            Some(ev) => ev.frame_pieces(t, out),
-            None => out.push(crate::watch_cache::object_frame(t.as_str(), obj)),
+            Some(ev) => ev.frame(t),
+            None => crate::watch_cache::object_frame(t.as_str(), obj),
         }
     }
     fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> Bytes {
@@ -75,15 +63,12 @@ pub fn expired_frame(requested: i64, oldest: i64) -> Bytes {
     frame("ERROR", status.to_string().as_bytes())
 }
 
-/// One event on the wire, as pieces sent in order (see [`Encoder::object`]).
-type Frame = Vec<Bytes>;
-
-fn stream_response(rx: mpsc::Receiver<Frame>) -> Response {
-    use futures::StreamExt;
+fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response {
     let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|frame| (frame, rx))
-    })
-    .flat_map(|frame| futures::stream::iter(frame.into_iter().map(Ok::<Bytes, std::io::Error>)));
+        rx.recv()
+            .await
+            .map(|b| (Ok::<Bytes, std::io::Error>(b), rx))
+    });
     let mut resp = Response::new(Body::from_stream(stream));
     resp.headers_mut().insert(
         http::header::CONTENT_TYPE,
@@ -151,12 +136,12 @@ pub async fn serve<E: Encoder>(
     };
     let send_initial = after.is_none() && opts.send_initial_events != Some(false);
 
-    let (tx, rx) = mpsc::channel::<Frame>(64);
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
     let sub = match cache.subscribe(after, &filter) {
         Ok(s) => s,
         Err(CacheError::TooOld { requested, oldest }) => {
             // kube answers 200 and a single ERROR event (410 Expired), then closes.
-            let _ = tx.try_send(vec![expired_frame(requested, oldest)]);
+            let _ = tx.try_send(expired_frame(requested, oldest));
             return Ok(stream_response(rx));
         }
         Err(CacheError::NotReady { requested, current }) => {
@@ -193,24 +178,13 @@ pub async fn serve<E: Encoder>(
     Ok(stream_response(rx))
 }
 
-fn encode<E: Encoder>(
-    encoder: &mut E,
-    t: EventType,
-    obj: &CachedObject,
-    shared: Option<&CacheEvent>,
-) -> Frame {
-    let mut frame = Vec::with_capacity(5);
-    encoder.object(t, obj, shared, &mut frame);
-    frame
-}
-
 #[allow(clippy::too_many_arguments)]
 async fn pump<E: Encoder>(
     cache: Arc<WatchCache>,
     sub: crate::watch_cache::Subscription,
     filter: Filter,
     encoder: &mut E,
-    tx: &mpsc::Sender<Frame>,
+    tx: &mpsc::Sender<Bytes>,
     send_initial: bool,
     streaming_list: bool,
     bookmarks: Option<Duration>,
@@ -219,19 +193,14 @@ async fn pump<E: Encoder>(
     if send_initial {
         for o in &sub.initial {
             if tx
-                .send(encode(encoder, EventType::Added, o, None))
+                .send(encoder.object(EventType::Added, o, None))
                 .await
                 .is_err()
             {
                 return;
             }
         }
-        if streaming_list
-            && tx
-                .send(vec![encoder.bookmark(sub.revision, true)])
-                .await
-                .is_err()
-        {
+        if streaming_list && tx.send(encoder.bookmark(sub.revision, true)).await.is_err() {
             return;
         }
     }
@@ -242,7 +211,7 @@ async fn pump<E: Encoder>(
             } else {
                 ev.object.clone()
             };
-            if tx.send(encode(encoder, t, &obj, Some(ev))).await.is_err() {
+            if tx.send(encoder.object(t, &obj, Some(ev))).await.is_err() {
                 return;
             }
         }
@@ -276,7 +245,7 @@ async fn pump<E: Encoder>(
                         } else {
                             ev.object.clone()
                         };
-                        if tx.send(encode(encoder, t, &obj, Some(&ev))).await.is_err() {
+                        if tx.send(encoder.object(t, &obj, Some(&ev))).await.is_err() {
                             return;
                         }
                     }
@@ -291,7 +260,7 @@ async fn pump<E: Encoder>(
                 if rx.is_empty() && rev > last_rv {
                     last_rv = rev;
                 }
-                if tx.send(vec![encoder.bookmark(last_rv, false)]).await.is_err() {
+                if tx.send(encoder.bookmark(last_rv, false)).await.is_err() {
                     return;
                 }
             }

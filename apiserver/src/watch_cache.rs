@@ -5,6 +5,7 @@
 //! Lock order: only `state` (a std RwLock), never held across an await.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
@@ -138,14 +139,6 @@ impl CachedObject {
         }
     }
 
-    /// Appends the served JSON to `out` as shared pieces (nothing copied).
-    pub fn json_pieces(&self, out: &mut Vec<Bytes>) {
-        match &self.body {
-            Body::Stored { bytes, splice } => out.extend(splice.pieces(bytes, self.rv)),
-            Body::Served(json) => out.push(json.clone()),
-        }
-    }
-
     /// The length of the served JSON.
     pub fn json_len(&self) -> usize {
         match &self.body {
@@ -232,6 +225,11 @@ pub struct CacheEvent {
     pub object: Arc<CachedObject>,
     /// The object before the change.
     pub prev: Option<Arc<CachedObject>>,
+    /// Frames built for watchers, kept only while the event is among the newest of the window
+    /// (`keeps_frames`): watchers that keep up share them, and the rest of the window holds
+    /// each object version once.
+    frames: [OnceLock<Bytes>; 3],
+    keeps_frames: AtomicBool,
     prev_as_deleted: OnceLock<Arc<CachedObject>>,
 }
 
@@ -247,15 +245,24 @@ impl CacheEvent {
             kind,
             object,
             prev,
+            frames: Default::default(),
+            keeps_frames: AtomicBool::new(true),
             prev_as_deleted: OnceLock::new(),
         }
     }
 
     /// The newline-terminated watch frame `{"type":T,"object":...}` for this event seen as
-    /// type `t`, appended to `out` as pieces that share the stored bytes. Nothing is built or
-    /// kept per event: a window of events costs only the object versions it holds, and every
-    /// watcher sends the same bytes.
-    pub fn frame_pieces(&self, t: EventType, out: &mut Vec<Bytes>) {
+    /// type `t`, built once and shared.
+    pub fn frame(&self, t: EventType) -> Bytes {
+        if !self.keeps_frames.load(Ordering::Relaxed) {
+            return self.build_frame(t);
+        }
+        self.frames[t as usize]
+            .get_or_init(|| self.build_frame(t))
+            .clone()
+    }
+
+    fn build_frame(&self, t: EventType) -> Bytes {
         let obj = if t == EventType::Deleted && self.kind != EventType::Deleted {
             // The object stopped matching: kube sends its previous state with the event's
             // resourceVersion.
@@ -263,9 +270,24 @@ impl CacheEvent {
         } else {
             self.object.clone()
         };
-        out.push(Bytes::from_static(frame_head(t)));
-        obj.json_pieces(out);
-        out.push(Bytes::from_static(b"}\n"));
+        object_frame(t.as_str(), &obj)
+    }
+
+    /// Stops keeping frames; returns the same event without the frames it has, if any.
+    fn cool(&self) -> Option<CacheEvent> {
+        self.keeps_frames.store(false, Ordering::Relaxed);
+        if self.frames.iter().all(|f| f.get().is_none()) {
+            return None;
+        }
+        Some(CacheEvent {
+            rv: self.rv,
+            kind: self.kind,
+            object: self.object.clone(),
+            prev: self.prev.clone(),
+            frames: Default::default(),
+            keeps_frames: AtomicBool::new(false),
+            prev_as_deleted: self.prev_as_deleted.clone(),
+        })
     }
 
     /// The previous state stamped with this event's revision (for "stopped matching").
@@ -276,15 +298,6 @@ impl CacheEvent {
                 None => self.object.clone(),
             })
             .clone()
-    }
-}
-
-/// The start of a watch frame of type `t`, up to the object.
-fn frame_head(t: EventType) -> &'static [u8] {
-    match t {
-        EventType::Added => b"{\"type\":\"ADDED\",\"object\":",
-        EventType::Modified => b"{\"type\":\"MODIFIED\",\"object\":",
-        EventType::Deleted => b"{\"type\":\"DELETED\",\"object\":",
     }
 }
 
@@ -383,6 +396,9 @@ struct State {
     /// Bumped when the cache relists: receivers of the previous state are closed.
     epoch: u64,
 }
+
+/// Events at the end of the window whose frames are kept for watchers that keep up.
+const HOT_EVENTS: usize = 1_024;
 
 /// Tunables.
 #[derive(Clone, Debug)]
@@ -736,6 +752,11 @@ impl WatchCache {
         st.revision = st.revision.max(rv);
         st.last_change = rv;
         st.events.push_back(cache_ev.clone());
+        if let Some(i) = st.events.len().checked_sub(HOT_EVENTS + 1)
+            && let Some(cooled) = st.events[i].cool()
+        {
+            st.events[i] = Arc::new(cooled);
+        }
         while st.events.len() > self.opts.event_window {
             if let Some(old) = st.events.pop_front() {
                 st.oldest = old.rv;
@@ -978,15 +999,9 @@ mod tests {
             .expect("update");
         let ev = next(&mut sub.rx).await;
         assert_eq!(filter.event_type(&ev), Some(EventType::Deleted));
-        let mut pieces = Vec::new();
-        ev.frame_pieces(EventType::Deleted, &mut pieces);
-        let frame: Vec<u8> = pieces.concat();
-        assert!(frame.starts_with(b"{\"type\":\"DELETED\",\"object\":{"));
-        assert!(frame.ends_with(b"}}\n"));
-        let decoded: Value = serde_json::from_slice(&frame).expect("frame is JSON");
-        assert_eq!(
-            decoded["object"]["metadata"]["resourceVersion"],
-            json!(kv2.mod_revision.to_string())
+        assert!(
+            ev.frame(EventType::Deleted)
+                .starts_with(b"{\"type\":\"DELETED\"")
         );
         let kv3 = store
             .update(key, cm("a", json!({"app": "x"})), kv2.mod_revision)
@@ -1038,6 +1053,44 @@ mod tests {
                 Some(EventType::Deleted)
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn frames_are_kept_only_for_the_newest_events() {
+        let (_d, store, cache) = setup(CacheOptions::default()).await;
+        let mut watcher = cache
+            .subscribe(None, &Filter::default())
+            .expect("subscribe")
+            .rx;
+        let total = HOT_EVENTS + 40;
+        for i in 0..total {
+            store
+                .create(
+                    &format!("/registry/configmaps/default/f{i}"),
+                    cm(&format!("f{i}"), json!({})),
+                )
+                .await
+                .expect("create");
+            // A watcher that keeps up builds (and shares) each event's frame.
+            let ev = next(&mut watcher).await;
+            assert!(
+                ev.frame(EventType::Added)
+                    .starts_with(b"{\"type\":\"ADDED\"")
+            );
+        }
+        let st = cache.read();
+        assert_eq!(st.events.len(), total);
+        let kept = |e: &Arc<CacheEvent>| e.frames.iter().any(|f| f.get().is_some());
+        // The oldest events hold their object only; the newest keep their frames.
+        assert!(!st.events.iter().take(total - HOT_EVENTS).any(kept));
+        assert!(st.events.iter().skip(total - HOT_EVENTS + 1).all(kept));
+        // A frame of a cooled event is still served (built on demand, not kept).
+        let old = st.events[0].clone();
+        drop(st);
+        let frame = old.frame(EventType::Added);
+        let v: Value = serde_json::from_slice(&frame).expect("JSON frame");
+        assert_eq!(v["object"]["metadata"]["name"], "f0");
+        assert!(!kept(&old));
     }
 
     #[tokio::test]
