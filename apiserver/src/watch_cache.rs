@@ -29,8 +29,9 @@ pub struct CachedObject {
     pub namespace: String,
     /// `metadata.name`.
     pub name: String,
-    /// `metadata.labels`.
-    pub labels: BTreeMap<String, String>,
+    /// `metadata.labels`, shared with the previous version of the object when unchanged (the
+    /// event window holds many versions of each object; most writes leave labels alone).
+    pub labels: Arc<BTreeMap<String, String>>,
     /// Kind-specific selectable field values.
     pub fields: Vec<(String, String)>,
     /// resourceVersion of this state.
@@ -92,7 +93,7 @@ impl CachedObject {
                 key,
                 namespace: meta.namespace.into_owned(),
                 name: meta.name.into_owned(),
-                labels: meta.labels.unwrap_or_default(),
+                labels: Arc::new(meta.labels.unwrap_or_default()),
                 fields: Vec::new(),
                 rv,
                 body: Body::Stored {
@@ -167,7 +168,7 @@ impl CachedObject {
             key,
             namespace: object::namespace(value).to_string(),
             name: object::name(value).to_string(),
-            labels: object::labels(value),
+            labels: Arc::new(object::labels(value)),
             fields: fields::extract(def, value),
             rv,
             body: Body::Served(object::to_json_bytes(value)),
@@ -713,7 +714,14 @@ impl WatchCache {
             EventKind::Put => {
                 let obj = match CachedObject::from_stored(&self.def, key.clone(), rv, &ev.kv.value)
                 {
-                    Ok(o) => Arc::new(o),
+                    Ok(mut o) => {
+                        if let Some(p) = &prev
+                            && p.labels == o.labels
+                        {
+                            o.labels = p.labels.clone();
+                        }
+                        Arc::new(o)
+                    }
                     Err(e) => {
                         tracing::error!(key = %key, error = %e, "skipping undecodable stored object");
                         let mut st = self.write();
@@ -1053,6 +1061,42 @@ mod tests {
                 Some(EventType::Deleted)
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn versions_share_unchanged_labels() {
+        let (_d, store, cache) = setup(CacheOptions::default()).await;
+        let key = "/registry/configmaps/default/l";
+        let mut rx = cache
+            .subscribe(None, &Filter::default())
+            .expect("subscribe")
+            .rx;
+        let kv = store
+            .create(key, cm("l", json!({"app": "x", "tier": "web"})))
+            .await
+            .expect("create");
+        let first = next(&mut rx).await;
+        let kv = store
+            .update(
+                key,
+                cm("l", json!({"app": "x", "tier": "web"})),
+                kv.mod_revision,
+            )
+            .await
+            .expect("update");
+        let second = next(&mut rx).await;
+        assert!(Arc::ptr_eq(&first.object.labels, &second.object.labels));
+        store
+            .update(key, cm("l", json!({"app": "y"})), kv.mod_revision)
+            .await
+            .expect("update");
+        let third = next(&mut rx).await;
+        assert!(!Arc::ptr_eq(&second.object.labels, &third.object.labels));
+        assert_eq!(
+            third.object.labels.get("app").map(String::as_str),
+            Some("y")
+        );
+        assert_eq!(third.object.labels.len(), 1);
     }
 
     #[tokio::test]
