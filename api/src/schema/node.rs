@@ -184,6 +184,17 @@ impl Node {
         }
     }
 
+    /// The schema of an object's member `key`: its property, else additionalProperties.
+    fn member(&self, key: &str) -> Option<&Node> {
+        self.properties.get(key).or(self.additional.as_deref())
+    }
+
+    /// Whether members an object at this node does not declare are pruned.
+    fn prunes_unknown(&self) -> bool {
+        let declared = !self.properties.is_empty() || self.additional.is_some();
+        !self.preserve_unknown && (declared || self.ty == Some(JsonType::Object))
+    }
+
     /// Removes fields the schema does not declare, recording their paths. `skip` names
     /// top-level keys left untouched.
     pub(crate) fn prune(
@@ -207,15 +218,10 @@ impl Node {
     ) {
         match value {
             Value::Object(map) => {
-                let declared = !self.properties.is_empty() || self.additional.is_some();
-                if !self.preserve_unknown && (declared || self.ty == Some(JsonType::Object)) {
+                if self.prunes_unknown() {
                     let unknown: Vec<String> = map
                         .keys()
-                        .filter(|k| {
-                            !skip.contains(&k.as_str())
-                                && !self.properties.contains_key(*k)
-                                && self.additional.is_none()
-                        })
+                        .filter(|k| !skip.contains(&k.as_str()) && self.member(k).is_none())
                         .cloned()
                         .collect();
                     for key in unknown {
@@ -227,12 +233,8 @@ impl Node {
                     if skip.contains(&key.as_str()) {
                         continue;
                     }
-                    let node = match self.properties.get(key) {
-                        Some(prop) => prop,
-                        None => match &self.additional {
-                            Some(additional) => additional,
-                            None => continue,
-                        },
+                    let Some(node) = self.member(key) else {
+                        continue;
                     };
                     let len = push_key(path, key);
                     node.prune_at(child, path, &[], pruned);
@@ -262,20 +264,16 @@ impl Node {
     ) {
         match value {
             Value::Object(map) => {
-                let declared = !self.properties.is_empty() || self.additional.is_some();
-                let prunes =
-                    !self.preserve_unknown && (declared || self.ty == Some(JsonType::Object));
+                let prunes = self.prunes_unknown();
                 for (key, child) in map {
                     if skip.contains(&key.as_str()) {
                         continue;
                     }
                     let len = push_key(path, key);
-                    if let Some(prop) = self.properties.get(key) {
-                        prop.unknown(child, path, &[], out);
-                    } else if let Some(additional) = &self.additional {
-                        additional.unknown(child, path, &[], out);
-                    } else if prunes {
-                        out.push(path.clone());
+                    match self.member(key) {
+                        Some(node) => node.unknown(child, path, &[], out),
+                        None if prunes => out.push(path.clone()),
+                        None => {}
                     }
                     path.truncate(len);
                 }
@@ -326,12 +324,8 @@ impl Node {
                     if skip.contains(&key.as_str()) {
                         continue;
                     }
-                    let node = match self.properties.get(key) {
-                        Some(prop) => prop,
-                        None => match &self.additional {
-                            Some(additional) => additional,
-                            None => continue,
-                        },
+                    let Some(node) = self.member(key) else {
+                        continue;
                     };
                     let len = push_key(path, key);
                     node.validate_at(child, path, checks, &[], errors);
