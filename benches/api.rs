@@ -13,8 +13,6 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -28,49 +26,15 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
-struct Server {
-    child: Child,
-    kubeconfig: std::path::PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_server() -> (Server, Duration) {
-    let dir = tempfile::tempdir().expect("tempdir");
+fn start_server() -> (support::Process, Duration) {
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path())
-        .env("KARMADA_RS_LOG", "warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn karmada-rs");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    loop {
-        match lines.next() {
-            Some(Ok(l)) if l.starts_with("karmada-rs control plane serving at") => break,
-            Some(_) => continue,
-            None => panic!("server exited"),
-        }
-    }
-    // Keep draining stdout so the child never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    let kubeconfig = dir.path().join("karmada.kubeconfig");
-    (
-        Server {
-            child,
-            kubeconfig,
-            _dir: dir,
-        },
-        started.elapsed(),
-    )
+    let server = support::spawn(
+        &["serve", "--bind", "127.0.0.1:0"],
+        "karmada-rs control plane serving at",
+        "karmada.kubeconfig",
+        None,
+    );
+    (server, started.elapsed())
 }
 
 async fn client(kubeconfig: &std::path::Path) -> kube::Client {

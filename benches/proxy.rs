@@ -6,9 +6,8 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use apiserver::proxy::transport::{self, Body, Dialer, HttpClient, TlsSettings};
@@ -22,44 +21,6 @@ const DEADLINE: Duration = Duration::from_secs(120);
 
 fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1000.0)
-}
-
-/// A child process stopped on drop.
-struct Proc {
-    child: Child,
-    dir: tempfile::TempDir,
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn spawn(args: &[&str], ready_prefix: &str) -> (Proc, String) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
-        .args(args)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .env("KARMADA_RS_LOG", "error")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn karmada-rs");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    let prefix = ready_prefix.to_string();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(url) = line.strip_prefix(&prefix) {
-                let _ = tx.send(url.trim().to_string());
-            }
-        }
-    });
-    let url = rx.recv_timeout(DEADLINE).expect("server did not start");
-    (Proc { child, dir }, url)
 }
 
 fn admin_client(pki: &Path) -> HttpClient {
@@ -96,19 +57,24 @@ async fn post(client: &HttpClient, url: &str, body: String) {
 }
 
 fn main() {
-    let (cp, cp_url) = spawn(
+    let cp = support::spawn(
         &["serve", "--bind", "127.0.0.1:0"],
         "karmada-rs control plane serving at ",
+        "karmada.kubeconfig",
+        None,
     );
-    let (member, member_url) = spawn(
+    let member = support::spawn(
         &["member", "serve", "--name", "member", "--nodes", "1"],
         "karmada-rs member serving at ",
+        "kubeconfig",
+        None,
     );
+    let (cp_url, member_url) = (cp.url.clone(), member.url.clone());
     let joined = Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
         .args(["join", "member", "--cluster-kubeconfig"])
-        .arg(member.dir.path().join("kubeconfig"))
+        .arg(&member.kubeconfig)
         .arg("--kubeconfig")
-        .arg(cp.dir.path().join("karmada.kubeconfig"))
+        .arg(&cp.kubeconfig)
         .output()
         .expect("join");
     assert!(
@@ -118,24 +84,9 @@ fn main() {
     );
     // The admin may use the proxy (as Karmada's guide binds system:admin); unifiedAuth then
     // lets the member's impersonator act as the admin.
-    let grant = r#"
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: cluster-proxy}
-rules:
-- apiGroups: [cluster.karmada.io]
-  resources: [clusters/proxy]
-  verbs: ["*"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: admin-cluster-proxy}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-proxy}
-subjects:
-- {kind: User, name: karmada-admin, apiGroup: rbac.authorization.k8s.io}
-"#;
+    let grant = include_str!("../tests/support/admin-proxy-grant.yaml");
     let mut apply = Command::new("kubectl")
-        .env("KUBECONFIG", cp.dir.path().join("karmada.kubeconfig"))
+        .env("KUBECONFIG", &cp.kubeconfig)
         .args(["apply", "-f", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -149,8 +100,8 @@ subjects:
         .enable_all()
         .build()
         .expect("runtime");
-    let direct = admin_client(&member.dir.path().join("pki"));
-    let proxied = admin_client(&cp.dir.path().join("pki"));
+    let direct = admin_client(&member.dir().join("pki"));
+    let proxied = admin_client(&cp.dir().join("pki"));
     let proxy = format!("{cp_url}/apis/cluster.karmada.io/v1alpha1/clusters/member/proxy");
     let object = "/api/v1/namespaces/default/configmaps/bench";
     let mut rows: Vec<(String, String)> = Vec::new();

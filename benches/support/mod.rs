@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -13,7 +13,16 @@ use std::time::Duration;
 pub struct Process {
     pub child: Child,
     pub kubeconfig: PathBuf,
-    _dir: tempfile::TempDir,
+    /// What the ready line says after its prefix (the address served).
+    pub url: String,
+    dir: tempfile::TempDir,
+}
+
+impl Process {
+    /// The data directory (certificates under `pki/`, kubeconfigs).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
 }
 
 impl Drop for Process {
@@ -52,18 +61,22 @@ pub fn spawn(
         .expect("spawn karmada-rs");
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(stdout).lines();
-    loop {
+    let url = loop {
         match lines.next() {
-            Some(Ok(l)) if l.starts_with(ready_prefix) => break,
+            Some(Ok(l)) if l.starts_with(ready_prefix) => {
+                break l[ready_prefix.len()..].trim().to_string();
+            }
             Some(_) => continue,
             None => panic!("karmada-rs exited before it was ready"),
         }
-    }
+    };
+    // Keep draining stdout so the child never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
     Process {
         child,
         kubeconfig: dir.path().join(kubeconfig),
-        _dir: dir,
+        url,
+        dir,
     }
 }
 

@@ -14,22 +14,7 @@ pub const DEADLINE: Duration = Duration::from_secs(60);
 /// Grants the admin user (`karmada-admin`) the proxy of every cluster, as Karmada's guide binds
 /// `system:admin` (system:masters passes the control plane, but unifiedAuth pushes member-side
 /// impersonation rules only for subjects bound explicitly).
-pub const ADMIN_PROXY_GRANT: &str = r#"
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: cluster-proxy}
-rules:
-- apiGroups: [cluster.karmada.io]
-  resources: [clusters/proxy]
-  verbs: ["*"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: admin-cluster-proxy}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-proxy}
-subjects:
-- {kind: User, name: karmada-admin, apiGroup: rbac.authorization.k8s.io}
-"#;
+pub const ADMIN_PROXY_GRANT: &str = include_str!("admin-proxy-grant.yaml");
 
 /// Polls `f` until it returns `Some`, failing the test after `timeout`.
 pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
