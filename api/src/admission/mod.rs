@@ -227,10 +227,7 @@ fn admit_crd<T: Webhooks>(
         )));
     }
     normalize(schema, obj);
-    let errors = validate_schema(schema, obj, Checks::All);
-    if !errors.is_empty() {
-        return Err(AdmissionError::Invalid(errors));
-    }
+    check_schema(schema, obj)?;
     if op == Operation::UpdateStatus {
         // The most frequent write of the pipeline. Everything but `.status` is the stored
         // object (which was admitted when written) and no webhook runs: only the metadata
@@ -239,12 +236,7 @@ fn admit_crd<T: Webhooks>(
         if let Some(map) = obj.as_object_mut() {
             map.insert("metadata".into(), meta);
         }
-        schema.root.default_and_drop_nulls(obj, RESOURCE_ROOT_SKIP);
-        let errors = validate_schema(schema, obj, Checks::All);
-        if !errors.is_empty() {
-            return Err(AdmissionError::Invalid(errors));
-        }
-        return Ok(());
+        return default_and_check(schema, obj);
     }
     let mut typed: T = decode(obj)?;
     let old_typed: Option<T> = match old {
@@ -262,13 +254,7 @@ fn admit_crd<T: Webhooks>(
         }
         normalized
     };
-    schema
-        .root
-        .default_and_drop_nulls(&mut out, RESOURCE_ROOT_SKIP);
-    let errors = validate_schema(schema, &out, Checks::All);
-    if !errors.is_empty() {
-        return Err(AdmissionError::Invalid(errors));
-    }
+    default_and_check(schema, &mut out)?;
     let final_typed: T = decode(&out)?;
     final_typed.validate(old_typed.as_ref(), op)?;
     *obj = out;
@@ -303,6 +289,22 @@ fn normalize(schema: &KindSchema, obj: &mut Value) {
     schema.root.default_and_drop_nulls(obj, RESOURCE_ROOT_SKIP);
     let mut pruned = Vec::new();
     schema.root.prune(obj, "", RESOURCE_ROOT_SKIP, &mut pruned);
+}
+
+/// Defaults again after a typed round trip, then validates against the schema.
+fn default_and_check(schema: &KindSchema, obj: &mut Value) -> Result<(), AdmissionError> {
+    schema.root.default_and_drop_nulls(obj, RESOURCE_ROOT_SKIP);
+    check_schema(schema, obj)
+}
+
+/// Schema validation as a 422 Invalid.
+fn check_schema(schema: &KindSchema, obj: &Value) -> Result<(), AdmissionError> {
+    let errors = validate_schema(schema, obj, Checks::All);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(AdmissionError::Invalid(errors))
+    }
 }
 
 fn validate_schema(schema: &KindSchema, obj: &Value, checks: Checks) -> Vec<FieldError> {
