@@ -9,7 +9,6 @@ pub mod embedded;
 mod error;
 pub mod etcd;
 mod store;
-#[cfg(feature = "testing")]
 pub mod testing;
 
 pub use error::Error;
