@@ -427,6 +427,37 @@ fn work_webhook_keeps_an_existing_permanent_id_and_runs_on_update() {
 }
 
 #[test]
+fn status_writes_normalise_the_status_and_changed_metadata_only() {
+    let stored = fixture("karmada-work.yaml");
+    let mut req = stored.clone();
+    req["status"]["bogus"] = json!(1);
+    req["status"]["conditions"][0]["observedGeneration"] = Value::Null;
+    // The request's resourceVersion (a precondition) does not make the metadata differ.
+    req["metadata"]["resourceVersion"] = json!("999");
+    let out = admitted("Work", Operation::UpdateStatus, req, Some(&stored));
+    assert_eq!(out["status"].get("bogus"), None);
+    assert_eq!(
+        out["status"]["conditions"][0].get("observedGeneration"),
+        None
+    );
+    assert_eq!(out["metadata"]["resourceVersion"], "999");
+    assert_eq!(out["spec"], stored["spec"]);
+
+    // Metadata that differs from the stored one (here the request's managedFields) goes
+    // through its typed form: what ObjectMeta does not declare is dropped.
+    let mut req = stored.clone();
+    req["metadata"]["managedFields"] = json!([{
+        "manager": "m", "operation": "Update", "apiVersion": "work.karmada.io/v1alpha1",
+        "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {}}, "bogus": true
+    }]);
+    req["metadata"]["bogus"] = json!("x");
+    let out = admitted("Work", Operation::UpdateStatus, req, Some(&stored));
+    assert_eq!(out["metadata"].get("bogus"), None);
+    assert_eq!(out["metadata"]["managedFields"][0].get("bogus"), None);
+    assert_eq!(out["metadata"]["managedFields"][0]["manager"], "m");
+}
+
+#[test]
 fn unknown_fields_are_pruned_and_reported() {
     let obj = json!({
         "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",

@@ -9,6 +9,8 @@ use crate::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 
 /// The mutating webhooks run on create only.
 impl Webhooks for ResourceBinding {
+    const VALIDATES: bool = true;
+
     fn mutates(op: Operation) -> bool {
         op == Operation::Create
     }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{AdmissionError, Operation, decode, encode, normalize, schema_of, validate_schema};
 use crate::cluster::v1alpha1::{Cluster, ClusterSpec, ResourceModel, ResourceModelRange};
 use crate::field::FieldPath;
-use crate::schema::Checks;
+use crate::schema::{Checks, RESOURCE_ROOT_SKIP};
 use crate::validation::cluster::{validate_cluster_spec, validate_sync_mode};
 
 /// `math.MaxInt64` as a quantity: the open upper end of the last resource grade.
@@ -31,8 +31,8 @@ pub(super) fn admit(
     // A missing spec decodes as an empty one in Go; its syncMode is then reported missing.
     map.entry("spec")
         .or_insert_with(|| Value::Object(Default::default()));
-    normalize(schema, obj);
-    let errors = validate_schema(schema, obj, Checks::TypesOnly);
+    normalize(schema, obj, RESOURCE_ROOT_SKIP);
+    let errors = validate_schema(schema, obj, Checks::TypesOnly, RESOURCE_ROOT_SKIP);
     if !errors.is_empty() {
         return Err(AdmissionError::Invalid(errors));
     }

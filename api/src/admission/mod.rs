@@ -206,6 +206,10 @@ trait Webhooks:
         Ok(())
     }
 
+    /// Whether Karmada registers a validating webhook for this kind (`validate` is called):
+    /// without one, neither the old object nor the admitted one is decoded to run it.
+    const VALIDATES: bool = false;
+
     /// Karmada's validating webhook; not called for status updates.
     fn validate(&self, _old: Option<&Self>, _op: Operation) -> Result<(), AdmissionError> {
         Ok(())
@@ -226,21 +230,14 @@ fn admit_crd<T: Webhooks>(
             T::KIND
         )));
     }
-    normalize(schema, obj);
-    check_schema(schema, obj)?;
     if op == Operation::UpdateStatus {
-        // The most frequent write of the pipeline. Everything but `.status` is the stored
-        // object (which was admitted when written) and no webhook runs: only the metadata
-        // goes through its typed form, and the object is neither copied nor decoded whole.
-        let meta = encode(&decode::<MetadataOf<T>>(obj)?.metadata)?;
-        if let Some(map) = obj.as_object_mut() {
-            map.insert("metadata".into(), meta);
-        }
-        return default_and_check(schema, obj);
+        return admit_status::<T>(schema, obj, old);
     }
+    normalize(schema, obj, RESOURCE_ROOT_SKIP);
+    check_schema(schema, obj, RESOURCE_ROOT_SKIP)?;
     let mut typed: T = decode(obj)?;
     let old_typed: Option<T> = match old {
-        Some(o) if op != Operation::Create => Some(decode(o)?),
+        Some(o) if T::VALIDATES && op != Operation::Create => Some(decode(o)?),
         _ => None,
     };
     let mut out = if T::mutates(op) {
@@ -254,11 +251,58 @@ fn admit_crd<T: Webhooks>(
         }
         normalized
     };
-    default_and_check(schema, &mut out)?;
-    let final_typed: T = decode(&out)?;
-    final_typed.validate(old_typed.as_ref(), op)?;
+    default_and_check(schema, &mut out, RESOURCE_ROOT_SKIP)?;
+    if T::VALIDATES {
+        let final_typed: T = decode(&out)?;
+        final_typed.validate(old_typed.as_ref(), op)?;
+    }
     *obj = out;
     Ok(())
+}
+
+/// A status write: the most frequent write of the pipeline. Everything but `.status` is the
+/// stored object (the registry aligned it), which was admitted when written, and no webhook
+/// runs for status: so only `.status` is normalised and validated, and the metadata goes
+/// through its typed form only when it differs from the stored one (the request's
+/// managedFields). The object is neither copied nor decoded whole.
+fn admit_status<T: Webhooks>(
+    schema: &KindSchema,
+    obj: &mut Value,
+    old: Option<&Value>,
+) -> Result<(), AdmissionError> {
+    let others: Vec<String> = obj
+        .as_object()
+        .map(|m| m.keys().filter(|k| *k != "status").cloned().collect())
+        .unwrap_or_default();
+    let skip: Vec<&str> = others.iter().map(String::as_str).collect();
+    normalize(schema, obj, &skip);
+    check_schema(schema, obj, &skip)?;
+    if !same_metadata(obj.get("metadata"), old.and_then(|o| o.get("metadata"))) {
+        let meta = encode(&decode::<MetadataOf<T>>(obj)?.metadata)?;
+        if let Some(map) = obj.as_object_mut() {
+            map.insert("metadata".into(), meta);
+        }
+    }
+    Ok(())
+}
+
+/// Whether a status write's metadata is the stored metadata (which went through its typed
+/// form when written). The resourceVersion is left out: the request's is a precondition,
+/// already checked, and the stored one is the store's.
+fn same_metadata(new: Option<&Value>, stored: Option<&Value>) -> bool {
+    let (Some(Value::Object(new)), Some(Value::Object(stored))) = (new, stored) else {
+        return false;
+    };
+    let compared = |m: &'_ serde_json::Map<String, Value>| {
+        m.iter()
+            .filter(|(k, _)| k.as_str() != "resourceVersion")
+            .count()
+    };
+    compared(new) == compared(stored)
+        && new
+            .iter()
+            .filter(|(k, _)| k.as_str() != "resourceVersion")
+            .all(|(k, v)| stored.get(k) == Some(v))
 }
 
 /// The metadata of a `T`, decoded alone (with `T`'s kind in decoding errors).
@@ -284,22 +328,27 @@ fn schema_of<T: k8s_openapi::Resource>() -> Result<&'static KindSchema, Admissio
         .ok_or_else(|| AdmissionError::BadRequest(format!("no schema for kind {}", T::KIND)))
 }
 
-/// Drops nulls, applies defaults and prunes unknown fields, like the CRD decoder.
-fn normalize(schema: &KindSchema, obj: &mut Value) {
-    schema.root.default_and_drop_nulls(obj, RESOURCE_ROOT_SKIP);
+/// Drops nulls, applies defaults and prunes unknown fields, like the CRD decoder; `skip`
+/// names the top-level members left alone.
+fn normalize(schema: &KindSchema, obj: &mut Value, skip: &[&str]) {
+    schema.root.default_and_drop_nulls(obj, skip);
     let mut pruned = Vec::new();
-    schema.root.prune(obj, "", RESOURCE_ROOT_SKIP, &mut pruned);
+    schema.root.prune(obj, "", skip, &mut pruned);
 }
 
 /// Defaults again after a typed round trip, then validates against the schema.
-fn default_and_check(schema: &KindSchema, obj: &mut Value) -> Result<(), AdmissionError> {
-    schema.root.default_and_drop_nulls(obj, RESOURCE_ROOT_SKIP);
-    check_schema(schema, obj)
+fn default_and_check(
+    schema: &KindSchema,
+    obj: &mut Value,
+    skip: &[&str],
+) -> Result<(), AdmissionError> {
+    schema.root.default_and_drop_nulls(obj, skip);
+    check_schema(schema, obj, skip)
 }
 
 /// Schema validation as a 422 Invalid.
-fn check_schema(schema: &KindSchema, obj: &Value) -> Result<(), AdmissionError> {
-    let errors = validate_schema(schema, obj, Checks::All);
+fn check_schema(schema: &KindSchema, obj: &Value, skip: &[&str]) -> Result<(), AdmissionError> {
+    let errors = validate_schema(schema, obj, Checks::All, skip);
     if errors.is_empty() {
         Ok(())
     } else {
@@ -307,11 +356,14 @@ fn check_schema(schema: &KindSchema, obj: &Value) -> Result<(), AdmissionError> 
     }
 }
 
-fn validate_schema(schema: &KindSchema, obj: &Value, checks: Checks) -> Vec<FieldError> {
+fn validate_schema(
+    schema: &KindSchema,
+    obj: &Value,
+    checks: Checks,
+    skip: &[&str],
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    schema
-        .root
-        .validate(obj, "", checks, RESOURCE_ROOT_SKIP, &mut errors);
+    schema.root.validate(obj, "", checks, skip, &mut errors);
     if let Some(meta) = obj.get("metadata")
         && !meta.is_object()
     {

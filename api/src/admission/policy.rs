@@ -103,6 +103,8 @@ fn validate_propagation(
 }
 
 impl Webhooks for PropagationPolicy {
+    const VALIDATES: bool = true;
+
     fn mutates(op: Operation) -> bool {
         matches!(op, Operation::Create | Operation::Update)
     }
@@ -143,6 +145,8 @@ impl Webhooks for PropagationPolicy {
 }
 
 impl Webhooks for ClusterPropagationPolicy {
+    const VALIDATES: bool = true;
+
     fn mutates(op: Operation) -> bool {
         matches!(op, Operation::Create | Operation::Update)
     }
@@ -177,6 +181,8 @@ impl Webhooks for ClusterPropagationPolicy {
 }
 
 impl Webhooks for OverridePolicy {
+    const VALIDATES: bool = true;
+
     fn mutates(op: Operation) -> bool {
         matches!(op, Operation::Create | Operation::Update)
     }
@@ -207,6 +213,8 @@ impl Webhooks for OverridePolicy {
 
 /// Karmada registers no mutating webhook for ClusterOverridePolicy.
 impl Webhooks for ClusterOverridePolicy {
+    const VALIDATES: bool = true;
+
     fn validate(&self, _old: Option<&Self>, _op: Operation) -> Result<(), AdmissionError> {
         let errors = validate_override_spec(&self.spec, "");
         if errors.is_empty() {
