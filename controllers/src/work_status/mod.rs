@@ -31,10 +31,13 @@ use crate::runtime::{
 /// Events of this controller come from this component.
 pub const COMPONENT: &str = "work-status-controller";
 
-/// Member changes within this window make one pass: a starting workload's status changes
-/// several times in quick succession, and the execution controller has usually reported the
-/// first state already.
-const COALESCE: Duration = Duration::from_millis(200);
+/// Member changes within this window make one pass, so a member object's status is reflected
+/// at most once a second: a rolling workload's status changes several times in quick
+/// succession (new generation observed, then each replica ready), each reflection is a Work
+/// status write and usually a binding and a template status write after it, and at 200 ms
+/// these writes were what saturated the control plane under steady template changes. An
+/// object deleted out of band is not delayed (see `observe`).
+const COALESCE: Duration = Duration::from_millis(1000);
 
 /// What the last watch event said of a member object.
 enum Observed {
