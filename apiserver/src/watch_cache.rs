@@ -70,9 +70,11 @@ struct MetaLite<'a> {
 }
 
 impl CachedObject {
-    /// Builds a cached object from stored bytes (which carry no resourceVersion). Most kinds
-    /// take a fast path: the resourceVersion is spliced into the bytes and only metadata is
-    /// read; kinds with conversions, defaults or non-metadata field selectors are parsed.
+    /// Builds a cached object from stored bytes (which carry no resourceVersion). Built-in
+    /// kinds serve the stored bytes with the resourceVersion spliced in, reading only the
+    /// metadata (or, for kinds with their own field selectors, parsing the object for the
+    /// field values); kinds with read-time conversions or defaults are parsed and served from
+    /// the parsed object.
     pub fn from_stored(
         def: &ResourceDef,
         key: String,
@@ -80,7 +82,26 @@ impl CachedObject {
         stored: &Bytes,
     ) -> Result<CachedObject, crate::error::ApiError> {
         if !def.is_custom()
-            && !fields::has_kind_fields(def)
+            && fields::has_kind_fields(def)
+            && let Some(splice) = crate::json_splice::Splice::find(stored)
+        {
+            // Selectable fields (an Event's involvedObject, ...) need the parsed object, but
+            // the served JSON is still the stored bytes: no second copy of each version.
+            let value = object::from_stored(stored, rv)?;
+            return Ok(CachedObject {
+                key,
+                namespace: object::namespace(&value).to_string(),
+                name: object::name(&value).to_string(),
+                labels: Arc::new(object::labels(&value)),
+                fields: fields::extract(def, &value),
+                rv,
+                body: Body::Stored {
+                    bytes: stored.clone(),
+                    splice,
+                },
+            });
+        }
+        if !def.is_custom()
             && let Some(splice) = crate::json_splice::Splice::find(stored)
             && let Ok(env) = serde_json::from_slice::<MetaEnvelope<'_>>(stored)
         {
@@ -228,8 +249,9 @@ pub struct CacheEvent {
     pub prev: Option<Arc<CachedObject>>,
     /// Frames built for watchers, kept only while the event is among the newest of the window
     /// (`keeps_frames`): watchers that keep up share them, and the rest of the window holds
-    /// each object version once.
-    frames: [OnceLock<Bytes>; 3],
+    /// each object version once. Boxed, so that the window's cooled events (most of it) do
+    /// not carry three empty slots each.
+    frames: Option<Box<[OnceLock<Bytes>; 3]>>,
     keeps_frames: AtomicBool,
     prev_as_deleted: OnceLock<Arc<CachedObject>>,
 }
@@ -246,7 +268,7 @@ impl CacheEvent {
             kind,
             object,
             prev,
-            frames: Default::default(),
+            frames: Some(Default::default()),
             keeps_frames: AtomicBool::new(true),
             prev_as_deleted: OnceLock::new(),
         }
@@ -255,12 +277,12 @@ impl CacheEvent {
     /// The newline-terminated watch frame `{"type":T,"object":...}` for this event seen as
     /// type `t`, built once and shared.
     pub fn frame(&self, t: EventType) -> Bytes {
-        if !self.keeps_frames.load(Ordering::Relaxed) {
-            return self.build_frame(t);
+        match &self.frames {
+            Some(frames) if self.keeps_frames.load(Ordering::Relaxed) => frames[t as usize]
+                .get_or_init(|| self.build_frame(t))
+                .clone(),
+            _ => self.build_frame(t),
         }
-        self.frames[t as usize]
-            .get_or_init(|| self.build_frame(t))
-            .clone()
     }
 
     fn build_frame(&self, t: EventType) -> Bytes {
@@ -274,18 +296,16 @@ impl CacheEvent {
         object_frame(t.as_str(), &obj)
     }
 
-    /// Stops keeping frames; returns the same event without the frames it has, if any.
+    /// Stops keeping frames; returns the same event without its frame slots, if it has them.
     fn cool(&self) -> Option<CacheEvent> {
         self.keeps_frames.store(false, Ordering::Relaxed);
-        if self.frames.iter().all(|f| f.get().is_none()) {
-            return None;
-        }
+        self.frames.as_ref()?;
         Some(CacheEvent {
             rv: self.rv,
             kind: self.kind,
             object: self.object.clone(),
             prev: self.prev.clone(),
-            frames: Default::default(),
+            frames: None,
             keeps_frames: AtomicBool::new(false),
             prev_as_deleted: self.prev_as_deleted.clone(),
         })
@@ -1099,6 +1119,32 @@ mod tests {
         assert_eq!(third.object.labels.len(), 1);
     }
 
+    #[test]
+    fn kinds_with_own_field_selectors_serve_the_stored_bytes() {
+        let def = built_in()
+            .into_iter()
+            .find(|d| d.plural == "events" && d.group.is_empty())
+            .expect("events");
+        let stored = Bytes::from(
+            json!({"apiVersion": "v1", "kind": "Event",
+                   "metadata": {"name": "e1", "namespace": "default", "labels": {"a": "b"}},
+                   "involvedObject": {"kind": "Pod", "name": "p1", "namespace": "default"},
+                   "reason": "Started", "type": "Normal"})
+            .to_string(),
+        );
+        let obj = CachedObject::from_stored(&def, "/registry/events/default/e1".into(), 7, &stored)
+            .expect("cached");
+        assert!(
+            matches!(&obj.body, Body::Stored { bytes, .. } if bytes.as_ptr() == stored.as_ptr())
+        );
+        assert_eq!(obj.field("involvedObject.name").as_deref(), Some("p1"));
+        assert_eq!(obj.field("reason").as_deref(), Some("Started"));
+        assert_eq!(obj.labels.get("a").map(String::as_str), Some("b"));
+        let served = obj.value();
+        assert_eq!(served["metadata"]["resourceVersion"], "7");
+        assert_eq!(served["involvedObject"]["kind"], "Pod");
+    }
+
     #[tokio::test]
     async fn frames_are_kept_only_for_the_newest_events() {
         let (_d, store, cache) = setup(CacheOptions::default()).await;
@@ -1124,9 +1170,19 @@ mod tests {
         }
         let st = cache.read();
         assert_eq!(st.events.len(), total);
-        let kept = |e: &Arc<CacheEvent>| e.frames.iter().any(|f| f.get().is_some());
+        let kept = |e: &Arc<CacheEvent>| {
+            e.frames
+                .as_ref()
+                .is_some_and(|f| f.iter().any(|f| f.get().is_some()))
+        };
         // The oldest events hold their object only; the newest keep their frames.
         assert!(!st.events.iter().take(total - HOT_EVENTS).any(kept));
+        assert!(
+            st.events
+                .iter()
+                .take(total - HOT_EVENTS)
+                .all(|e| e.frames.is_none())
+        );
         assert!(st.events.iter().skip(total - HOT_EVENTS + 1).all(kept));
         // A frame of a cooled event is still served (built on demand, not kept).
         let old = st.events[0].clone();
