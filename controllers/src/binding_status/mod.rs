@@ -12,7 +12,6 @@ use karmada_api::work::v1alpha2::{
     ResourceHealth,
 };
 use kube::Api;
-use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
@@ -22,6 +21,7 @@ use crate::runtime::bindings::{Binding, existing_clusters};
 use crate::runtime::context::BY_ID;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::patch::merge_diff;
+use crate::runtime::patch::merge_patch_status;
 use crate::runtime::{
     CachedWork, Change, Context, Key, RawObject, Requeue, Result, WorkQueue, is_not_found,
     set_condition, split_api_version,
@@ -211,9 +211,7 @@ impl Controller {
         if changed_cond || status.aggregated_status != items {
             let patch =
                 json!({"status": {"aggregatedStatus": items, "conditions": status.conditions}});
-            match B::api(self.ctx.client.clone(), &key)
-                .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
+            match merge_patch_status(B::api(self.ctx.client.clone(), &key), &key.name, &patch).await
             {
                 Ok(_) => {}
                 Err(e) if is_not_found(&e) => return Ok(Requeue::No),
@@ -287,14 +285,7 @@ impl Controller {
         };
         let patch = json!({"status": merge_diff(&old_status, &new_status)});
         let target = crate::detector::template_target(&template);
-        match api
-            .patch_status(
-                template.name(),
-                &PatchParams::default(),
-                &Patch::Merge(&patch),
-            )
-            .await
-        {
+        match merge_patch_status(api, template.name(), &patch).await {
             Ok(_) => {
                 self.recorder.normal(
                     &target,

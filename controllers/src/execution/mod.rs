@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 use crate::interpreter;
 use crate::runtime::context::BY_NAMESPACE;
 use crate::runtime::events::{EventTarget, Recorder};
+use crate::runtime::patch::merge_patch_status;
 use crate::runtime::{
     CachedWork, Change, Context, Error, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue,
     cluster_ready, is_not_found, set_condition, split_api_version,
@@ -433,14 +434,8 @@ impl Controller {
             s["manifestStatuses"] = json!(status.manifest_statuses);
         }
         let key = work.key();
-        match Api::<Work>::namespaced(self.ctx.client.clone(), &key.namespace)
-            .patch_status(
-                &key.name,
-                &PatchParams::default(),
-                &Patch::Merge(&json!({"status": s})),
-            )
-            .await
-        {
+        let api = Api::<Work>::namespaced(self.ctx.client.clone(), &key.namespace);
+        match merge_patch_status(api, &key.name, &json!({"status": s})).await {
             Ok(_) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
             Err(e) => Err(e.into()),

@@ -21,6 +21,7 @@ use tokio::task::JoinHandle;
 
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::{EventTarget, Recorder};
+use crate::runtime::patch::merge_patch_status;
 use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, now, set_condition};
 use crate::scheduler::algorithm::{
     self, SUCCESSFUL_SCHEDULING_MESSAGE, ScheduleError, ScheduleInput,
@@ -424,10 +425,7 @@ impl Scheduler {
 
     async fn patch_status<B: Binding>(&self, key: &Key, patch: &Value) -> Result<()> {
         let api = B::api(self.ctx.client.clone(), key);
-        match api
-            .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(patch))
-            .await
-        {
+        match merge_patch_status(api, &key.name, patch).await {
             Ok(_) => Ok(()),
             Err(e) if crate::runtime::is_not_found(&e) => Ok(()),
             Err(e) => Err(e.into()),

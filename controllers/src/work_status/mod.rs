@@ -15,7 +15,7 @@ use karmada_api::names;
 use karmada_api::well_known::{annotations, labels};
 use karmada_api::work::v1alpha1::{WORK_APPLIED, Work};
 use kube::Api;
-use kube::api::{Patch, PatchParams};
+
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 use tokio::task::JoinHandle;
@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use crate::execution::objectwatcher::{CreateError, ObjectWatcher};
 use crate::execution::{manifest_status, manifest_target, work_target};
 use crate::runtime::events::Recorder;
+use crate::runtime::patch::merge_patch_status;
 use crate::runtime::{
     CachedWork, Change, Context, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue,
     is_not_found, set_condition,
@@ -276,10 +277,8 @@ impl Controller {
         let health = ms.health.map(|h| h.as_str()).unwrap_or("Unknown");
         let patch = json!({"status": {"manifestStatuses": [ms]}});
         let key = work.key();
-        match Api::<Work>::namespaced(self.ctx.client.clone(), &key.namespace)
-            .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
+        let api = Api::<Work>::namespaced(self.ctx.client.clone(), &key.namespace);
+        match merge_patch_status(api, &key.name, &patch).await {
             Ok(_) => {}
             Err(e) if is_not_found(&e) => return Ok(Requeue::No),
             Err(e) => return Err(e.into()),
@@ -361,9 +360,8 @@ impl Controller {
         }
         if status.conditions != work.status.conditions {
             let patch = json!({"status": {"conditions": status.conditions}});
-            let _ = Api::<Work>::namespaced(self.ctx.client.clone(), &wkey.namespace)
-                .patch_status(&wkey.name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await;
+            let api = Api::<Work>::namespaced(self.ctx.client.clone(), &wkey.namespace);
+            let _ = merge_patch_status(api, &wkey.name, &patch).await;
         }
         res.map(|_| Requeue::No)
     }
