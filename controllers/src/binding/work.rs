@@ -9,11 +9,10 @@ use karmada_api::prune::remove_irrelevant_fields;
 use karmada_api::well_known::{annotations, labels};
 use karmada_api::work::v1alpha1::{Manifest, Work, WorkSpec, WorkloadTemplate};
 use kube::Api;
-use kube::api::PostParams;
 use serde_json::{Map, Value};
 
 use crate::runtime::{
-    CachedWork, Context, Error, Key, Result, is_already_exists, is_conflict, is_not_found,
+    CachedWork, Context, Error, Key, Result, is_already_exists, is_conflict, is_not_found, write,
 };
 
 fn meta_map<'a>(obj: &'a mut Value, field: &str) -> Option<&'a mut Map<String, Value>> {
@@ -215,7 +214,7 @@ pub async fn create_or_update(
                 w.metadata.name = desired.name.clone();
                 w.metadata.namespace = desired.namespace.clone();
                 w.metadata.resource_version = None;
-                match api.create(&PostParams::default(), &w).await {
+                match write::create(api.clone(), &w).await {
                     Ok(_) => return Ok(true),
                     Err(e) if is_already_exists(&e) => {
                         fetched = Some(api.get(&key.name).await?);
@@ -243,7 +242,7 @@ pub async fn create_or_update(
                 {
                     return Ok(false);
                 }
-                match api.replace(&key.name, &PostParams::default(), &w).await {
+                match write::replace(api.clone(), &key.name, &w).await {
                     Ok(_) => return Ok(true),
                     Err(e) if is_conflict(&e) => {
                         fetched = Some(api.get(&key.name).await?);

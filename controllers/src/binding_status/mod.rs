@@ -21,7 +21,7 @@ use crate::runtime::bindings::{Binding, existing_clusters};
 use crate::runtime::context::BY_ID;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::patch::merge_diff;
-use crate::runtime::patch::merge_patch_status;
+use crate::runtime::write::merge_patch_status;
 use crate::runtime::{
     CachedWork, Change, Context, Key, RawObject, Requeue, Result, WorkQueue, is_not_found,
     set_condition, split_api_version,

@@ -20,7 +20,7 @@ use tokio::task::JoinHandle;
 use crate::interpreter;
 use crate::runtime::context::BY_NAMESPACE;
 use crate::runtime::events::{EventTarget, Recorder};
-use crate::runtime::patch::merge_patch_status;
+use crate::runtime::write::merge_patch_status;
 use crate::runtime::{
     CachedWork, Change, Context, Error, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue,
     cluster_ready, is_not_found, set_condition, split_api_version,

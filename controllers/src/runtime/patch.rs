@@ -1,30 +1,7 @@
 //! JSON merge patches (RFC 7386) computed from two documents, for writing a whole field
-//! (a template's aggregated status) without a read-modify-write cycle, and status writes that
-//! do not decode the object the server answers with.
+//! (a template's aggregated status) without a read-modify-write cycle.
 
-use kube::Api;
-use kube::api::{Patch, PatchParams};
 use serde_json::{Map, Value};
-
-/// Merge-patches `name`'s status subresource through `api`. The object the server returns is not decoded:
-/// controllers read objects from their informers, never from write responses, and decoding a
-/// whole Work or binding after each status write was a measurable share of the control
-/// plane's CPU. Errors are the ones `Api::patch_status` returns (`is_not_found` applies).
-pub async fn merge_patch_status<K: kube::Resource>(
-    api: Api<K>,
-    name: &str,
-    patch: &Value,
-) -> kube::Result<()> {
-    let req = kube::core::Request::new(api.resource_url())
-        .patch_subresource(
-            "status",
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(patch),
-        )
-        .map_err(kube::Error::BuildRequest)?;
-    api.into_client().request_text(req).await.map(drop)
-}
 
 /// The merge patch that turns `old` into `new`: changed members set, removed members null,
 /// arrays and scalars replaced whole.

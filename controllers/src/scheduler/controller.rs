@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::{EventTarget, Recorder};
-use crate::runtime::patch::merge_patch_status;
+use crate::runtime::write::merge_patch_status;
 use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, now, set_condition};
 use crate::scheduler::algorithm::{
     self, SUCCESSFUL_SCHEDULING_MESSAGE, ScheduleError, ScheduleInput,

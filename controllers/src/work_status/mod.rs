@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 use crate::execution::objectwatcher::{CreateError, ObjectWatcher};
 use crate::execution::{manifest_status, manifest_target, work_target};
 use crate::runtime::events::Recorder;
-use crate::runtime::patch::merge_patch_status;
+use crate::runtime::write::merge_patch_status;
 use crate::runtime::{
     CachedWork, Change, Context, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue,
     is_not_found, set_condition,
