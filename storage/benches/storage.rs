@@ -1,4 +1,4 @@
-//! Storage benchmark: `cargo bench -p storage --bench storage --features testing`.
+//! Storage benchmark: `cargo bench -p storage --bench storage`.
 //!
 //! Measures, for the embedded store and for a real etcd started here (same machine, same
 //! run, fsync on for both):
