@@ -88,18 +88,11 @@ impl CachedObject {
             // Selectable fields (an Event's involvedObject, ...) need the parsed object, but
             // the served JSON is still the stored bytes: no second copy of each version.
             let value = object::from_stored(stored, rv)?;
-            return Ok(CachedObject {
-                key,
-                namespace: object::namespace(&value).to_string(),
-                name: object::name(&value).to_string(),
-                labels: Arc::new(object::labels(&value)),
-                fields: fields::extract(def, &value),
-                rv,
-                body: Body::Stored {
-                    bytes: stored.clone(),
-                    splice,
-                },
-            });
+            let body = Body::Stored {
+                bytes: stored.clone(),
+                splice,
+            };
+            return Ok(CachedObject::indexed(def, key, rv, &value, body));
         }
         if !def.is_custom()
             && let Some(splice) = crate::json_splice::Splice::find(stored)
@@ -185,6 +178,12 @@ impl CachedObject {
     pub fn from_value(def: &ResourceDef, key: String, rv: i64, value: &Value) -> CachedObject {
         let defaulted = crate::crd::on_read(def, value);
         let value = defaulted.as_ref().unwrap_or(value);
+        let body = Body::Served(object::to_json_bytes(value));
+        CachedObject::indexed(def, key, rv, value, body)
+    }
+
+    /// A cached object whose selectable values are read from its parsed form `value`.
+    fn indexed(def: &ResourceDef, key: String, rv: i64, value: &Value, body: Body) -> CachedObject {
         CachedObject {
             key,
             namespace: object::namespace(value).to_string(),
@@ -192,7 +191,7 @@ impl CachedObject {
             labels: Arc::new(object::labels(value)),
             fields: fields::extract(def, value),
             rv,
-            body: Body::Served(object::to_json_bytes(value)),
+            body,
         }
     }
 
