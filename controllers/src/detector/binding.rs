@@ -8,12 +8,13 @@ use karmada_api::names;
 use karmada_api::policy::v1alpha1::{PropagationSpec, Suspension as PolicySuspension};
 use karmada_api::well_known::{annotations, labels};
 use karmada_api::work::v1alpha2::{ObjectReference, ResourceBindingSpec, Suspension};
-use kube::api::PostParams;
 
 use crate::interpreter;
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::Recorder;
-use crate::runtime::{Context, Error, Key, RawObject, Result, is_already_exists, is_conflict};
+use crate::runtime::{
+    Context, Error, Key, RawObject, Result, is_already_exists, is_conflict, write,
+};
 
 /// The claim a policy puts on a template and its binding.
 pub struct Claim {
@@ -270,7 +271,7 @@ pub async fn create_or_update<B: Binding>(
             None => {
                 let mut b = B::build(desired.meta.clone(), desired.spec.clone());
                 b.meta_mut().resource_version = None;
-                match api.create(&PostParams::default(), &b).await {
+                match write::create(api.clone(), &b).await {
                     Ok(_) => return Ok(true),
                     Err(e) if is_already_exists(&e) => {
                         current = Some(api.get(&key.name).await?);
@@ -299,10 +300,7 @@ pub async fn create_or_update<B: Binding>(
                 if serde_json::to_value(&updated)? == serde_json::to_value(&existing)? {
                     return Ok(false);
                 }
-                match api
-                    .replace(&key.name, &PostParams::default(), &updated)
-                    .await
-                {
+                match write::replace(api.clone(), &key.name, &updated).await {
                     Ok(_) => return Ok(true),
                     Err(e) if is_conflict(&e) => {
                         current = api.get_opt(&key.name).await?;

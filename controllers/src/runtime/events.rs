@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams};
 use kube::{Api, Client};
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -209,7 +209,7 @@ async fn write_events(client: Client, mut rx: mpsc::Receiver<Pending>) {
             reporting_instance: Some(host.to_string()),
             ..Default::default()
         };
-        match api.create(&PostParams::default(), &ev).await {
+        match super::write::create(api.clone(), &ev).await {
             Ok(_) => {
                 if seen.len() >= REMEMBERED {
                     seen.clear();
