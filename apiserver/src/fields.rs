@@ -10,9 +10,23 @@ use crate::selectors::FieldSelector;
 /// Fields every resource supports.
 const COMMON: &[&str] = &["metadata.name", "metadata.namespace"];
 
-/// The kind-specific selectable fields (beyond metadata.name/namespace) and where to read them.
-fn kind_fields(def: &ResourceDef) -> Vec<(String, String)> {
-    let pairs: &[(&str, &str)] = match (def.group.as_str(), def.plural.as_str()) {
+/// The kind-specific selectable fields (beyond metadata.name/namespace) and where to read
+/// them: a built-in kind's table, or a custom resource's selectableFields. Borrowed, because
+/// the watch cache asks for every version of every object of such kinds.
+fn kind_fields(def: &ResourceDef) -> impl Iterator<Item = (&str, &str)> {
+    let custom: &[String] = match &def.source {
+        Source::Custom(c) => &c.selectable_fields,
+        _ => &[],
+    };
+    built_in_fields(def).iter().copied().chain(
+        custom
+            .iter()
+            .map(|jp| (jp.trim_start_matches('.'), jp.as_str())),
+    )
+}
+
+fn built_in_fields(def: &ResourceDef) -> &'static [(&'static str, &'static str)] {
+    match (def.group.as_str(), def.plural.as_str()) {
         ("", "pods") => &[
             ("spec.nodeName", ".spec.nodeName"),
             ("spec.restartPolicy", ".spec.restartPolicy"),
@@ -50,18 +64,7 @@ fn kind_fields(def: &ResourceDef) -> Vec<(String, String)> {
         ("apps", "replicasets") => &[("status.replicas", ".status.replicas")],
         ("batch", "jobs") => &[("status.successful", ".status.succeeded")],
         _ => &[],
-    };
-    let mut out: Vec<(String, String)> = pairs
-        .iter()
-        .map(|(f, p)| (f.to_string(), p.to_string()))
-        .collect();
-    if let Source::Custom(c) = &def.source {
-        for jp in &c.selectable_fields {
-            let f = jp.trim_start_matches('.').to_string();
-            out.push((f, jp.clone()));
-        }
     }
-    out
 }
 
 /// Reads one selectable field of an object as the string kube compares.
@@ -71,49 +74,51 @@ pub fn field_value(def: &ResourceDef, obj: &Value, field: &str) -> Option<String
         "metadata.namespace" => return Some(object::namespace(obj).to_string()),
         _ => {}
     }
-    let fields = kind_fields(def);
-    let (_, path) = fields.iter().find(|(f, _)| f == field)?;
+    let (_, path) = kind_fields(def).find(|(f, _)| *f == field)?;
+    Some(value_at(obj, field, path))
+}
+
+/// The string kube compares for `field`, read at `path`.
+fn value_at(obj: &Value, field: &str, path: &str) -> String {
     match object::get_path(obj, path) {
         None | Some(Value::Null) => {
             // Booleans and numbers default to their zero value as Go's struct fields do.
             match field {
-                "spec.hostNetwork" | "spec.unschedulable" => Some("false".into()),
-                "status.replicas" | "status.successful" => Some("0".into()),
-                _ => Some(String::new()),
+                "spec.hostNetwork" | "spec.unschedulable" => "false".into(),
+                "status.replicas" | "status.successful" => "0".into(),
+                _ => String::new(),
             }
         }
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Bool(b)) => Some(b.to_string()),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        Some(other) => Some(other.to_string()),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(other) => other.to_string(),
     }
 }
 
 /// True when the kind has selectable fields beyond metadata.name/namespace (the watch cache
 /// then needs the whole object parsed).
 pub fn has_kind_fields(def: &ResourceDef) -> bool {
-    !kind_fields(def).is_empty()
+    kind_fields(def).next().is_some()
 }
 
 /// Precomputes the kind-specific field values of an object (for the watch cache).
 pub fn extract(def: &ResourceDef, obj: &Value) -> Vec<(String, String)> {
     kind_fields(def)
-        .into_iter()
-        .filter_map(|(f, _)| field_value(def, obj, &f).map(|v| (f, v)))
+        .map(|(f, path)| (f.to_string(), value_at(obj, f, path)))
         .collect()
 }
 
 /// Checks that every field of the selector is supported; the error is kube's message.
 pub fn validate(def: &ResourceDef, sel: &FieldSelector) -> Result<(), String> {
-    let fields = kind_fields(def);
     for t in &sel.terms {
-        if COMMON.contains(&t.field.as_str()) || fields.iter().any(|(f, _)| *f == t.field) {
+        if COMMON.contains(&t.field.as_str()) || kind_fields(def).any(|(f, _)| f == t.field) {
             continue;
         }
         return Err(
             if matches!(def.source, Source::Custom(_) | Source::Karmada) {
                 let mut known: Vec<String> = COMMON.iter().map(|s| format!("\"{s}\"")).collect();
-                known.extend(fields.iter().map(|(f, _)| format!("\"{f}\"")));
+                known.extend(kind_fields(def).map(|(f, _)| format!("\"{f}\"")));
                 format!(
                     "\"{}\" is not a known field selector: only {}",
                     t.field,
