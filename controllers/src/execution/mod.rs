@@ -22,8 +22,8 @@ use crate::runtime::context::BY_NAMESPACE;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::write::merge_patch_status;
 use crate::runtime::{
-    CachedWork, Change, Context, Error, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue,
-    cluster_ready, is_not_found, set_condition, split_api_version,
+    CachedManifest, CachedWork, Change, Context, Error, Key, ObjectKey, RawObject, Requeue, Result,
+    WorkQueue, cluster_ready, is_not_found, set_condition, split_api_version,
 };
 pub use objectwatcher::ObjectWatcher;
 use objectwatcher::{CreateError, Outcome};
@@ -87,7 +87,7 @@ pub fn start(ctx: Arc<Context>, watcher: Arc<ObjectWatcher>) -> Vec<JoinHandle<(
 
 /// The event target of a manifest's resource template (GenEventRef: the uid comes from the
 /// template-uid annotation).
-pub fn manifest_target(m: &RawObject) -> EventTarget {
+pub fn manifest_target(m: &CachedManifest) -> EventTarget {
     EventTarget {
         api_version: m.api_version.clone(),
         kind: m.kind.clone(),
@@ -95,8 +95,7 @@ pub fn manifest_target(m: &RawObject) -> EventTarget {
         name: m.name().to_owned(),
         uid: m
             .annotation(annotations::RESOURCE_TEMPLATE_UID)
-            .unwrap_or("")
-            .to_owned(),
+            .unwrap_or_default(),
     }
 }
 
@@ -300,7 +299,12 @@ impl Controller {
     }
 
     /// tryCreateOrUpdateWorkload: returns the member object as it now is.
-    async fn apply(&self, work: &CachedWork, cluster: &str, manifest: &RawObject) -> Result<Value> {
+    async fn apply(
+        &self,
+        work: &CachedWork,
+        cluster: &str,
+        manifest: &CachedManifest,
+    ) -> Result<Value> {
         let desired = manifest.to_value()?;
         let key = manifest.object_key();
         // A manifest Karmada has not applied yet is usually absent: try creating it first.

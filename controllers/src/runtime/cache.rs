@@ -1,15 +1,22 @@
 //! Lean cached forms of the most numerous control-plane objects. A Work carries a whole manifest;
 //! caching tens of thousands of them as `serde_json::Value` trees would dominate the process's
-//! memory, so the cache keeps each manifest as text ([`RawObject`]) and parses it when needed.
+//! memory, so the cache keeps each manifest as text plus the four fields that identify it
+//! ([`CachedManifest`]) and parses the rest when needed, and sizes every list to its contents
+//! (a one-element list otherwise holds room for four).
+
+use std::borrow::Cow;
 
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use karmada_api::names;
 use karmada_api::well_known::labels;
 use karmada_api::work::v1alpha1::{WORK_APPLIED, WorkStatus};
-use serde::Deserialize;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
-use super::object::{Key, RawObject};
+use super::object::{Key, ObjectKey};
 
 /// A Work as the controllers cache it.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -21,8 +28,16 @@ pub struct CachedWork {
     #[serde(default)]
     pub spec: CachedWorkSpec,
     /// The observed status.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "compact_status")]
     pub status: WorkStatus,
+}
+
+/// A Work's status with its lists sized to their contents.
+fn compact_status<'de, D: Deserializer<'de>>(d: D) -> Result<WorkStatus, D::Error> {
+    let mut status = WorkStatus::deserialize(d)?;
+    status.conditions.shrink_to_fit();
+    status.manifest_statuses.shrink_to_fit();
+    Ok(status)
 }
 
 /// The spec of a cached Work.
@@ -43,9 +58,119 @@ pub struct CachedWorkSpec {
 /// The manifests of a cached Work.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct CachedWorkload {
-    /// The manifests as text.
+    /// The manifests.
     #[serde(default)]
-    pub manifests: Vec<RawObject>,
+    pub manifests: Box<[CachedManifest]>,
+}
+
+/// A manifest of a cached Work: its JSON text and its identity. Readers that need more (the
+/// applier, the drift check) parse the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CachedManifest {
+    /// apiVersion.
+    pub api_version: String,
+    /// Kind.
+    pub kind: String,
+    namespace: String,
+    name: String,
+    raw: Box<str>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Identity<'a> {
+    #[serde(default, borrow)]
+    api_version: Cow<'a, str>,
+    #[serde(default, borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    metadata: IdentityMeta<'a>,
+}
+
+#[derive(Default, Deserialize)]
+struct IdentityMeta<'a> {
+    #[serde(default, borrow)]
+    namespace: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct AnnotationsOnly {
+    #[serde(default)]
+    metadata: AnnotationsMeta,
+}
+
+#[derive(Default, Deserialize)]
+struct AnnotationsMeta {
+    #[serde(default)]
+    annotations: std::collections::BTreeMap<String, String>,
+}
+
+impl CachedManifest {
+    /// A manifest from its JSON text.
+    pub fn from_json(raw: Box<str>) -> Result<CachedManifest, serde_json::Error> {
+        let id: Identity<'_> = serde_json::from_str(&raw)?;
+        let owned = |s: Option<Cow<'_, str>>| s.map(Cow::into_owned).unwrap_or_default();
+        Ok(CachedManifest {
+            api_version: id.api_version.into_owned(),
+            kind: id.kind.into_owned(),
+            namespace: owned(id.metadata.namespace),
+            name: owned(id.metadata.name),
+            raw,
+        })
+    }
+
+    /// Namespace, empty when cluster-scoped.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// Name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The JSON text.
+    pub fn json(&self) -> &str {
+        &self.raw
+    }
+
+    /// The manifest as a JSON value (parsed now).
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+        serde_json::from_str(&self.raw)
+    }
+
+    /// An annotation's value (parsed now).
+    pub fn annotation(&self, key: &str) -> Option<String> {
+        let only: AnnotationsOnly = serde_json::from_str(&self.raw).ok()?;
+        only.metadata.annotations.get(key).cloned()
+    }
+
+    /// The key of the object the manifest becomes.
+    pub fn object_key(&self) -> ObjectKey {
+        ObjectKey::new(
+            self.api_version.clone(),
+            self.kind.clone(),
+            self.namespace.clone(),
+            self.name.clone(),
+        )
+    }
+
+    /// True when the manifest is the object `key` names.
+    pub fn is(&self, key: &ObjectKey) -> bool {
+        self.api_version == key.api_version
+            && self.kind == key.kind
+            && self.namespace == key.namespace
+            && self.name == key.name
+    }
+}
+
+impl<'de> Deserialize<'de> for CachedManifest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(d)?;
+        CachedManifest::from_json(raw.into()).map_err(D::Error::custom)
+    }
 }
 
 impl k8s_openapi::Resource for CachedWork {
@@ -112,5 +237,69 @@ impl CachedWork {
                 labels::CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_cached_work_keeps_manifest_text_and_identity() {
+        let manifest = json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": "nginx",
+                "namespace": "default",
+                "annotations": {"resourcetemplate.karmada.io/uid": "u-1"},
+                "labels": {"app": "nginx"},
+            },
+            "spec": {"replicas": 2},
+        });
+        let work = json!({
+            "apiVersion": "work.karmada.io/v1alpha1",
+            "kind": "Work",
+            "metadata": {"name": "w", "namespace": "karmada-es-member1"},
+            "spec": {"workload": {"manifests": [manifest]}},
+            "status": {
+                "conditions": [{"type": "Applied", "status": "True", "reason": "AppliedSuccessful",
+                    "message": "", "lastTransitionTime": "2026-11-21T00:00:00Z"}],
+                "manifestStatuses": [{"identifier": {"ordinal": 0, "group": "apps", "version": "v1",
+                    "kind": "Deployment", "resource": "deployments", "namespace": "default", "name": "nginx"}}],
+            },
+        });
+        let w: CachedWork = serde_json::from_str(&work.to_string()).unwrap();
+        let [m] = &*w.spec.workload.manifests else {
+            panic!("one manifest expected")
+        };
+        assert_eq!(
+            m.object_key(),
+            ObjectKey::new("apps/v1", "Deployment", "default", "nginx")
+        );
+        assert!(m.is(&m.object_key()));
+        assert!(!m.is(&ObjectKey::new("apps/v1", "Deployment", "default", "other")));
+        assert_eq!(m.to_value().unwrap(), manifest);
+        assert_eq!(
+            m.annotation("resourcetemplate.karmada.io/uid").as_deref(),
+            Some("u-1")
+        );
+        assert_eq!(m.annotation("missing"), None);
+        assert!(w.applied());
+        assert_eq!(w.status.conditions.capacity(), 1);
+        assert_eq!(w.status.manifest_statuses.capacity(), 1);
+        assert_eq!(w.cluster(), Some("member1"));
+    }
+
+    #[test]
+    fn a_cluster_scoped_manifest_has_an_empty_namespace() {
+        let m: CachedManifest = serde_json::from_str(
+            r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"}}"#,
+        )
+        .unwrap();
+        assert_eq!(m.namespace(), "");
+        assert_eq!(m.name(), "a");
+        assert!(serde_json::from_str::<CachedManifest>(r#"{"kind": 1}"#).is_err());
     }
 }

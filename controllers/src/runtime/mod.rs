@@ -17,7 +17,7 @@ pub mod write;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
 
-pub use cache::CachedWork;
+pub use cache::{CachedManifest, CachedWork};
 pub use context::Context;
 pub use informer::{Change, Informer};
 pub use object::{Key, ObjectKey, RawObject, split_api_version};

@@ -246,7 +246,7 @@ impl Controller {
             .manifests
             .iter()
             .enumerate()
-            .find(|(_, m)| m.object_key() == okey)
+            .find(|(_, m)| m.is(&okey))
         else {
             return Ok(Requeue::No);
         };
@@ -311,13 +311,7 @@ impl Controller {
         if work.deleting() || work.suspended() {
             return Ok(Requeue::No);
         }
-        let Some(manifest) = work
-            .spec
-            .workload
-            .manifests
-            .iter()
-            .find(|m| &m.object_key() == key)
-        else {
+        let Some(manifest) = work.spec.workload.manifests.iter().find(|m| m.is(key)) else {
             return Ok(Requeue::No);
         };
         let target = manifest_target(manifest);
