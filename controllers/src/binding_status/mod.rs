@@ -32,7 +32,9 @@ pub const COMPONENT: &str = "resource-binding-status-controller";
 
 /// Work status changes within this window make one aggregation: a binding's Works change
 /// together (one per cluster, each several times while its workload starts), and each
-/// aggregation costs a binding status write and usually a template status write.
+/// aggregation costs a binding status write and usually a template status write. The change
+/// that leaves every Work of the binding applied and healthy is aggregated at once (see
+/// `settled`).
 const COALESCE: std::time::Duration = std::time::Duration::from_millis(1000);
 
 struct Controller {
@@ -58,7 +60,16 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
             _ => return,
         };
         if let Some(k) = binding_of(&w.metadata) {
-            c1.queue.add_after(k, COALESCE);
+            let settled = if k.namespace.is_empty() {
+                settled::<ClusterResourceBinding>(&c1.ctx, &k)
+            } else {
+                settled::<ResourceBinding>(&c1.ctx, &k)
+            };
+            if settled {
+                c1.queue.add(k);
+            } else {
+                c1.queue.add_after(k, COALESCE);
+            }
         }
     });
     let c2 = c.clone();
@@ -139,6 +150,28 @@ pub fn assemble(
     }
     items.sort_by(|a, b| a.cluster_name.cmp(&b.cluster_name));
     items
+}
+
+/// True when the binding has a Work for every cluster it targets and each reports all its
+/// manifests applied and healthy: the state users wait for, aggregated without delay.
+fn settled<B: Binding>(ctx: &Context, key: &Key) -> bool {
+    let Some(b) = B::informer(ctx).get(key) else {
+        return false;
+    };
+    let clusters = existing_clusters(b.spec());
+    let works = ctx.works.by_index(BY_ID, b.id());
+    !clusters.is_empty()
+        && works.len() == clusters.len()
+        && works.iter().all(|w| {
+            !w.deleting()
+                && w.cluster().is_some_and(|c| clusters.contains(c))
+                && w.applied()
+                && w.status.manifest_statuses.len() == w.spec.workload.manifests.len()
+                && w.status
+                    .manifest_statuses
+                    .iter()
+                    .all(|ms| ms.health == Some(ResourceHealth::Healthy))
+        })
 }
 
 /// worksFullyApplied.

@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use karmada_api::names;
 use karmada_api::well_known::{annotations, labels};
-use karmada_api::work::v1alpha1::{WORK_APPLIED, Work};
+use karmada_api::work::v1alpha1::{ResourceHealth, WORK_APPLIED, Work};
 use kube::Api;
 
 use kube::runtime::{WatchStreamExt, watcher};
@@ -22,11 +22,12 @@ use tokio::task::JoinHandle;
 
 use crate::execution::objectwatcher::{CreateError, ObjectWatcher};
 use crate::execution::{manifest_status, manifest_target, work_target};
+use crate::interpreter;
 use crate::runtime::events::Recorder;
 use crate::runtime::write::merge_patch_status;
 use crate::runtime::{
     CachedWork, Change, Context, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue,
-    is_not_found, set_condition,
+    is_not_found, set_condition, split_api_version,
 };
 
 /// Events of this controller come from this component.
@@ -37,7 +38,8 @@ pub const COMPONENT: &str = "work-status-controller";
 /// succession (new generation observed, then each replica ready), each reflection is a Work
 /// status write and usually a binding and a template status write after it, and at 200 ms
 /// these writes were what saturated the control plane under steady template changes. An
-/// object deleted out of band is not delayed (see `observe`).
+/// object deleted out of band, and one that has just become healthy, are not delayed (see
+/// `observe`).
 const COALESCE: Duration = Duration::from_millis(1000);
 
 /// What the last watch event said of a member object.
@@ -198,15 +200,47 @@ impl Controller {
     }
 
     fn observe(&self, cluster: &str, key: ObjectKey, o: Observed) {
-        let k = (cluster.to_owned(), key);
-        let gone = matches!(o, Observed::Gone);
-        lock(&self.pending).insert(k.clone(), o);
-        if gone {
+        let now = match &o {
             // A deleted object comes back at once.
+            Observed::Gone => true,
+            Observed::Present(obj) => self.turns_healthy(obj),
+        };
+        let k = (cluster.to_owned(), key);
+        lock(&self.pending).insert(k.clone(), o);
+        if now {
             self.queue.add(k);
         } else {
             self.queue.add_after(k, COALESCE);
         }
+    }
+
+    /// True when a member object is healthy and its Work does not say so yet. That is the
+    /// state users (and the template's aggregated status) wait for, so it is reflected at once;
+    /// the changes before it, and those of an object already recorded healthy, are coalesced.
+    fn turns_healthy(&self, obj: &RawObject) -> bool {
+        let (Some(wns), Some(wname)) = (
+            obj.annotation(annotations::WORK_NAMESPACE),
+            obj.annotation(annotations::WORK_NAME),
+        ) else {
+            return false;
+        };
+        let Some(work) = self.ctx.works.get(&Key::new(wns, wname)) else {
+            return false;
+        };
+        let (group, version) = split_api_version(&obj.api_version);
+        let recorded = work.status.manifest_statuses.iter().find(|ms| {
+            let id = &ms.identifier;
+            id.group == group
+                && id.version == version
+                && id.kind == obj.kind
+                && id.namespace == obj.namespace()
+                && id.name == obj.name()
+        });
+        if recorded.and_then(|ms| ms.health) == Some(ResourceHealth::Healthy) {
+            return false;
+        }
+        obj.to_value()
+            .is_ok_and(|v| interpreter::interpret_health(&v) == ResourceHealth::Healthy)
     }
 
     async fn reconcile(&self, key: ItemKey) -> Result<Requeue> {
