@@ -75,12 +75,12 @@ impl LabelSelector {
     }
 
     /// Does the label set match?
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, labels: &impl LabelSet) -> bool {
         self.requirements.iter().all(|r| {
-            let v = labels.get(&r.key);
+            let v = labels.label(&r.key);
             match &r.op {
-                LabelOp::In(vals) => v.is_some_and(|v| vals.contains(v)),
-                LabelOp::NotIn(vals) => v.is_none_or(|v| !vals.contains(v)),
+                LabelOp::In(vals) => v.is_some_and(|v| vals.iter().any(|x| x == v)),
+                LabelOp::NotIn(vals) => v.is_none_or(|v| vals.iter().all(|x| x != v)),
                 LabelOp::Exists => v.is_some(),
                 LabelOp::DoesNotExist => v.is_none(),
                 LabelOp::Gt(n) => v
@@ -91,6 +91,79 @@ impl LabelSelector {
                     .is_some_and(|x| x < *n),
             }
         })
+    }
+}
+
+/// Labels a selector can be matched against.
+pub trait LabelSet {
+    /// The value of the label `key`.
+    fn label(&self, key: &str) -> Option<&str>;
+}
+
+impl LabelSet for BTreeMap<String, String> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key).map(String::as_str)
+    }
+}
+
+/// An immutable label set in two allocations: the keys and values back to back in one string,
+/// and where each ends. The watch cache keeps one per object version; a `BTreeMap` allocates
+/// room for eleven pairs in its first node, about 540 bytes for the usual two or three labels.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Labels {
+    text: Box<str>,
+    /// End offsets in `text`: key, value, key, value, ...
+    ends: Box<[u32]>,
+}
+
+impl Labels {
+    /// The labels, keys sorted.
+    pub fn new(labels: &BTreeMap<String, String>) -> Labels {
+        let mut text = String::with_capacity(labels.iter().map(|(k, v)| k.len() + v.len()).sum());
+        let mut ends = Vec::with_capacity(labels.len() * 2);
+        for (k, v) in labels {
+            for piece in [k, v] {
+                text.push_str(piece);
+                // Labels are bounded well below 4 GiB (an object is at most a few MiB).
+                ends.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
+            }
+        }
+        Labels {
+            text: text.into_boxed_str(),
+            ends: ends.into_boxed_slice(),
+        }
+    }
+
+    /// The (key, value) pairs, keys sorted.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        let piece = |i: usize| {
+            let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+            self.text
+                .get(start..self.ends[i] as usize)
+                .unwrap_or_default()
+        };
+        (0..self.ends.len() / 2).map(move |i| (piece(2 * i), piece(2 * i + 1)))
+    }
+
+    /// The value of the label `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// Number of labels.
+    pub fn len(&self) -> usize {
+        self.ends.len() / 2
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+}
+
+impl LabelSet for Labels {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key)
     }
 }
 
@@ -428,6 +501,25 @@ mod tests {
     }
 
     #[test]
+    fn compact_labels_keep_every_pair() {
+        let l = labels(&[("app", "web"), ("a", ""), ("example.com/tier", "front")]);
+        let compact = Labels::new(&l);
+        assert_eq!(compact.len(), 3);
+        assert_eq!(compact.get("app"), Some("web"));
+        assert_eq!(compact.get("a"), Some(""));
+        assert_eq!(compact.get("example.com/tier"), Some("front"));
+        assert_eq!(compact.get("ap"), None);
+        let pairs: Vec<(&str, &str)> = compact.iter().collect();
+        assert_eq!(
+            pairs,
+            [("a", ""), ("app", "web"), ("example.com/tier", "front")]
+        );
+        assert_eq!(compact, Labels::new(&l.clone()));
+        assert_ne!(compact, Labels::new(&labels(&[("app", "web")])));
+        assert!(Labels::new(&BTreeMap::new()).is_empty());
+    }
+
+    #[test]
     fn label_selectors() {
         let l = labels(&[("app", "web"), ("tier", "front"), ("n", "7")]);
         let cases = [
@@ -447,9 +539,11 @@ mod tests {
             ("n<5", false),
             ("example.com/key", false),
         ];
+        let compact = Labels::new(&l);
         for (sel, want) in cases {
             let s = LabelSelector::parse(sel).unwrap_or_else(|e| panic!("{sel}: {e}"));
             assert_eq!(s.matches(&l), want, "{sel}");
+            assert_eq!(s.matches(&compact), want, "{sel} (compact labels)");
         }
         for bad in [
             "app=",

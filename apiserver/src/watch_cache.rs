@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use crate::fields;
 use crate::object;
 use crate::resources::ResourceDef;
-use crate::selectors::{FieldSelector, LabelSelector};
+use crate::selectors::{FieldSelector, LabelSelector, Labels};
 
 /// One object as the cache holds it: its served JSON and what selectors need.
 #[derive(Debug)]
@@ -31,7 +31,7 @@ pub struct CachedObject {
     pub name: String,
     /// `metadata.labels`, shared with the previous version of the object when unchanged (the
     /// event window holds many versions of each object; most writes leave labels alone).
-    pub labels: Arc<BTreeMap<String, String>>,
+    pub labels: Arc<Labels>,
     /// Kind-specific selectable field values.
     pub fields: Vec<(String, String)>,
     /// resourceVersion of this state.
@@ -107,7 +107,7 @@ impl CachedObject {
                 key,
                 namespace: meta.namespace.into_owned(),
                 name: meta.name.into_owned(),
-                labels: Arc::new(meta.labels.unwrap_or_default()),
+                labels: Arc::new(meta.labels.as_ref().map(Labels::new).unwrap_or_default()),
                 fields: Vec::new(),
                 rv,
                 body: Body::Stored {
@@ -188,7 +188,7 @@ impl CachedObject {
             key,
             namespace: object::namespace(value).to_string(),
             name: object::name(value).to_string(),
-            labels: Arc::new(object::labels(value)),
+            labels: Arc::new(Labels::new(&object::labels(value))),
             fields: fields::extract(def, value),
             rv,
             body,
@@ -358,7 +358,7 @@ impl Filter {
     /// Does the object pass?
     pub fn matches(&self, o: &CachedObject) -> bool {
         (self.namespace.is_empty() || o.namespace == self.namespace)
-            && self.labels.matches(&o.labels)
+            && self.labels.matches(&*o.labels)
             && self.fields.matches(|f| o.field(f))
     }
 
@@ -1111,10 +1111,7 @@ mod tests {
             .expect("update");
         let third = next(&mut rx).await;
         assert!(!Arc::ptr_eq(&second.object.labels, &third.object.labels));
-        assert_eq!(
-            third.object.labels.get("app").map(String::as_str),
-            Some("y")
-        );
+        assert_eq!(third.object.labels.get("app"), Some("y"));
         assert_eq!(third.object.labels.len(), 1);
     }
 
@@ -1138,7 +1135,7 @@ mod tests {
         );
         assert_eq!(obj.field("involvedObject.name").as_deref(), Some("p1"));
         assert_eq!(obj.field("reason").as_deref(), Some("Started"));
-        assert_eq!(obj.labels.get("a").map(String::as_str), Some("b"));
+        assert_eq!(obj.labels.get("a"), Some("b"));
         let served = obj.value();
         assert_eq!(served["metadata"]["resourceVersion"], "7");
         assert_eq!(served["involvedObject"]["kind"], "Pod");
