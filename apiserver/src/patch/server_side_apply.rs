@@ -64,7 +64,13 @@ pub struct UpdateOptions<'a> {
 }
 
 /// Fields no manager owns (`stripMetaManager`).
-fn strip_set() -> Set {
+/// The fields nobody owns (built once: every write subtracts it).
+fn strip_set() -> &'static Set {
+    static SET: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
+    SET.get_or_init(build_strip_set)
+}
+
+fn build_strip_set() -> Set {
     let mut set = Set::new();
     let f = |name: &str| PathElement::Field(name.to_string());
     set.insert(&[f("apiVersion")]);
@@ -210,7 +216,7 @@ pub(crate) fn record_update(
     take_ownership(managed, None, &changed, &comparison.removed);
     let current = changed
         .recursive_difference(&reset)
-        .difference(&strip_set());
+        .difference(strip_set());
     if !current.is_empty() {
         let set = match managed.fields.get(&id) {
             Some(previous) => current.union(&previous.set),
@@ -509,7 +515,7 @@ pub(crate) fn structured_apply(
     }
     take_ownership(&mut managed, Some(id), &changed, &comparison.removed);
     if let Some(own) = managed.fields.get_mut(id) {
-        own.set = own.set.difference(&strip_set());
+        own.set = own.set.difference(strip_set());
     }
     managed.fields.retain(|_, vs| !vs.set.is_empty());
 
