@@ -214,9 +214,7 @@ pub(crate) fn record_update(
     // Every manager, the writer's own previous entry included, loses what this write changed
     // or removed (`Updater.Update` with the writer as "current-operation").
     take_ownership(managed, None, &changed, &comparison.removed);
-    let current = changed
-        .recursive_difference(&reset)
-        .difference(strip_set());
+    let current = changed.recursive_difference(&reset).difference(strip_set());
     if !current.is_empty() {
         let set = match managed.fields.get(&id) {
             Some(previous) => current.union(&previous.set),

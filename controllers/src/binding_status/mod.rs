@@ -60,15 +60,10 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
             _ => return,
         };
         if let Some(k) = binding_of(&w.metadata) {
-            let settled = if k.namespace.is_empty() {
-                settled::<ClusterResourceBinding>(&c1.ctx, &k)
+            if k.namespace.is_empty() {
+                c1.aggregate_soon::<ClusterResourceBinding>(k);
             } else {
-                settled::<ResourceBinding>(&c1.ctx, &k)
-            };
-            if settled {
-                c1.queue.add(k);
-            } else {
-                c1.queue.add_after(k, COALESCE);
+                c1.aggregate_soon::<ResourceBinding>(k);
             }
         }
     });
@@ -190,10 +185,12 @@ pub fn fully_applied(
 impl Controller {
     fn register<B: Binding>(self: &Arc<Self>) {
         let c = self.clone();
+        // A binding just scheduled or changed has Works on their way: its first aggregation
+        // waits for them (or is made at once when they already report healthy).
         B::informer(&self.ctx).on_change(move |ch| match ch {
             Change::Add(b) => {
                 if b.status().last_scheduled_time.is_some() {
-                    c.queue.add(b.key());
+                    c.aggregate_soon::<B>(b.key());
                 }
             }
             Change::Update(old, new) => {
@@ -204,11 +201,21 @@ impl Controller {
                     || old.meta().generation != new.meta().generation
                     || old.status().last_scheduled_time.is_none()
                 {
-                    c.queue.add(new.key());
+                    c.aggregate_soon::<B>(new.key());
                 }
             }
             Change::Delete(_) => {}
         });
+    }
+
+    /// Queues an aggregation: at once when the binding's Works are settled, else after
+    /// [`COALESCE`].
+    fn aggregate_soon<B: Binding>(&self, key: Key) {
+        if settled::<B>(&self.ctx, &key) {
+            self.queue.add(key);
+        } else {
+            self.queue.add_after(key, COALESCE);
+        }
     }
 
     async fn reconcile<B: Binding>(&self, key: Key) -> Result<Requeue> {

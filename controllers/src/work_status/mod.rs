@@ -227,6 +227,11 @@ impl Controller {
         let Some(work) = self.ctx.works.get(&Key::new(wns, wname)) else {
             return false;
         };
+        // Until the Work says Applied, the execution controller's own status write (which
+        // carries the manifest statuses of what it just applied) is on its way.
+        if !work.applied() {
+            return false;
+        }
         let (group, version) = split_api_version(&obj.api_version);
         let recorded = work.status.manifest_statuses.iter().find(|ms| {
             let id = &ms.identifier;
