@@ -199,11 +199,30 @@ impl Set {
         let Some((last, parents)) = path.split_last() else {
             return;
         };
+        // An element is cloned only when its node is missing: most inserts share their
+        // parents with earlier ones.
         let mut set = self;
         for pe in parents {
-            set = &mut set.nodes.entry(pe.clone()).or_default().children;
+            if !set.nodes.contains_key(pe) {
+                set.nodes.insert(pe.clone(), SetNode::default());
+            }
+            set = match set.nodes.get_mut(pe) {
+                Some(node) => &mut node.children,
+                None => return,
+            };
         }
-        set.nodes.entry(last.clone()).or_default().member = true;
+        match set.nodes.get_mut(last) {
+            Some(node) => node.member = true,
+            None => {
+                set.nodes.insert(
+                    last.clone(),
+                    SetNode {
+                        member: true,
+                        ..SetNode::default()
+                    },
+                );
+            }
+        }
     }
 
     pub(crate) fn has(&self, path: &[PathElement]) -> bool {

@@ -127,14 +127,16 @@ fn at(path: &Path, err: String) -> String {
 /// entries that are not named struct fields.
 pub(crate) fn to_field_set(schema: &Schema, value: &Value) -> Result<Set, String> {
     let mut set = Set::new();
-    field_set_walk(schema, schema.root, &Vec::new(), value, &mut set)?;
+    field_set_walk(schema, schema.root, &mut Vec::new(), value, &mut set)?;
     Ok(set)
 }
 
+/// `path` is the walk's position, extended and restored around each step (one element
+/// allocated per step instead of a whole path per step).
 fn field_set_walk(
     schema: &Schema,
     node: NodeId,
-    path: &Path,
+    path: &mut Path,
     value: &Value,
     set: &mut Set,
 ) -> Result<(), String> {
@@ -142,12 +144,14 @@ fn field_set_walk(
         (Shape::Object, Value::Object(map)) => {
             for (key, child_value) in map {
                 let (child, named) = schema.field(node, key);
-                let child_path = with(path, PathElement::Field(key.clone()));
-                field_set_walk(schema, child, &child_path, child_value, set)?;
+                path.push(PathElement::Field(key.clone()));
+                let walked = field_set_walk(schema, child, path, child_value, set);
                 let empty_object = child_value.as_object().is_some_and(Map::is_empty);
-                if child_value.is_null() || empty_object || !named {
-                    set.insert(&child_path);
+                if walked.is_ok() && (child_value.is_null() || empty_object || !named) {
+                    set.insert(path);
                 }
+                path.pop();
+                walked?;
             }
         }
         (Shape::List(list), Value::Array(items)) => {
@@ -166,9 +170,13 @@ fn field_set_walk(
                 if duplicates.contains(&pe) {
                     continue;
                 }
-                let item_path = with(path, pe);
-                field_set_walk(schema, elem, &item_path, item, set)?;
-                set.insert(&item_path);
+                path.push(pe);
+                let walked = field_set_walk(schema, elem, path, item, set);
+                if walked.is_ok() {
+                    set.insert(path);
+                }
+                path.pop();
+                walked?;
             }
         }
         // Null entries of granular objects are added by their parent; a null at an atomic
@@ -203,7 +211,7 @@ pub(crate) fn compare(schema: &Schema, lhs: &Value, rhs: &Value) -> Result<Compa
     compare_walk(
         schema,
         schema.root,
-        &Vec::new(),
+        &mut Vec::new(),
         Some(lhs),
         Some(rhs),
         &mut out,
@@ -211,10 +219,11 @@ pub(crate) fn compare(schema: &Schema, lhs: &Value, rhs: &Value) -> Result<Compa
     Ok(out)
 }
 
+/// `path` is the walk's position, extended and restored around each step.
 fn compare_walk(
     schema: &Schema,
     node: NodeId,
-    path: &Path,
+    path: &mut Path,
     lhs: Option<&Value>,
     rhs: Option<&Value>,
     out: &mut Comparison,
@@ -246,14 +255,17 @@ fn compare_walk(
                         continue;
                     }
                     let child = schema.field(node, key).0;
-                    compare_walk(
+                    path.push(PathElement::Field(key.clone()));
+                    let walked = compare_walk(
                         schema,
                         child,
-                        &with(path, PathElement::Field(key.clone())),
+                        path,
                         l.and_then(|m| m.get(key)),
                         r.and_then(|m| m.get(key)),
                         out,
-                    )?;
+                    );
+                    path.pop();
+                    walked?;
                 }
             }
         }
@@ -319,7 +331,7 @@ fn compare_list_items(
     schema: &Schema,
     node: NodeId,
     list: &ListType,
-    path: &Path,
+    path: &mut Path,
     lhs: &[Value],
     rhs: &[Value],
     out: &mut Comparison,
@@ -331,37 +343,52 @@ fn compare_list_items(
     for pe in order {
         let l = left.get(&pe).map_or(&[][..], Vec::as_slice);
         let r = right.get(&pe).map_or(&[][..], Vec::as_slice);
-        let item_path = with(path, pe);
-        match (l.len(), r.len()) {
-            (0, 0) => {}
-            (0 | 1, 0 | 1) => {
-                compare_walk(
-                    schema,
-                    elem,
-                    &item_path,
-                    l.first().copied(),
-                    r.first().copied(),
-                    out,
-                )?;
+        path.push(pe);
+        let compared = compare_item(schema, elem, path, l, r, out);
+        path.pop();
+        compared?;
+    }
+    Ok(())
+}
+
+/// One associative-list item's versions on each side, at `path`.
+fn compare_item(
+    schema: &Schema,
+    elem: NodeId,
+    path: &mut Path,
+    l: &[&Value],
+    r: &[&Value],
+    out: &mut Comparison,
+) -> Result<(), String> {
+    match (l.len(), r.len()) {
+        (0, 0) => {}
+        (0 | 1, 0 | 1) => {
+            compare_walk(
+                schema,
+                elem,
+                path,
+                l.first().copied(),
+                r.first().copied(),
+                out,
+            )?;
+        }
+        (ln, rn) if ln >= 2 && rn >= 2 => {
+            let equal = ln == rn && l.iter().zip(r).all(|(a, b)| json_eq(a, b));
+            if !equal {
+                out.modified.insert(path);
             }
-            (ln, rn) if ln >= 2 && rn >= 2 => {
-                let equal = ln == rn && l.iter().zip(r).all(|(a, b)| json_eq(a, b));
-                if !equal {
-                    out.modified.insert(&item_path);
-                }
+        }
+        (ln, _) if ln >= 2 => {
+            if let Some(first) = r.first() {
+                compare_walk(schema, elem, path, None, Some(first), out)?;
             }
-            (ln, _) if ln >= 2 => {
-                if let Some(first) = r.first() {
-                    compare_walk(schema, elem, &item_path, None, Some(first), out)?;
-                }
-                out.removed.insert(&item_path);
+            out.removed.insert(path);
+        }
+        _ => {
+            if let Some(first) = l.first() {
+                compare_walk(schema, elem, path, Some(first), None, out)?;
             }
-            _ => {
-                if let Some(first) = l.first() {
-                    compare_walk(schema, elem, &item_path, Some(first), None, out)?;
-                }
-                out.added.insert(&item_path);
-            }
+            out.added.insert(path);
         }
     }
     Ok(())
