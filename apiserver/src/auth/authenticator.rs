@@ -10,6 +10,7 @@ use std::sync::Arc;
 use http::header::AUTHORIZATION;
 
 use super::service_account::{self, ServiceAccountTokens};
+use super::token_cache::TokenCache;
 use super::token_file::StaticTokens;
 use super::x509::ClientCertAuth;
 use super::{InProcessIdentity, PeerCertificates, UserInfo};
@@ -23,6 +24,7 @@ pub struct Authenticator {
     static_tokens: StaticTokens,
     tokens: Arc<ServiceAccountTokens>,
     anonymous: bool,
+    cache: TokenCache,
 }
 
 /// The outcome of authenticating a bearer token (TokenReview reports it as is).
@@ -49,6 +51,7 @@ impl Authenticator {
             static_tokens,
             tokens,
             anonymous,
+            cache: TokenCache::default(),
         }
     }
 
@@ -137,6 +140,46 @@ impl Authenticator {
                 error: String::new(),
             };
         }
+        let now = std::time::Instant::now();
+        if let Some(hit) = self.cache.get(token, audiences, now) {
+            return TokenOutcome {
+                user: Some(hit.user),
+                audiences: hit.audiences,
+                error: String::new(),
+            };
+        }
+        let outcome = self.verify_token(state, token, audiences).await;
+        if let (Some(user), Ok(not_after)) = (&outcome.0.user, &outcome.1) {
+            self.cache.put(
+                token,
+                audiences,
+                user.clone(),
+                outcome.0.audiences.clone(),
+                now,
+                *not_after,
+            );
+        }
+        outcome.0
+    }
+
+    /// Verifies a service-account token (legacy or bound) and looks its account up; with the
+    /// outcome, until when a success may be reused (`None`: no expiry of its own).
+    async fn verify_token(
+        &self,
+        state: &ApiState,
+        token: &str,
+        audiences: &[String],
+    ) -> (TokenOutcome, Result<Option<std::time::Instant>, ()>) {
+        let fail = |error: String| {
+            (
+                TokenOutcome {
+                    user: None,
+                    audiences: vec![],
+                    error,
+                },
+                Err(()),
+            )
+        };
         // Legacy Secret tokens carry no audience; kube accepts them for the API's own.
         if service_account::unverified_issuer(token).as_deref()
             == Some(service_account::LEGACY_ISSUER)
@@ -150,11 +193,14 @@ impl Authenticator {
             }
             return match self.tokens.validate_legacy(token) {
                 Ok(claims) => match service_account::legacy_user_for(state, token, &claims).await {
-                    Ok(u) => TokenOutcome {
-                        user: Some(u),
-                        audiences: self.tokens.audiences().to_vec(),
-                        error: String::new(),
-                    },
+                    Ok(u) => (
+                        TokenOutcome {
+                            user: Some(u),
+                            audiences: self.tokens.audiences().to_vec(),
+                            error: String::new(),
+                        },
+                        Ok(None),
+                    ),
                     Err(e) => fail(e),
                 },
                 Err(e) => fail(e),
@@ -162,11 +208,19 @@ impl Authenticator {
         }
         match self.tokens.validate(token, audiences) {
             Ok((claims, matched)) => match service_account::user_for(state, &claims).await {
-                Ok(u) => TokenOutcome {
-                    user: Some(u),
-                    audiences: matched,
-                    error: String::new(),
-                },
+                Ok(u) => {
+                    let left = claims.exp - jiff::Timestamp::now().as_second();
+                    let not_after = std::time::Instant::now()
+                        + std::time::Duration::from_secs(u64::try_from(left).unwrap_or(0));
+                    (
+                        TokenOutcome {
+                            user: Some(u),
+                            audiences: matched,
+                            error: String::new(),
+                        },
+                        Ok(Some(not_after)),
+                    )
+                }
                 Err(e) => fail(e),
             },
             Err(e) => fail(e),

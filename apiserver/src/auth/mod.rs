@@ -14,6 +14,7 @@ mod jwt_ring;
 pub mod rbac;
 pub mod review;
 pub mod service_account;
+pub mod token_cache;
 pub mod token_controller;
 pub mod token_file;
 pub mod token_request;
