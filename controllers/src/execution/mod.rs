@@ -93,9 +93,7 @@ pub fn manifest_target(m: &CachedManifest) -> EventTarget {
         kind: m.kind.clone(),
         namespace: m.namespace().to_owned(),
         name: m.name().to_owned(),
-        uid: m
-            .annotation(annotations::RESOURCE_TEMPLATE_UID)
-            .unwrap_or_default(),
+        uid: m.template_uid().to_owned(),
     }
 }
 
@@ -305,7 +303,6 @@ impl Controller {
         cluster: &str,
         manifest: &CachedManifest,
     ) -> Result<Value> {
-        let desired = manifest.to_value()?;
         let key = manifest.object_key();
         // A manifest Karmada has not applied yet is usually absent: try creating it first.
         let known = work.applied() || self.watcher.has_record(cluster, &key);
@@ -316,7 +313,8 @@ impl Controller {
         };
         let observed = match observed {
             Some(o) => o,
-            None => match self.watcher.create(cluster, &desired).await {
+            // The manifest's text goes out as it is: the create needs no parsed copy.
+            None => match self.watcher.create(cluster, manifest.json()).await {
                 Ok(created) => return Ok(created.to_value()?),
                 Err(CreateError::Exists) => self
                     .watcher
@@ -326,6 +324,7 @@ impl Controller {
                 Err(CreateError::Other(e)) => return Err(e),
             },
         };
+        let desired = manifest.to_value()?;
         let (outcome, now) = self.watcher.update(cluster, &desired, &observed).await?;
         if outcome == Outcome::Updated {
             tracing::debug!(%cluster, object = %key, "member object updated");

@@ -230,14 +230,15 @@ impl ObjectWatcher {
 
     /// Creates a member object. Returns the created object, or Err with the API error (a 409
     /// means it already exists).
+    /// `desired` is the object's JSON text, sent as it is.
     pub async fn create(
         &self,
         cluster: &str,
-        desired: &Value,
+        desired: &str,
     ) -> std::result::Result<RawObject, CreateError> {
-        let key = object_key(desired);
+        let body = RawObject::from_json(desired).map_err(|e| CreateError::Other(e.into()))?;
+        let key = body.object_key();
         let (api, _) = self.api(cluster, &key).await.map_err(CreateError::Other)?;
-        let body = RawObject::from_value(desired).map_err(|e| CreateError::Other(e.into()))?;
         match api.create(&PostParams::default(), &body).await {
             Ok(created) => {
                 self.record(cluster, &created);

@@ -73,6 +73,9 @@ pub struct CachedManifest {
     pub kind: String,
     namespace: String,
     name: String,
+    /// The `resourcetemplate.karmada.io/uid` annotation (empty when absent): every event about
+    /// the manifest names the template by it.
+    template_uid: String,
     raw: Box<str>,
 }
 
@@ -93,18 +96,15 @@ struct IdentityMeta<'a> {
     namespace: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    annotations: Option<TemplateUid<'a>>,
 }
 
-#[derive(Deserialize)]
-struct AnnotationsOnly {
-    #[serde(default)]
-    metadata: AnnotationsMeta,
-}
-
+/// The one annotation kept; the others are skipped without being built.
 #[derive(Default, Deserialize)]
-struct AnnotationsMeta {
-    #[serde(default)]
-    annotations: std::collections::BTreeMap<String, String>,
+struct TemplateUid<'a> {
+    #[serde(default, borrow, rename = "resourcetemplate.karmada.io/uid")]
+    uid: Option<Cow<'a, str>>,
 }
 
 impl CachedManifest {
@@ -117,6 +117,7 @@ impl CachedManifest {
             kind: id.kind.into_owned(),
             namespace: owned(id.metadata.namespace),
             name: owned(id.metadata.name),
+            template_uid: owned(id.metadata.annotations.and_then(|a| a.uid)),
             raw,
         })
     }
@@ -141,10 +142,10 @@ impl CachedManifest {
         serde_json::from_str(&self.raw)
     }
 
-    /// An annotation's value (parsed now).
-    pub fn annotation(&self, key: &str) -> Option<String> {
-        let only: AnnotationsOnly = serde_json::from_str(&self.raw).ok()?;
-        only.metadata.annotations.get(key).cloned()
+    /// The UID of the resource template the manifest comes from (its
+    /// `resourcetemplate.karmada.io/uid` annotation), empty when unknown.
+    pub fn template_uid(&self) -> &str {
+        &self.template_uid
     }
 
     /// The key of the object the manifest becomes.
@@ -281,11 +282,7 @@ mod tests {
         assert!(m.is(&m.object_key()));
         assert!(!m.is(&ObjectKey::new("apps/v1", "Deployment", "default", "other")));
         assert_eq!(m.to_value().unwrap(), manifest);
-        assert_eq!(
-            m.annotation("resourcetemplate.karmada.io/uid").as_deref(),
-            Some("u-1")
-        );
-        assert_eq!(m.annotation("missing"), None);
+        assert_eq!(m.template_uid(), "u-1");
         assert!(w.applied());
         assert_eq!(w.status.conditions.capacity(), 1);
         assert_eq!(w.status.manifest_statuses.capacity(), 1);
@@ -300,6 +297,7 @@ mod tests {
         .unwrap();
         assert_eq!(m.namespace(), "");
         assert_eq!(m.name(), "a");
+        assert_eq!(m.template_uid(), "");
         assert!(serde_json::from_str::<CachedManifest>(r#"{"kind": 1}"#).is_err());
     }
 }

@@ -354,7 +354,7 @@ impl Controller {
             return Ok(Requeue::No);
         };
         let target = manifest_target(manifest);
-        let res = match self.watcher.create(cluster, &manifest.to_value()?).await {
+        let res = match self.watcher.create(cluster, manifest.json()).await {
             Ok(_) | Err(CreateError::Exists) => Ok(()),
             Err(CreateError::Other(e)) => Err(e),
         };
