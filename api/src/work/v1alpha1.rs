@@ -142,6 +142,21 @@ pub struct ResourceIdentifier {
     pub name: String,
 }
 
+impl ResourceIdentifier {
+    /// True when it names the object `apiVersion`/`kind` `namespace`/`name` (any ordinal).
+    pub fn names(&self, api_version: &str, kind: &str, namespace: &str, name: &str) -> bool {
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        self.group == group
+            && self.version == version
+            && self.kind == kind
+            && self.namespace == namespace
+            && self.name == name
+    }
+}
+
 string_enum! {
     /// Health of a propagated object.
     ResourceHealth {

@@ -148,38 +148,33 @@ impl Authenticator {
                 error: String::new(),
             };
         }
-        let outcome = self.verify_token(state, token, audiences).await;
-        if let (Some(user), Ok(not_after)) = (&outcome.0.user, &outcome.1) {
-            self.cache.put(
-                token,
-                audiences,
-                user.clone(),
-                outcome.0.audiences.clone(),
-                now,
-                *not_after,
-            );
+        match self.verify_token(state, token, audiences).await {
+            Ok(ok) => {
+                self.cache.put(
+                    token,
+                    audiences,
+                    ok.user.clone(),
+                    ok.audiences.clone(),
+                    now,
+                    ok.not_after,
+                );
+                TokenOutcome {
+                    user: Some(ok.user),
+                    audiences: ok.audiences,
+                    error: String::new(),
+                }
+            }
+            Err(error) => fail(error),
         }
-        outcome.0
     }
 
-    /// Verifies a service-account token (legacy or bound) and looks its account up; with the
-    /// outcome, until when a success may be reused (`None`: no expiry of its own).
+    /// Verifies a service-account token (legacy or bound) and looks its account up.
     async fn verify_token(
         &self,
         state: &ApiState,
         token: &str,
         audiences: &[String],
-    ) -> (TokenOutcome, Result<Option<std::time::Instant>, ()>) {
-        let fail = |error: String| {
-            (
-                TokenOutcome {
-                    user: None,
-                    audiences: vec![],
-                    error,
-                },
-                Err(()),
-            )
-        };
+    ) -> Result<Verified, String> {
         // Legacy Secret tokens carry no audience; kube accepts them for the API's own.
         if service_account::unverified_issuer(token).as_deref()
             == Some(service_account::LEGACY_ISSUER)
@@ -189,43 +184,35 @@ impl Authenticator {
                     .iter()
                     .any(|a| self.tokens.audiences().contains(a))
             {
-                return fail("token audiences are not accepted".into());
+                return Err("token audiences are not accepted".into());
             }
-            return match self.tokens.validate_legacy(token) {
-                Ok(claims) => match service_account::legacy_user_for(state, token, &claims).await {
-                    Ok(u) => (
-                        TokenOutcome {
-                            user: Some(u),
-                            audiences: self.tokens.audiences().to_vec(),
-                            error: String::new(),
-                        },
-                        Ok(None),
-                    ),
-                    Err(e) => fail(e),
-                },
-                Err(e) => fail(e),
-            };
+            let claims = self.tokens.validate_legacy(token)?;
+            return Ok(Verified {
+                user: service_account::legacy_user_for(state, token, &claims).await?,
+                audiences: self.tokens.audiences().to_vec(),
+                not_after: None,
+            });
         }
-        match self.tokens.validate(token, audiences) {
-            Ok((claims, matched)) => match service_account::user_for(state, &claims).await {
-                Ok(u) => {
-                    let left = claims.exp - jiff::Timestamp::now().as_second();
-                    let not_after = std::time::Instant::now()
-                        + std::time::Duration::from_secs(u64::try_from(left).unwrap_or(0));
-                    (
-                        TokenOutcome {
-                            user: Some(u),
-                            audiences: matched,
-                            error: String::new(),
-                        },
-                        Ok(Some(not_after)),
-                    )
-                }
-                Err(e) => fail(e),
-            },
-            Err(e) => fail(e),
-        }
+        let (claims, matched) = self.tokens.validate(token, audiences)?;
+        let user = service_account::user_for(state, &claims).await?;
+        let left = claims.exp - jiff::Timestamp::now().as_second();
+        Ok(Verified {
+            user,
+            audiences: matched,
+            not_after: Some(
+                std::time::Instant::now()
+                    + std::time::Duration::from_secs(u64::try_from(left).unwrap_or(0)),
+            ),
+        })
     }
+}
+
+/// A verified service-account token.
+struct Verified {
+    user: UserInfo,
+    audiences: Vec<String>,
+    /// The token's own expiry (legacy tokens have none).
+    not_after: Option<std::time::Instant>,
 }
 
 /// kube's `AuthenticatedGroupAdder`: every authenticated user is in `system:authenticated`,

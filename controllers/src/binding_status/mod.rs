@@ -24,7 +24,7 @@ use crate::runtime::patch::merge_diff;
 use crate::runtime::write::merge_patch_status;
 use crate::runtime::{
     CachedWork, Change, Context, Key, RawObject, Requeue, Result, WorkQueue, is_not_found,
-    set_condition, split_api_version,
+    set_condition,
 };
 
 /// Events of this controller come from this component.
@@ -92,7 +92,6 @@ pub fn assemble(
     works: &[Arc<CachedWork>],
     resource: &ObjectReference,
 ) -> Vec<AggregatedStatusItem> {
-    let (group, version) = split_api_version(&resource.api_version);
     let mut items = Vec::new();
     for w in works {
         if w.deleting() {
@@ -126,13 +125,13 @@ pub fn assemble(
             Some(c) if c.status == "True" => {
                 item.applied = true;
                 if let Some(ms) = w.status.manifest_statuses.iter().find(|ms| {
-                    let id = &ms.identifier;
-                    id.ordinal == ordinal as i64
-                        && id.group == group
-                        && id.version == version
-                        && id.kind == resource.kind
-                        && id.namespace == resource.namespace
-                        && id.name == resource.name
+                    ms.identifier.ordinal == ordinal as i64
+                        && ms.identifier.names(
+                            &resource.api_version,
+                            &resource.kind,
+                            &resource.namespace,
+                            &resource.name,
+                        )
                 }) {
                     item.status = ms.status.clone();
                     item.health = ms.health;

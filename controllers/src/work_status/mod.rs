@@ -27,7 +27,7 @@ use crate::runtime::events::Recorder;
 use crate::runtime::write::merge_patch_status;
 use crate::runtime::{
     CachedWork, Change, Context, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue,
-    is_not_found, set_condition, split_api_version,
+    is_not_found, set_condition,
 };
 
 /// Events of this controller come from this component.
@@ -232,14 +232,9 @@ impl Controller {
         if !work.applied() {
             return false;
         }
-        let (group, version) = split_api_version(&obj.api_version);
         let recorded = work.status.manifest_statuses.iter().find(|ms| {
-            let id = &ms.identifier;
-            id.group == group
-                && id.version == version
-                && id.kind == obj.kind
-                && id.namespace == obj.namespace()
-                && id.name == obj.name()
+            ms.identifier
+                .names(&obj.api_version, &obj.kind, obj.namespace(), obj.name())
         });
         if recorded.and_then(|ms| ms.health) == Some(ResourceHealth::Healthy) {
             return false;
