@@ -172,6 +172,20 @@ fn unscheduled(kind: &str, full: &serde_json::Value) -> bool {
             .is_empty()
 }
 
+/// The object as the pure status functions read it: its body plus the only metadata they use
+/// (name and generation). Serializing the whole metadata, managedFields and Karmada's
+/// annotations included, for every watch event was most of the simulator's cost.
+fn status_view(o: &DynamicObject) -> serde_json::Value {
+    let mut full = o.data.clone();
+    if let Some(fields) = full.as_object_mut() {
+        fields.insert(
+            "metadata".into(),
+            serde_json::json!({"name": o.metadata.name, "generation": o.metadata.generation}),
+        );
+    }
+    full
+}
+
 /// The desired status of an object if it differs from its current one, and the node an
 /// unscheduled pod is bound to on the way (as kube-scheduler would).
 fn wanted(
@@ -179,8 +193,7 @@ fn wanted(
     o: &DynamicObject,
     nodes: &Store<Node>,
 ) -> Option<(serde_json::Value, Option<String>)> {
-    // The pure functions read metadata (name, generation) as well as spec and status.
-    let mut full = serde_json::to_value(o).ok()?;
+    let mut full = status_view(o);
     let world = world(nodes);
     let mut bind = None;
     if unscheduled(kind, &full) {

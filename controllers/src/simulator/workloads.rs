@@ -56,9 +56,8 @@ fn generation(obj: &Value) -> i64 {
 pub fn template_hash(obj: &Value) -> String {
     let template = obj
         .pointer("/spec/template")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let h = karmada_api::names::fnv32a(template.to_string().as_bytes());
+        .map_or_else(|| Value::Null.to_string(), Value::to_string);
+    let h = karmada_api::names::fnv32a(template.as_bytes());
     karmada_api::names::safe_encode_string(&h.to_string())
 }
 
