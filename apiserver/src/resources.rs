@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
+pub use karmada_api::names::split_api_version;
 use serde_json::Value;
 
 /// Where a resource's behaviour comes from.
@@ -600,14 +601,6 @@ impl CatalogSnapshot {
             }
         }
         out
-    }
-}
-
-/// Splits `apps/v1` into (`apps`, `v1`) and `v1` into (``, `v1`).
-pub fn split_api_version(api_version: &str) -> (&str, &str) {
-    match api_version.split_once('/') {
-        Some((g, v)) => (g, v),
-        None => ("", api_version),
     }
 }
 

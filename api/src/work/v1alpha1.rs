@@ -145,10 +145,7 @@ pub struct ResourceIdentifier {
 impl ResourceIdentifier {
     /// True when it names the object `apiVersion`/`kind` `namespace`/`name` (any ordinal).
     pub fn names(&self, api_version: &str, kind: &str, namespace: &str, name: &str) -> bool {
-        let (group, version) = match api_version.split_once('/') {
-            Some((g, v)) => (g, v),
-            None => ("", api_version),
-        };
+        let (group, version) = crate::names::split_api_version(api_version);
         self.group == group
             && self.version == version
             && self.kind == kind

@@ -228,9 +228,8 @@ impl ObjectWatcher {
         Ok(api.get_opt(&key.name).await?)
     }
 
-    /// Creates a member object. Returns the created object, or Err with the API error (a 409
-    /// means it already exists).
-    /// `desired` is the object's JSON text, sent as it is.
+    /// Creates a member object from its JSON text, sent as it is. Returns the created object,
+    /// or Err with the API error (a 409 means it already exists).
     pub async fn create(
         &self,
         cluster: &str,

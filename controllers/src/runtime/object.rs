@@ -8,6 +8,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+pub use karmada_api::names::split_api_version;
 use kube::core::{ApiResource, DynamicResourceScope};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
@@ -105,14 +106,6 @@ impl fmt::Display for ObjectKey {
             self.kind,
             Key::new(self.namespace.clone(), self.name.clone())
         )
-    }
-}
-
-/// Splits `group/version` (`v1` for the core group) into group and version.
-pub fn split_api_version(api_version: &str) -> (&str, &str) {
-    match api_version.split_once('/') {
-        Some((g, v)) => (g, v),
-        None => ("", api_version),
     }
 }
 

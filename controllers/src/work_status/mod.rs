@@ -214,17 +214,18 @@ impl Controller {
         }
     }
 
+    /// The Work a member object was applied from, by the annotations Karmada marks it with.
+    fn work_of(&self, obj: &RawObject) -> Option<Arc<CachedWork>> {
+        let wns = obj.annotation(annotations::WORK_NAMESPACE)?;
+        let wname = obj.annotation(annotations::WORK_NAME)?;
+        self.ctx.works.get(&Key::new(wns, wname))
+    }
+
     /// True when a member object is healthy and its Work does not say so yet. That is the
     /// state users (and the template's aggregated status) wait for, so it is reflected at once;
     /// the changes before it, and those of an object already recorded healthy, are coalesced.
     fn turns_healthy(&self, obj: &RawObject) -> bool {
-        let (Some(wns), Some(wname)) = (
-            obj.annotation(annotations::WORK_NAMESPACE),
-            obj.annotation(annotations::WORK_NAME),
-        ) else {
-            return false;
-        };
-        let Some(work) = self.ctx.works.get(&Key::new(wns, wname)) else {
+        let Some(work) = self.work_of(obj) else {
             return false;
         };
         // Until the Work says Applied, the execution controller's own status write (which
@@ -261,13 +262,7 @@ impl Controller {
 
     /// syncWorkStatus for an existing member object.
     async fn sync_present(&self, cluster: &str, obj: &RawObject) -> Result<Requeue> {
-        let (Some(wns), Some(wname)) = (
-            obj.annotation(annotations::WORK_NAMESPACE),
-            obj.annotation(annotations::WORK_NAME),
-        ) else {
-            return Ok(Requeue::No);
-        };
-        let Some(work) = self.ctx.works.get(&Key::new(wns, wname)) else {
+        let Some(work) = self.work_of(obj) else {
             return Ok(Requeue::No);
         };
         if work.deleting() || work.cluster() != Some(cluster) {
