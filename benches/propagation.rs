@@ -95,8 +95,9 @@ async fn main() {
     let member_processes: Vec<Process> = names
         .iter()
         .map(|name| {
+            // As `up` runs its simulated members.
             spawn(
-                &["member", "serve", "--name", name],
+                &["member", "serve", "--name", name, "--unsafe-no-fsync"],
                 "karmada-rs member serving at",
                 "kubeconfig",
                 None,

@@ -108,6 +108,11 @@ struct ServeArgs {
     /// Rotated audit logs to keep (0: all).
     #[arg(long, env = "KARMADA_RS_AUDIT_LOG_MAXBACKUP", default_value_t = 0)]
     audit_log_maxbackup: usize,
+    /// Acknowledge writes to the embedded store without waiting for stable storage, as
+    /// etcd's --unsafe-no-fsync: a crashed process loses nothing, a crashed machine may lose
+    /// the latest writes. For disposable servers only.
+    #[arg(long, env = "KARMADA_RS_UNSAFE_NO_FSYNC")]
+    unsafe_no_fsync: bool,
 }
 
 /// Logs to stderr, filtered by `KARMADA_RS_LOG` or else at `default`.
@@ -171,6 +176,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 event_ttl: args.event_ttl,
                 ..Default::default()
             },
+            unsafe_no_fsync: args.unsafe_no_fsync,
         },
         security,
     )

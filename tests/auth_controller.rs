@@ -30,6 +30,7 @@ async fn in_process_identities_are_authorized() {
         kubeconfig_name: "karmada.kubeconfig".into(),
         context_name: "karmada".into(),
         kcm: Default::default(),
+        unsafe_no_fsync: false,
     })
     .await
     .unwrap();

@@ -434,6 +434,7 @@ fn custom_resources_follow_the_catalog() {
             kubeconfig_name: "kubeconfig".into(),
             context_name: "member".into(),
             kcm: Default::default(),
+            unsafe_no_fsync: false,
         }))
         .expect("start");
     let state = running.state.clone();

@@ -46,6 +46,9 @@ pub struct ServeOptions {
     pub context_name: String,
     /// The kube-controller-manager controllers run inside the server.
     pub kcm: crate::kcm::KcmOptions,
+    /// The embedded store acknowledges writes without waiting for stable storage
+    /// (`EmbeddedOptions::unsafe_no_fsync`); for simulated members.
+    pub unsafe_no_fsync: bool,
 }
 
 impl Default for ServeOptions {
@@ -60,6 +63,7 @@ impl Default for ServeOptions {
             kubeconfig_name: "karmada.kubeconfig".into(),
             context_name: "karmada".into(),
             kcm: Default::default(),
+            unsafe_no_fsync: false,
         }
     }
 }
@@ -181,6 +185,7 @@ pub async fn open_store(opts: &ServeOptions) -> Result<Arc<dyn Store>, LaunchErr
                     // Consistent lists wait for the watch cache to hear of the store's
                     // revision; a short interval keeps quiet resources current.
                     progress_interval: Duration::from_millis(20),
+                    unsafe_no_fsync: opts.unsafe_no_fsync,
                     ..Default::default()
                 },
             )?;

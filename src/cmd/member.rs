@@ -36,6 +36,11 @@ pub struct MemberServeArgs {
     pub tls_sans: Vec<String>,
     #[command(flatten)]
     pub sim: SimulatorFlags,
+    /// Acknowledge writes without waiting for stable storage, as etcd's --unsafe-no-fsync: a
+    /// crashed process loses nothing, a crashed machine may lose the latest writes. `up` runs
+    /// its simulated members this way.
+    #[arg(long, env = "KARMADA_RS_UNSAFE_NO_FSYNC")]
+    pub unsafe_no_fsync: bool,
 }
 
 /// Options of the workload simulator.
@@ -95,6 +100,7 @@ pub async fn start(
     name: &str,
     tls_sans: Vec<String>,
     sim: &SimulatorFlags,
+    unsafe_no_fsync: bool,
 ) -> anyhow::Result<RunningMember> {
     let bind = super::reuse_port(bind, &data_dir.join("kubeconfig"));
     let server = apiserver::launch::start(apiserver::launch::ServeOptions {
@@ -106,6 +112,7 @@ pub async fn start(
         kubeconfig_name: "kubeconfig".into(),
         kcm: apiserver::kcm::KcmOptions::default(),
         context_name: name.to_owned(),
+        unsafe_no_fsync,
     })
     .await
     .with_context(|| format!("starting the API server of member {name}"))?;
@@ -124,6 +131,7 @@ pub async fn serve(args: MemberServeArgs) -> anyhow::Result<()> {
         &args.name,
         args.tls_sans.clone(),
         &args.sim,
+        args.unsafe_no_fsync,
     )
     .await?;
     println!(

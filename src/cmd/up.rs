@@ -67,6 +67,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         kubeconfig_name: "karmada.kubeconfig".into(),
         kcm: apiserver::kcm::KcmOptions::default(),
         context_name: "karmada".into(),
+        unsafe_no_fsync: false,
     });
     let names: Vec<String> = (1..=args.members).map(|i| format!("member{i}")).collect();
     let members = futures::future::try_join_all(names.iter().map(|name| {
@@ -77,6 +78,9 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
             name,
             Vec::new(),
             &args.sim,
+            // Simulated members are disposable, as kind's and KWOK's etcd run with
+            // --unsafe-no-fsync; the control plane syncs every write.
+            true,
         )
     }));
     let (control_plane, members) = tokio::join!(control_plane, members);

@@ -134,6 +134,26 @@ async fn reopen_preserves_keys_revisions_and_compaction() {
 }
 
 #[tokio::test]
+async fn unsynced_writes_survive_a_reopen() {
+    // Without fsync a write is acknowledged once it is in the log file: the next open (a
+    // restarted process) reads everything back.
+    let dir = tempfile::tempdir().unwrap();
+    let unsynced = EmbeddedOptions {
+        unsafe_no_fsync: true,
+        ..opts()
+    };
+    let s = EmbeddedStore::open(dir.path(), unsynced.clone()).unwrap();
+    let want = write_mix(&*s, 200, "a").await;
+    let rev = s.current_revision().await.unwrap();
+    s.close().await.unwrap();
+
+    let s = EmbeddedStore::open(dir.path(), opts()).unwrap();
+    assert_eq!(all(&*s).await, want);
+    assert_eq!(s.current_revision().await.unwrap(), rev);
+    s.close().await.unwrap();
+}
+
+#[tokio::test]
 async fn snapshots_rotate_the_log_and_reopen_identically() {
     let dir = tempfile::tempdir().unwrap();
     let small = EmbeddedOptions {

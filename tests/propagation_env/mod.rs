@@ -37,8 +37,16 @@ impl Member {
 
     fn spawn(&mut self) {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_karmada-rs"));
+        // As `up` runs its simulated members: without fsync, which a killed process (see
+        // `stop`) must survive all the same.
         cmd.args([
-            "member", "serve", "--name", &self.name, "--bind", &self.bind,
+            "member",
+            "serve",
+            "--name",
+            &self.name,
+            "--bind",
+            &self.bind,
+            "--unsafe-no-fsync",
         ])
         .arg("--data-dir")
         .arg(self.dir.path())

@@ -203,6 +203,7 @@ impl ControlPlane {
             kubeconfig_name: "kubeconfig".into(),
             context_name: "cp".into(),
             kcm: Default::default(),
+            unsafe_no_fsync: false,
         })
         .await
         .unwrap();

@@ -50,6 +50,12 @@ pub struct EmbeddedOptions {
     /// How soon a watcher whose prefix is quiet is told that the store moved on
     /// ([`WatchItem::Progress`](crate::WatchItem::Progress)); default 500 ms.
     pub progress_interval: Duration,
+    /// Acknowledge writes once they are in the log file, without waiting for stable storage
+    /// (default false), as etcd's `--unsafe-no-fsync`: a crashed process loses nothing (the
+    /// kernel still has the data), a crashed machine may lose the latest writes. For
+    /// disposable stores such as simulated members'; never for a control plane whose data
+    /// matters.
+    pub unsafe_no_fsync: bool,
 }
 
 impl Default for EmbeddedOptions {
@@ -60,6 +66,7 @@ impl Default for EmbeddedOptions {
             history_max_bytes: 64 << 20,
             snapshot_log_bytes: 64 << 20,
             progress_interval: Duration::from_millis(500),
+            unsafe_no_fsync: false,
         }
     }
 }
@@ -183,6 +190,7 @@ impl EmbeddedStore {
                 snapshot_wal_bytes: opts.snapshot_log_bytes,
                 history_max_revisions: opts.history_max_revisions,
                 history_max_bytes: opts.history_max_bytes,
+                durable: !opts.unsafe_no_fsync,
             },
             lock,
         );

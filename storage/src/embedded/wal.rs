@@ -170,14 +170,17 @@ impl Segment {
         &self.path
     }
 
-    /// Writes `data` at the end of the data and waits until it is on stable storage
-    /// (fdatasync). On failure the file is cut back to the previous end, so no partial
-    /// batch stays in the log.
-    pub fn append(&mut self, data: &[u8]) -> io::Result<()> {
-        let result = self
-            .file
-            .write_all_at(data, self.pos)
-            .and_then(|()| self.file.sync_data());
+    /// Writes `data` at the end of the data and, when `durable`, waits until it is on stable
+    /// storage (fdatasync). On failure the file is cut back to the previous end, so no
+    /// partial batch stays in the log.
+    pub fn append(&mut self, data: &[u8], durable: bool) -> io::Result<()> {
+        let result = self.file.write_all_at(data, self.pos).and_then(|()| {
+            if durable {
+                self.file.sync_data()
+            } else {
+                Ok(())
+            }
+        });
         match result {
             Ok(()) => {
                 self.pos += data.len() as u64;

@@ -102,6 +102,8 @@ pub(crate) struct WriterConfig {
     pub snapshot_wal_bytes: u64,
     pub history_max_revisions: usize,
     pub history_max_bytes: usize,
+    /// Whether each log append waits for stable storage (see `EmbeddedOptions`).
+    pub durable: bool,
 }
 
 /// The writer thread's state.
@@ -216,7 +218,7 @@ impl Writer {
                     .into_iter(),
             );
             let started = std::time::Instant::now();
-            let appended = self.segment.append(&self.buf);
+            let appended = self.segment.append(&self.buf, self.cfg.durable);
             let took = started.elapsed();
             if took > SLOW_SYNC {
                 // As etcd's "slow fdatasync" warning: the disk is too slow for the load.
