@@ -374,7 +374,7 @@ impl RequestAudit {
     /// Starts the record of a request.
     pub fn begin<B>(req: &http::Request<B>) -> RequestAudit {
         RequestAudit {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: crate::ids::uuid_v4().to_string(),
             received: jiff::Timestamp::now(),
             request_uri: req
                 .uri()

@@ -14,6 +14,7 @@ pub mod discovery;
 pub mod error;
 pub mod fields;
 pub mod handler;
+pub mod ids;
 pub mod json_splice;
 pub mod karmada_tables;
 pub mod kcm;
