@@ -433,6 +433,25 @@ pub fn render_object(
     Ok(resp)
 }
 
+/// [`render_object`] for an object a write just stored: JSON is its stored bytes with the
+/// resourceVersion spliced in, as the watch cache serves it, instead of a second
+/// serialization of the same object.
+pub fn render_written(
+    ctx: &Ctx,
+    status: StatusCode,
+    written: &crate::registry::Written,
+    warnings: Vec<String>,
+) -> Result<Response, ApiError> {
+    if let (Output::Json, Some((stored, rv))) = (&ctx.output, &written.stored)
+        && let Some(body) = crate::json_splice::with_resource_version(stored, *rv)
+    {
+        let mut resp = bytes_response(status, body);
+        add_warnings(&mut resp, &warnings);
+        return Ok(resp);
+    }
+    render_object(ctx, status, &written.obj, warnings)
+}
+
 fn add_warnings(resp: &mut Response, warnings: &[String]) {
     for w in warnings {
         let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
@@ -560,8 +579,8 @@ async fn create(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
     let opts = WriteOptions::parse(&ctx.query)?;
     let (obj, warnings) = read_object(ctx, body, &opts).await?;
     let wctx = WriteContext::new(&opts, &ctx.default_manager());
-    let created = ctx.registry().create(&ctx.ns, obj, &wctx).await?;
-    render_object(ctx, StatusCode::CREATED, &created, warnings)
+    let created = ctx.registry().create_written(&ctx.ns, obj, &wctx).await?;
+    render_written(ctx, StatusCode::CREATED, &created, warnings)
 }
 
 async fn update(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, ApiError> {
@@ -570,14 +589,14 @@ async fn update(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, Api
     let wctx = WriteContext::new(&opts, &ctx.default_manager());
     let (obj, created) = ctx
         .registry()
-        .update(&ctx.ns, &ctx.info.name, obj, sub, &wctx)
+        .update_written(&ctx.ns, &ctx.info.name, obj, sub, &wctx)
         .await?;
     let status = if created {
         StatusCode::CREATED
     } else {
         StatusCode::OK
     };
-    render_object(ctx, status, &obj, warnings)
+    render_written(ctx, status, &obj, warnings)
 }
 
 async fn finalize(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {

@@ -7,7 +7,7 @@ use http::StatusCode;
 use serde_json::Value;
 
 use crate::error::{ApiError, Cause};
-use crate::handler::{Ctx, read_body, render_object, request_media, write_context};
+use crate::handler::{Ctx, read_body, render_written, request_media, write_context};
 use crate::managed_fields;
 use crate::object;
 use crate::options::WriteOptions;
@@ -158,7 +158,7 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
     if t != PatchType::Apply {
         let mut unknown = Vec::new();
         let updated = reg
-            .guaranteed_update(&ctx.ns, &ctx.info.name, sub, &wctx, |cur| {
+            .guaranteed_update_written(&ctx.ns, &ctx.info.name, sub, &wctx, |cur| {
                 let mut next = apply_non_apply(t, cur, &doc, &gvk)?;
                 if !next.is_object() {
                     return Err(ApiError::invalid_message(
@@ -195,7 +195,7 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
                 .collect(),
             _ => vec![],
         };
-        return render_object(ctx, StatusCode::OK, &updated, warnings);
+        return render_written(ctx, StatusCode::OK, &updated, warnings);
     }
 
     // Server-side apply.
@@ -224,7 +224,7 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
         now: jiff::Timestamp::now(),
     };
     let result = reg
-        .guaranteed_update(&ctx.ns, &ctx.info.name, sub, &wctx, |cur| {
+        .guaranteed_update_written(&ctx.ns, &ctx.info.name, sub, &wctx, |cur| {
             let mut next =
                 patch::apply(&schema, Some(cur), &doc, &apply_opts()).map_err(patch_error)?;
             if doc.pointer("/metadata/resourceVersion").is_none() {
@@ -234,7 +234,7 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
         })
         .await;
     match result {
-        Ok(updated) => render_object(ctx, StatusCode::OK, &updated, vec![]),
+        Ok(updated) => render_written(ctx, StatusCode::OK, &updated, vec![]),
         Err(e) if e.code == 404 && sub == Subresource::Main => {
             // Apply creates a missing object.
             let mut created =
@@ -255,8 +255,8 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
                     ctx.info.name
                 )));
             }
-            let obj = reg.create(&ctx.ns, created, &wctx).await?;
-            render_object(ctx, StatusCode::CREATED, &obj, vec![])
+            let obj = reg.create_written(&ctx.ns, created, &wctx).await?;
+            render_written(ctx, StatusCode::CREATED, &obj, vec![])
         }
         Err(e) => Err(e),
     }

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use storage::{RangeRequest, Store};
 
@@ -449,9 +450,19 @@ impl<'a> Registry<'a> {
     pub async fn create(
         &self,
         ns: &str,
-        mut obj: Value,
+        obj: Value,
         ctx: &WriteContext,
     ) -> Result<Value, ApiError> {
+        self.create_written(ns, obj, ctx).await.map(|w| w.obj)
+    }
+
+    /// [`Registry::create`], also returning the bytes stored.
+    pub async fn create_written(
+        &self,
+        ns: &str,
+        mut obj: Value,
+        ctx: &WriteContext,
+    ) -> Result<Written, ApiError> {
         self.normalize_incoming(ns, &mut obj)?;
         if object::resource_version(&obj)?.is_some() {
             return Err(ApiError::bad_request(
@@ -505,14 +516,17 @@ impl<'a> Registry<'a> {
             }
             let name = object::name(&candidate).to_string();
             if ctx.dry_run {
-                return Ok(candidate);
+                return Ok(Written::unstored(candidate));
             }
             let key = self.key(ns, &name)?;
             let bytes = object::to_stored(&candidate)?;
-            match store_of(self.state).create(&key, bytes).await {
+            match store_of(self.state).create(&key, bytes.clone()).await {
                 Ok(kv) => {
                     object::set_resource_version(&mut candidate, kv.mod_revision);
-                    return Ok(candidate);
+                    return Ok(Written {
+                        obj: candidate,
+                        stored: Some((bytes, kv.mod_revision)),
+                    });
                 }
                 Err(storage::Error::AlreadyExists { current, .. }) => {
                     // kube retries generated names (RetryGenerateName, GA in 1.32).
@@ -539,7 +553,7 @@ impl<'a> Registry<'a> {
         let m = object::meta_mut(obj);
         m.insert(
             "uid".into(),
-            Value::String(uuid::Uuid::new_v4().to_string()),
+            Value::String(crate::ids::uuid_v4().to_string()),
         );
         m.insert(
             "creationTimestamp".into(),
@@ -566,10 +580,24 @@ impl<'a> Registry<'a> {
         &self,
         ns: &str,
         name: &str,
-        mut obj: Value,
+        obj: Value,
         sub: Subresource,
         ctx: &WriteContext,
     ) -> Result<(Value, bool), ApiError> {
+        self.update_written(ns, name, obj, sub, ctx)
+            .await
+            .map(|(w, created)| (w.obj, created))
+    }
+
+    /// [`Registry::update`], also returning the bytes stored.
+    pub async fn update_written(
+        &self,
+        ns: &str,
+        name: &str,
+        mut obj: Value,
+        sub: Subresource,
+        ctx: &WriteContext,
+    ) -> Result<(Written, bool), ApiError> {
         self.normalize_incoming(ns, &mut obj)?;
         let body_name = object::name(&obj).to_string();
         if body_name.is_empty() {
@@ -581,7 +609,7 @@ impl<'a> Registry<'a> {
         }
         let obj_for_create = obj.clone();
         let result = self
-            .guaranteed_update(ns, name, sub, ctx, move |_current| Ok(obj.clone()))
+            .guaranteed_update_written(ns, name, sub, ctx, move |_current| Ok(obj.clone()))
             .await;
         match result {
             Err(e)
@@ -589,7 +617,7 @@ impl<'a> Registry<'a> {
                     && sub == Subresource::Main
                     && allow_create_on_update(&self.def) =>
             {
-                let created = self.create(ns, obj_for_create, ctx).await?;
+                let created = self.create_written(ns, obj_for_create, ctx).await?;
                 Ok((created, true))
             }
             other => other.map(|v| (v, false)),
@@ -605,8 +633,25 @@ impl<'a> Registry<'a> {
         name: &str,
         sub: Subresource,
         ctx: &WriteContext,
-        mut mutate: F,
+        mutate: F,
     ) -> Result<Value, ApiError>
+    where
+        F: FnMut(&Value) -> Result<Value, ApiError>,
+    {
+        self.guaranteed_update_written(ns, name, sub, ctx, mutate)
+            .await
+            .map(|w| w.obj)
+    }
+
+    /// [`Registry::guaranteed_update`], also returning the bytes stored.
+    pub async fn guaranteed_update_written<F>(
+        &self,
+        ns: &str,
+        name: &str,
+        sub: Subresource,
+        ctx: &WriteContext,
+        mut mutate: F,
+    ) -> Result<Written, ApiError>
     where
         F: FnMut(&Value) -> Result<Value, ApiError>,
     {
@@ -646,10 +691,10 @@ impl<'a> Registry<'a> {
             let bytes = object::to_stored(&new)?;
             if bytes == kv.value {
                 // No change: kube skips the write and keeps the resourceVersion.
-                return Ok(current);
+                return Ok(Written::unstored(current));
             }
             if ctx.dry_run {
-                return Ok(new);
+                return Ok(Written::unstored(new));
             }
             if object::is_terminating(&new)
                 && object::finalizers(&new).is_empty()
@@ -659,7 +704,7 @@ impl<'a> Registry<'a> {
                 match store_of(self.state).delete(&key, kv.mod_revision).await {
                     Ok((_, rev)) => {
                         object::set_resource_version(&mut new, rev);
-                        return Ok(new);
+                        return Ok(Written::unstored(new));
                     }
                     Err(storage::Error::Conflict { .. }) if user_rv.is_none() => continue,
                     Err(storage::Error::Conflict { .. }) => {
@@ -670,12 +715,15 @@ impl<'a> Registry<'a> {
                 }
             }
             match store_of(self.state)
-                .update(&key, bytes, kv.mod_revision)
+                .update(&key, bytes.clone(), kv.mod_revision)
                 .await
             {
                 Ok(kv) => {
                     object::set_resource_version(&mut new, kv.mod_revision);
-                    return Ok(new);
+                    return Ok(Written {
+                        obj: new,
+                        stored: Some((bytes, kv.mod_revision)),
+                    });
                 }
                 Err(storage::Error::Conflict { .. }) if user_rv.is_none() => continue,
                 Err(storage::Error::Conflict { .. }) => {
@@ -1013,11 +1061,26 @@ fn returns_deleted_object(def: &ResourceDef) -> bool {
     )
 }
 
+/// An object as a write left it, with the bytes stored for it when it was stored.
+pub struct Written {
+    /// The object as served (with its resourceVersion).
+    pub obj: Value,
+    /// The stored bytes (no resourceVersion) and the revision they were stored at; None
+    /// for dry runs, unchanged objects and deletions.
+    pub stored: Option<(Bytes, i64)>,
+}
+
+impl Written {
+    fn unstored(obj: Value) -> Written {
+        Written { obj, stored: None }
+    }
+}
+
 /// kube's SimpleNameGenerator: prefix (at most 58 chars) + 5 random characters.
 pub fn generate_name(prefix: &str) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut p: String = prefix.chars().take(58).collect();
-    let bytes = uuid::Uuid::new_v4();
+    let bytes = crate::ids::uuid_v4();
     for b in bytes.as_bytes().iter().take(5) {
         p.push(ALPHABET[*b as usize % ALPHABET.len()] as char);
     }
