@@ -31,6 +31,29 @@ use kube::{Api, Client, Config};
 use serde_json::json;
 use support::{Process, rss_kib, spawn};
 
+/// An object of which only the metadata and the parts of the status the bench checks are
+/// decoded.
+type Lite<S> = kube::core::Object<kube::core::NotUsed, S>;
+
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+struct Conditions {
+    #[serde(default)]
+    conditions: Vec<Condition>,
+}
+
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+struct Condition {
+    #[serde(rename = "type")]
+    type_: String,
+    status: String,
+}
+
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadyReplicas {
+    ready_replicas: Option<i32>,
+}
+
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
@@ -179,7 +202,9 @@ async fn main() {
         .collect::<Vec<_>>()
         .await;
     let created = bulk_start.elapsed();
-    let works: Api<kube::api::DynamicObject> = Api::all_with(
+    // The client shares the machine with the servers it measures, so its watches decode only
+    // the conditions they check (a whole Work carries its manifest).
+    let works: Api<Lite<Conditions>> = Api::all_with(
         cp.clone(),
         &kube::api::ApiResource {
             group: "work.karmada.io".into(),
@@ -196,17 +221,27 @@ async fn main() {
     let all_applied = first_time_count_reaches(
         watcher(works, watcher::Config::default()),
         want_works,
-        |w: &kube::api::DynamicObject| {
-            w.data["status"]["conditions"].as_array().is_some_and(|c| {
-                c.iter()
-                    .any(|c| c["type"] == "Applied" && c["status"] == "True")
+        |w: &Lite<Conditions>| {
+            w.status.as_ref().is_some_and(|s| {
+                s.conditions
+                    .iter()
+                    .any(|c| c.type_ == "Applied" && c.status == "True")
             })
         },
     );
     let all_ready = first_time_count_reaches(
-        watcher(deploys.clone(), watcher::Config::default()),
+        watcher(
+            Api::<Lite<ReadyReplicas>>::namespaced_with(
+                cp.clone(),
+                "bench",
+                &kube::api::ApiResource::erase::<Deployment>(&()),
+            ),
+            watcher::Config::default(),
+        ),
         n,
-        move |d: &Deployment| d.status.as_ref().and_then(|s| s.ready_replicas) == Some(want_ready),
+        move |d: &Lite<ReadyReplicas>| {
+            d.status.as_ref().and_then(|s| s.ready_replicas) == Some(want_ready)
+        },
     );
     let limit = Duration::from_secs(env_or("PROPAGATION_BENCH_LIMIT", 600) as u64);
     let (all_applied, all_ready) = tokio::join!(
