@@ -189,7 +189,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             settings: Default::default(),
             cluster: args.cluster.settings(cmd::KARMADA_DEFAULTS),
         },
-        running.client(cmd::controller_user()),
+        running.client_with_agent(cmd::controller_user(), controllers::USER_AGENT),
     );
     println!(
         "karmada-rs control plane serving at {}\nkubeconfig: {}",

@@ -135,6 +135,40 @@ fn samples_propagate_as_their_comments_say(env: &Env) {
             .kubectl_ok(&["describe", "work", "-n", "karmada-es-member1", work.trim()]);
         (d.contains("SyncSucceed") && d.contains("Applied")).then_some(())
     });
+    // The controllers write under Karmada's name: field managers say karmada-controller-manager
+    // on the Work (spec and status) and on the member object (the simulated member's own
+    // status writes name its simulator).
+    let managers = |out: String| -> Vec<String> {
+        let mut m: Vec<String> = out.split_whitespace().map(str::to_owned).collect();
+        m.sort();
+        m.dedup();
+        m
+    };
+    let work_managers = managers(env.cp.kubectl_ok(&[
+        "get",
+        "work",
+        "-n",
+        "karmada-es-member1",
+        work.trim(),
+        "--show-managed-fields",
+        "-o",
+        "jsonpath={.metadata.managedFields[*].manager}",
+    ]));
+    assert_eq!(work_managers, ["karmada-controller-manager"]);
+    let member_managers = managers(env.member("member1").kubectl_ok(&[
+        "get",
+        "deploy",
+        "nginx",
+        "-n",
+        "default",
+        "--show-managed-fields",
+        "-o",
+        "jsonpath={.metadata.managedFields[*].manager}",
+    ]));
+    assert_eq!(
+        member_managers,
+        ["karmada-controller-manager", "karmada-rs-simulator"]
+    );
 }
 
 #[test]

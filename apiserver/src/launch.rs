@@ -162,9 +162,14 @@ pub struct Running {
 }
 
 impl Running {
-    /// An in-process `kube::Client` acting as `user`.
+    /// An in-process `kube::Client` acting as `user` (user agent `karmada-rs/VERSION`).
     pub fn client(&self, user: UserInfo) -> kube::Client {
-        crate::client::in_process_client(self.router.clone(), user)
+        self.client_with_agent(user, concat!("karmada-rs/", env!("CARGO_PKG_VERSION")))
+    }
+
+    /// An in-process `kube::Client` acting as `user` with its own user agent.
+    pub fn client_with_agent(&self, user: UserInfo, user_agent: &str) -> kube::Client {
+        crate::client::in_process_client(self.router.clone(), user, user_agent)
     }
 
     /// Stops serving.

@@ -33,6 +33,13 @@ use std::sync::Arc;
 
 use tokio::task::JoinHandle;
 
+/// The user agent of the controllers' requests, to the control plane and to members. As
+/// Karmada's (its binary's name), so field managers read `karmada-controller-manager`.
+pub const USER_AGENT: &str = concat!("karmada-controller-manager/", env!("CARGO_PKG_VERSION"));
+
+/// The user agent of a simulated member's workload simulator.
+pub const SIMULATOR_USER_AGENT: &str = concat!("karmada-rs-simulator/", env!("CARGO_PKG_VERSION"));
+
 use runtime::Context;
 pub use runtime::context::Settings;
 

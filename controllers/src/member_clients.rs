@@ -294,6 +294,10 @@ fn build_client(name: &str, access: &Access) -> Result<kube::Client, MemberError
         config.proxy_url = Some(proxy);
     }
     config.auth_info = token_auth(&access.token);
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(crate::USER_AGENT),
+    ));
     kube::Client::try_from(config).map_err(|error| MemberError::Client {
         cluster: name.to_owned(),
         error,

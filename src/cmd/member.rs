@@ -116,7 +116,8 @@ pub async fn start(
     })
     .await
     .with_context(|| format!("starting the API server of member {name}"))?;
-    let client = server.client(super::controller_user());
+    let client =
+        server.client_with_agent(super::controller_user(), controllers::SIMULATOR_USER_AGENT);
     let simulator = simulator::start(client, sim.config(name))
         .await
         .with_context(|| format!("starting the simulator of member {name}"))?;

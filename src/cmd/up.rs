@@ -87,7 +87,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     let control_plane = control_plane.context("starting the control plane")?;
     let members: Vec<RunningMember> = members?;
 
-    let client = control_plane.client(super::controller_user());
+    let client = control_plane.client_with_agent(super::controller_user(), controllers::USER_AGENT);
     let running_controllers = controllers::start(
         controllers::ControllersConfig {
             settings: Default::default(),
