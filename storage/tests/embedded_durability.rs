@@ -593,3 +593,25 @@ async fn the_compactor_task_compacts_periodically() {
     drop(compactor);
     s.close().await.unwrap();
 }
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_writer_thread_runs_in_the_batch_scheduling_class() {
+    // SCHED_BATCH (3): a woken writer does not preempt the request that woke it.
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStore::open(dir.path(), opts()).unwrap();
+    s.create("/k", b("v")).await.unwrap();
+    let policies: Vec<String> = fs::read_dir("/proc/self/task")
+        .unwrap()
+        .map(|t| t.unwrap().path())
+        .filter(|t| fs::read_to_string(t.join("comm")).is_ok_and(|c| c.trim() == "storage-writer"))
+        .map(|t| {
+            let sched = fs::read_to_string(t.join("sched")).unwrap();
+            let line = sched.lines().find(|l| l.starts_with("policy")).unwrap();
+            line.rsplit(':').next().unwrap().trim().to_owned()
+        })
+        .collect();
+    assert!(!policies.is_empty(), "no storage-writer thread found");
+    assert!(policies.iter().all(|p| p == "3"), "{policies:?}");
+    s.close().await.unwrap();
+}
