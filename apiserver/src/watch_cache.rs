@@ -54,12 +54,6 @@ enum Body {
 
 /// The part of an object's metadata the cache indexes, read without building a tree.
 #[derive(serde::Deserialize)]
-struct MetaEnvelope<'a> {
-    #[serde(borrow, default)]
-    metadata: Option<MetaLite<'a>>,
-}
-
-#[derive(serde::Deserialize)]
 struct MetaLite<'a> {
     #[serde(borrow, default)]
     name: std::borrow::Cow<'a, str>,
@@ -95,14 +89,10 @@ impl CachedObject {
             return Ok(CachedObject::indexed(def, key, rv, &value, body));
         }
         if !def.is_custom()
-            && let Some(splice) = crate::json_splice::Splice::find(stored)
-            && let Ok(env) = serde_json::from_slice::<MetaEnvelope<'_>>(stored)
+            && let Some((splice, metadata)) = crate::json_splice::Splice::find_with_metadata(stored)
+            && let Ok(meta) = serde_json::from_slice::<MetaLite<'_>>(&stored[metadata])
         {
-            let meta = env.metadata.unwrap_or(MetaLite {
-                name: Default::default(),
-                namespace: Default::default(),
-                labels: None,
-            });
+            // Only the metadata object is parsed, not the whole object again.
             return Ok(CachedObject {
                 key,
                 namespace: meta.namespace.into_owned(),
@@ -159,6 +149,15 @@ impl CachedObject {
         match &self.body {
             Body::Stored { bytes, splice } => splice.stamped_len(bytes.len(), self.rv),
             Body::Served(json) => json.len(),
+        }
+    }
+
+    /// The object's JSON as stored (without its resourceVersion) or, for kinds the cache
+    /// parses, as served: for readers of other fields, without a copy.
+    pub fn raw_json(&self) -> &[u8] {
+        match &self.body {
+            Body::Stored { bytes, .. } => bytes,
+            Body::Served(json) => json,
         }
     }
 

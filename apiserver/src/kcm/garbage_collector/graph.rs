@@ -2,6 +2,7 @@
 //! the decisions of garbagecollector.go), without I/O: nodes are objects keyed by uid, edges
 //! are ownerReferences, and [`Graph::decide`] says what the collector should do with a node.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::Deserialize;
@@ -479,29 +480,35 @@ fn dedup(mut items: Vec<Item>) -> Vec<Item> {
     items
 }
 
-/// The metadata the collector reads from a served object.
+/// The metadata the collector reads from an object's JSON, borrowed from it where the text
+/// has no escapes: most events change nothing the collector reads (status writes), and those
+/// are recognised without building a node.
 #[derive(Deserialize)]
-struct Object {
-    #[serde(default)]
-    metadata: Meta,
+struct Object<'a> {
+    #[serde(default, borrow)]
+    metadata: Meta<'a>,
 }
 
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Meta {
-    #[serde(default)]
-    uid: String,
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    namespace: String,
+struct Meta<'a> {
+    #[serde(default, borrow)]
+    uid: Cow<'a, str>,
+    #[serde(default, borrow)]
+    name: Cow<'a, str>,
+    #[serde(default, borrow)]
+    namespace: Cow<'a, str>,
     #[serde(default, deserialize_with = "null_as_empty")]
     owner_references: Vec<OwnerRef>,
-    #[serde(default, deserialize_with = "null_as_empty")]
-    finalizers: Vec<String>,
-    #[serde(default)]
-    deletion_timestamp: Option<serde_json::Value>,
+    #[serde(default, borrow, deserialize_with = "null_as_empty")]
+    finalizers: Vec<Text<'a>>,
+    #[serde(default, borrow)]
+    deletion_timestamp: Option<&'a serde_json::value::RawValue>,
 }
+
+/// A string borrowed from the JSON when it can be.
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
 
 fn null_as_empty<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
 where
@@ -511,33 +518,89 @@ where
     Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
 }
 
-/// Builds a node from an object's served JSON; None when it has no uid (not a stored object)
-/// or is not an object.
-pub fn node_from_json(resource: &str, group: &str, kind: &str, json: &[u8]) -> Option<Node> {
-    let o: Object = serde_json::from_slice(json).ok()?;
-    let m = o.metadata;
-    if m.uid.is_empty() {
-        return None;
+impl Meta<'_> {
+    /// References without a uid point at nothing and are left out, as kube's graph does.
+    fn owners(&self) -> impl Iterator<Item = &OwnerRef> {
+        self.owner_references.iter().filter(|r| !r.uid.is_empty())
     }
-    let mut finalizers = m.finalizers;
-    finalizers.shrink_to_fit();
-    Some(Node {
-        uid: m.uid,
-        resource: resource.to_string(),
-        group: group.to_string(),
-        kind: kind.to_string(),
-        namespace: m.namespace,
-        name: m.name,
-        // Collected afresh (sized to the contents), as the graph keeps it for the object's life.
-        owners: m
-            .owner_references
-            .into_iter()
-            .filter(|r| !r.uid.is_empty())
-            .collect::<Box<[_]>>()
-            .into_vec(),
-        finalizers,
-        deleting: m.deletion_timestamp.is_some_and(|t| !t.is_null()),
-    })
+
+    /// Whether `node` already says everything this metadata says.
+    fn same_as(&self, node: &Node) -> bool {
+        node.uid == self.uid
+            && node.name == self.name
+            && node.namespace == self.namespace
+            && node.deleting == self.deletion_timestamp.is_some()
+            && node.owners.iter().eq(self.owners())
+            && node
+                .finalizers
+                .iter()
+                .map(String::as_str)
+                .eq(self.finalizers.iter().map(|f| &*f.0))
+    }
+
+    fn into_node(self, resource: &str, group: &str, kind: &str) -> Node {
+        let deleting = self.deletion_timestamp.is_some();
+        Node {
+            uid: self.uid.into_owned(),
+            resource: resource.to_string(),
+            group: group.to_string(),
+            kind: kind.to_string(),
+            namespace: self.namespace.into_owned(),
+            name: self.name.into_owned(),
+            // Collected afresh (sized to the contents), as the graph keeps it for the object's
+            // life.
+            owners: self
+                .owner_references
+                .into_iter()
+                .filter(|r| !r.uid.is_empty())
+                .collect::<Box<[_]>>()
+                .into_vec(),
+            finalizers: self
+                .finalizers
+                .into_iter()
+                .map(|f| f.0.into_owned())
+                .collect::<Box<[_]>>()
+                .into_vec(),
+            deleting,
+        }
+    }
+}
+
+/// Reads the metadata of an object's JSON; None when it has no uid (not a stored object) or
+/// is not an object.
+fn read_meta(json: &[u8]) -> Option<Meta<'_>> {
+    // Only `metadata` is parsed: serialized objects put it before spec and status, which are
+    // then not even scanned. Anything unusual (whitespace first, an escaped key) takes the
+    // whole parse.
+    let meta = match crate::json_splice::object_member(json, 0, "metadata") {
+        Some((start, end)) => serde_json::from_slice::<Meta<'_>>(&json[start..end]).ok()?,
+        None => serde_json::from_slice::<Object<'_>>(json).ok()?.metadata,
+    };
+    (!meta.uid.is_empty()).then_some(meta)
+}
+
+/// Builds a node from an object's JSON; None when it has no uid (not a stored object) or is
+/// not an object.
+pub fn node_from_json(resource: &str, group: &str, kind: &str, json: &[u8]) -> Option<Node> {
+    read_meta(json).map(|m| m.into_node(resource, group, kind))
+}
+
+impl Graph {
+    /// An object added or updated, from its JSON: the graph takes it in (see
+    /// [`Graph::upsert`]) unless it already has the object exactly so. kube's collector too
+    /// acts on an update only when the owner references or the deletion state changed.
+    pub fn observe(&mut self, resource: &str, group: &str, kind: &str, json: &[u8]) -> Vec<Item> {
+        let Some(meta) = read_meta(json) else {
+            return Vec::new();
+        };
+        let known = self.node(&meta.uid).is_some_and(|n| {
+            meta.same_as(n) && n.resource == resource && n.group == group && n.kind == kind
+        });
+        if known {
+            return Vec::new();
+        }
+        self.upsert(meta.into_node(resource, group, kind))
+    }
 }
 
 #[cfg(test)]
@@ -965,5 +1028,39 @@ mod tests {
         assert!(n.owners.is_empty() && n.finalizers.is_empty() && !n.deleting);
         assert_eq!(node_from_json("p", "", "K", b"{\"metadata\":{}}"), None);
         assert_eq!(node_from_json("p", "", "K", b"[]"), None);
+    }
+    #[test]
+    fn updates_that_change_nothing_the_graph_reads_are_ignored() {
+        let mut g = Graph::default();
+        let cm = |status: &str, finalizers: &str| {
+            format!(
+                r#"{{"metadata":{{"name":"c","namespace":"ns","uid":"u1","finalizers":{finalizers},
+                "ownerReferences":[{{"apiVersion":"v1","kind":"ConfigMap","name":"gone","uid":"u9"}}]}},
+                "status":"{status}"}}"#
+            )
+        };
+        let observe = |g: &mut Graph, json: &str| {
+            g.observe("/registry/configmaps/", "", "ConfigMap", json.as_bytes())
+        };
+        // Its owner is absent: the new object is examined.
+        assert_eq!(
+            observe(&mut g, &cm("a", "null")),
+            [Item::AttemptToDelete("u1".into())]
+        );
+        // A status change: nothing the collector reads changed, nothing to do (as kube).
+        assert_eq!(observe(&mut g, &cm("b", "null")), []);
+        assert_eq!(observe(&mut g, &cm("b", "[]")), []);
+        // A finalizer is what the collector reads: the node is updated and examined again.
+        assert_eq!(
+            observe(&mut g, &cm("b", r#"["x"]"#)),
+            [Item::AttemptToDelete("u1".into())]
+        );
+        assert_eq!(g.node("u1").unwrap().finalizers, ["x"]);
+        // Escaped text is read as text.
+        observe(&mut g, &cm("b", r#"["x\u0079"]"#));
+        assert_eq!(g.node("u1").unwrap().finalizers, ["xy"]);
+        // Not an object, or no uid: nothing.
+        assert_eq!(observe(&mut g, "[]"), []);
+        assert_eq!(observe(&mut g, r#"{"metadata":{"name":"n"}}"#), []);
     }
 }

@@ -141,14 +141,22 @@ impl GarbageCollector {
                 let prefix = def.prefix().unwrap_or_default().to_string();
                 let nodes = objects
                     .iter()
-                    .filter_map(|o| self.node(&def, &o.json()))
+                    .filter_map(|o| self.node(&def, o.raw_json()))
                     .collect();
                 self.defs.insert(prefix.clone(), def);
                 self.graph.resync(&prefix, nodes)
             }
-            Change::Event { def, event } => match self.node(&def, &event.object.json()) {
-                Some(n) if event.kind == EventType::Deleted => self.graph.remove(&n.uid),
-                Some(n) => self.graph.upsert(n),
+            Change::Event { def, event } if event.kind == EventType::Deleted => {
+                match self.node(&def, event.object.raw_json()) {
+                    Some(n) => self.graph.remove(&n.uid),
+                    None => Vec::new(),
+                }
+            }
+            Change::Event { def, event } => match def.prefix() {
+                Some(prefix) => {
+                    self.graph
+                        .observe(prefix, &def.group, &def.kind, event.object.raw_json())
+                }
                 None => Vec::new(),
             },
             Change::Gone { def } => {
