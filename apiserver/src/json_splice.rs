@@ -114,12 +114,18 @@ pub struct Splice {
 impl Splice {
     /// Finds the splice point of `json`; `None` when it is not an object with a metadata object.
     pub fn find(json: &[u8]) -> Option<Splice> {
+        Splice::find_with_metadata(json).map(|(splice, _)| splice)
+    }
+
+    /// [`Splice::find`], also returning where the metadata object is in `json`, so that a
+    /// reader of metadata need not scan the rest of the object again.
+    pub fn find_with_metadata(json: &[u8]) -> Option<(Splice, std::ops::Range<usize>)> {
         let top = skip_ws(json, 0);
-        let (meta_start, _) = object_member(json, top, "metadata")?;
+        let (meta_start, meta_end) = object_member(json, top, "metadata")?;
         if json.get(meta_start) != Some(&b'{') {
             return None;
         }
-        Some(match object_member(json, meta_start, "resourceVersion") {
+        let splice = match object_member(json, meta_start, "resourceVersion") {
             Some((vs, ve)) => Splice {
                 start: vs,
                 end: ve,
@@ -135,7 +141,8 @@ impl Splice {
                     comma: json.get(skip_ws(json, inner)) != Some(&b'}'),
                 }
             }
-        })
+        };
+        Some((splice, meta_start..meta_end))
     }
 
     /// Appends `json` stamped with `rv` to `out`.
@@ -206,6 +213,16 @@ mod tests {
         );
         assert_eq!(v["metadata"]["resourceVersion"], "2");
         assert_eq!(v["a"][1]["b"], "\\\"}");
+    }
+
+    #[test]
+    fn metadata_is_located_with_the_splice() {
+        let json =
+            br#"{"apiVersion":"v1","metadata":{"name":"a","labels":{"k":"v"}},"spec":{"x":1}}"#;
+        let (splice, meta) = Splice::find_with_metadata(json).expect("found");
+        assert_eq!(&json[meta], br#"{"name":"a","labels":{"k":"v"}}"#);
+        assert_eq!(Some(splice), Splice::find(json));
+        assert!(Splice::find_with_metadata(br#"{"metadata":null}"#).is_none());
     }
 
     #[test]
