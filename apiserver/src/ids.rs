@@ -3,7 +3,7 @@
 //! `uuid::Uuid::new_v4` asks the kernel for 16 bytes (a `getrandom` system call) every
 //! time; a server mints one per request (the Audit-Id) and one per create, so the bytes
 //! come from the thread's cryptographically secure generator instead (seeded from the
-//! kernel, reseeded periodically), as kube's `uuid.NewUUID` draws from a buffered source.
+//! kernel and reseeded periodically).
 
 use rand::Rng;
 

@@ -573,7 +573,14 @@ fn batch_scheduling() {
             thread_native_id,
         };
         use thread_priority::{ThreadPriority, ThreadPriorityOsValue};
-        // Nice value 0, the default: only the class changes.
+        // The call also sets the nice value (to 0 here): a process started with another one
+        // (`nice -n 10 karmada-rs ...`) keeps its writer as it is.
+        if thread_nice() != Some(0) {
+            tracing::debug!(
+                "the storage writer keeps the default scheduling class (nice value set)"
+            );
+            return;
+        }
         if let Err(e) = set_thread_priority_and_policy(
             thread_native_id(),
             ThreadPriority::Os(ThreadPriorityOsValue::default()),
@@ -582,4 +589,13 @@ fn batch_scheduling() {
             tracing::debug!(error = ?e, "the storage writer stays in the default scheduling class");
         }
     }
+}
+
+/// The calling thread's nice value (field 19 of /proc/thread-self/stat).
+#[cfg(target_os = "linux")]
+fn thread_nice() -> Option<i64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start at field 3.
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(19 - 3)?.parse().ok()
 }
