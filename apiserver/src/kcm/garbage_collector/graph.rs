@@ -601,6 +601,14 @@ impl Graph {
         }
         self.upsert(meta.into_node(resource, group, kind))
     }
+
+    /// An object deleted, from its last JSON: only its uid is read.
+    pub fn forget(&mut self, json: &[u8]) -> Vec<Item> {
+        match read_meta(json) {
+            Some(meta) => self.remove(&meta.uid),
+            None => Vec::new(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1029,6 +1037,7 @@ mod tests {
         assert_eq!(node_from_json("p", "", "K", b"{\"metadata\":{}}"), None);
         assert_eq!(node_from_json("p", "", "K", b"[]"), None);
     }
+
     #[test]
     fn updates_that_change_nothing_the_graph_reads_are_ignored() {
         let mut g = Graph::default();

@@ -146,11 +146,8 @@ impl GarbageCollector {
                 self.defs.insert(prefix.clone(), def);
                 self.graph.resync(&prefix, nodes)
             }
-            Change::Event { def, event } if event.kind == EventType::Deleted => {
-                match self.node(&def, event.object.raw_json()) {
-                    Some(n) => self.graph.remove(&n.uid),
-                    None => Vec::new(),
-                }
+            Change::Event { event, .. } if event.kind == EventType::Deleted => {
+                self.graph.forget(event.object.raw_json())
             }
             Change::Event { def, event } => match def.prefix() {
                 Some(prefix) => {
