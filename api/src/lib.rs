@@ -10,6 +10,8 @@
 //!   [`schema`]: the OpenAPI schemas; [`validation`]: name, label and Karmada rules.
 //! - [`well_known`]: labels, annotations, finalizers, taints, conditions; [`names`]: generated
 //!   names (execution spaces, bindings, Works); [`prune`]: fields stripped before dispatch.
+//! - [`json_splice`]: edits of serialized objects (resourceVersion, metadata members) without
+//!   parsing them.
 
 pub mod cluster;
 pub mod policy;
@@ -17,6 +19,7 @@ pub mod work;
 
 pub mod admission;
 pub mod catalog;
+pub mod json_splice;
 pub mod names;
 pub mod printers;
 pub mod prune;

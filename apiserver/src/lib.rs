@@ -15,7 +15,7 @@ pub mod error;
 pub mod fields;
 pub mod handler;
 pub mod ids;
-pub mod json_splice;
+pub use karmada_api::json_splice;
 pub mod karmada_tables;
 pub mod kcm;
 pub mod launch;

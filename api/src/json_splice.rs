@@ -98,6 +98,76 @@ pub fn object_member(json: &[u8], obj: usize, key: &str) -> Option<(usize, usize
     }
 }
 
+/// The bytes to cut to remove member `key` from the object starting at `obj` (a `{`): the
+/// member and one comma next to it, so what is left is still valid JSON. `None` when the object
+/// has no such member (or cannot be scanned).
+pub fn member_span(json: &[u8], obj: usize, key: &str) -> Option<(usize, usize)> {
+    if json.get(obj) != Some(&b'{') {
+        return None;
+    }
+    let mut pos = skip_ws(json, obj + 1);
+    if json.get(pos) == Some(&b'}') {
+        return None;
+    }
+    // End of the previous member's value (for a last member, its comma goes instead).
+    let mut prev_end: Option<usize> = None;
+    loop {
+        let key_start = pos;
+        let key_end = skip_string(json, pos)?;
+        let k = &json[pos + 1..key_end - 1];
+        pos = skip_ws(json, key_end);
+        if json.get(pos) != Some(&b':') {
+            return None;
+        }
+        let value_start = skip_ws(json, pos + 1);
+        let value_end = skip_value(json, value_start)?;
+        let after = skip_ws(json, value_end);
+        if k == key.as_bytes() {
+            return match json.get(after) {
+                // `"k":v,` up to the next key.
+                Some(b',') => Some((key_start, skip_ws(json, after + 1))),
+                // The last member: from the end of the previous value (its comma) or, when it
+                // is the only member, just the member.
+                Some(b'}') => Some((prev_end.unwrap_or(key_start), value_end)),
+                _ => None,
+            };
+        }
+        match json.get(after) {
+            Some(b',') => pos = skip_ws(json, after + 1),
+            _ => return None,
+        }
+        prev_end = Some(value_end);
+    }
+}
+
+/// The object without `metadata.managedFields`, which no controller reads and which is often
+/// a third of a stored object. Borrowed when there is nothing to remove.
+pub fn without_managed_fields(json: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = json.as_bytes();
+    let start = skip_ws(bytes, 0);
+    let cut = object_member(bytes, start, "metadata")
+        .and_then(|(meta, _)| member_span(bytes, meta, "managedFields"));
+    cut_out(json, cut)
+}
+
+/// An object's `metadata` without its `managedFields` (the metadata object's own text).
+pub fn metadata_without_managed_fields(json: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = json.as_bytes();
+    cut_out(json, member_span(bytes, skip_ws(bytes, 0), "managedFields"))
+}
+
+fn cut_out(json: &str, cut: Option<(usize, usize)>) -> std::borrow::Cow<'_, str> {
+    match cut {
+        Some((from, to)) => {
+            let mut out = String::with_capacity(json.len() - (to - from));
+            out.push_str(&json[..from]);
+            out.push_str(&json[to..]);
+            std::borrow::Cow::Owned(out)
+        }
+        None => std::borrow::Cow::Borrowed(json),
+    }
+}
+
 /// Where and how a resourceVersion goes into a serialized object, computed once so the
 /// stamped JSON can be written many times (for any revision) without scanning again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,6 +293,49 @@ mod tests {
         assert_eq!(&json[meta], br#"{"name":"a","labels":{"k":"v"}}"#);
         assert_eq!(Some(splice), Splice::find(json));
         assert!(Splice::find_with_metadata(br#"{"metadata":null}"#).is_none());
+    }
+
+    #[test]
+    fn managed_fields_are_cut_out() {
+        let mf = r#"[{"manager":"m","fieldsV1":{"f:a":{}},"time":"t\"]}"}]"#;
+        for (input, want) in [
+            (
+                format!(
+                    r#"{{"kind":"K","metadata":{{"name":"a","managedFields":{mf},"uid":"u"}},"spec":{{}}}}"#
+                ),
+                json!({"kind": "K", "metadata": {"name": "a", "uid": "u"}, "spec": {}}),
+            ),
+            (
+                format!(r#"{{"metadata":{{"name":"a","managedFields":{mf}}}}}"#),
+                json!({"metadata": {"name": "a"}}),
+            ),
+            (
+                format!(r#"{{"metadata":{{"managedFields":{mf}}}}}"#),
+                json!({"metadata": {}}),
+            ),
+            (
+                format!(r#" {{ "metadata" : {{ "managedFields" : {mf} , "name" : "b" }} }}"#),
+                json!({"metadata": {"name": "b"}}),
+            ),
+        ] {
+            let out = without_managed_fields(&input);
+            assert!(matches!(out, std::borrow::Cow::Owned(_)), "{input}");
+            let got: Value = serde_json::from_str(&out).expect("valid JSON");
+            assert_eq!(got, want, "{input}");
+        }
+        let meta = metadata_without_managed_fields(r#"{"managedFields":[{"a":1}],"name":"n"}"#);
+        assert_eq!(meta, r#"{"name":"n"}"#);
+        // Nothing to cut: the text is borrowed, not copied.
+        for input in [
+            r#"{"metadata":{"name":"a"},"spec":{"managedFields":[]}}"#,
+            r#"{"kind":"K"}"#,
+            "not json",
+        ] {
+            assert!(matches!(
+                without_managed_fields(input),
+                std::borrow::Cow::Borrowed(_)
+            ));
+        }
     }
 
     #[test]
