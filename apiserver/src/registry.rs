@@ -310,7 +310,7 @@ impl<'a> Registry<'a> {
             for (i, kv) in resp.kvs.into_iter().enumerate() {
                 let o = CachedObject::from_stored(
                     &self.def,
-                    kv.key.clone(),
+                    Arc::from(kv.key.as_str()),
                     kv.mod_revision,
                     &kv.value,
                 )?;
@@ -991,7 +991,7 @@ impl<'a> Registry<'a> {
         let page = self.list(ns, &plain).await?;
         let mut deleted = Vec::new();
         for item in page.items {
-            match self.delete(&item.namespace, &item.name, opts).await {
+            match self.delete(item.namespace(), item.name(), opts).await {
                 Ok(DeleteOutcome::Deleted(_)) => deleted.push(item.value()),
                 Ok(DeleteOutcome::Terminating(v)) => deleted.push(v),
                 Err(e) if e.code == 404 => {}

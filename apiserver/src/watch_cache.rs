@@ -23,12 +23,11 @@ use crate::selectors::{FieldSelector, LabelSelector, Labels};
 /// One object as the cache holds it: its served JSON and what selectors need.
 #[derive(Debug)]
 pub struct CachedObject {
-    /// Storage key.
-    pub key: String,
-    /// `metadata.namespace`.
-    pub namespace: String,
-    /// `metadata.name`.
-    pub name: String,
+    /// Storage key, shared by every version of the object and the cache's index: the event
+    /// window holds many versions of each object.
+    key: Arc<str>,
+    /// Where `metadata.namespace` and `metadata.name` are.
+    names: Names,
     /// `metadata.labels`, shared with the previous version of the object when unchanged (the
     /// event window holds many versions of each object; most writes leave labels alone).
     pub labels: Arc<Labels>,
@@ -37,6 +36,39 @@ pub struct CachedObject {
     /// resourceVersion of this state.
     pub rv: i64,
     body: Body,
+}
+
+/// Where an object's namespace and name are: inside its key, which ends with them for every
+/// key the registry builds (`<prefix><namespace>/<name>`), so no version holds copies.
+#[derive(Clone, Debug)]
+enum Names {
+    /// Byte ranges of the key: namespace (empty when cluster-scoped), then the name from
+    /// this offset to the end.
+    InKey { ns: (u32, u32), name: u32 },
+    /// A key of another shape: the values themselves.
+    Own(Arc<(String, String)>),
+}
+
+impl Names {
+    fn locate(key: &str, namespace: &str, name: &str) -> Names {
+        let in_key = key.strip_suffix(name).and_then(|before| {
+            let name_at = u32::try_from(before.len()).ok()?;
+            if namespace.is_empty() {
+                return Some(Names::InKey {
+                    ns: (0, 0),
+                    name: name_at,
+                });
+            }
+            let ns_at = before.strip_suffix('/')?.strip_suffix(namespace)?.len();
+            let ns_at = u32::try_from(ns_at).ok()?;
+            let ns_end = u32::try_from(ns_at as usize + namespace.len()).ok()?;
+            Some(Names::InKey {
+                ns: (ns_at, ns_end),
+                name: name_at,
+            })
+        });
+        in_key.unwrap_or_else(|| Names::Own(Arc::new((namespace.to_owned(), name.to_owned()))))
+    }
 }
 
 /// How an object's served JSON is kept.
@@ -71,7 +103,7 @@ impl CachedObject {
     /// the parsed object.
     pub fn from_stored(
         def: &ResourceDef,
-        key: String,
+        key: Arc<str>,
         rv: i64,
         stored: &Bytes,
     ) -> Result<CachedObject, crate::error::ApiError> {
@@ -94,9 +126,8 @@ impl CachedObject {
         {
             // Only the metadata object is parsed, not the whole object again.
             return Ok(CachedObject {
+                names: Names::locate(&key, &meta.namespace, &meta.name),
                 key,
-                namespace: meta.namespace.into_owned(),
-                name: meta.name.into_owned(),
                 labels: Arc::new(meta.labels.as_ref().map(Labels::new).unwrap_or_default()),
                 fields: Vec::new(),
                 rv,
@@ -127,8 +158,7 @@ impl CachedObject {
         };
         CachedObject {
             key: self.key.clone(),
-            namespace: self.namespace.clone(),
-            name: self.name.clone(),
+            names: self.names.clone(),
             labels: self.labels.clone(),
             fields: self.fields.clone(),
             rv,
@@ -174,7 +204,7 @@ impl CachedObject {
     }
 
     /// Builds a cached object from a served JSON value.
-    pub fn from_value(def: &ResourceDef, key: String, rv: i64, value: &Value) -> CachedObject {
+    pub fn from_value(def: &ResourceDef, key: Arc<str>, rv: i64, value: &Value) -> CachedObject {
         let defaulted = crate::crd::on_read(def, value);
         let value = defaulted.as_ref().unwrap_or(value);
         let body = Body::Served(object::to_json_bytes(value));
@@ -182,15 +212,41 @@ impl CachedObject {
     }
 
     /// A cached object whose selectable values are read from its parsed form `value`.
-    fn indexed(def: &ResourceDef, key: String, rv: i64, value: &Value, body: Body) -> CachedObject {
+    fn indexed(
+        def: &ResourceDef,
+        key: Arc<str>,
+        rv: i64,
+        value: &Value,
+        body: Body,
+    ) -> CachedObject {
         CachedObject {
+            names: Names::locate(&key, object::namespace(value), object::name(value)),
             key,
-            namespace: object::namespace(value).to_string(),
-            name: object::name(value).to_string(),
             labels: Arc::new(Labels::new(&object::labels(value))),
             fields: fields::extract(def, value),
             rv,
             body,
+        }
+    }
+
+    /// Storage key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// `metadata.namespace` (empty when cluster-scoped).
+    pub fn namespace(&self) -> &str {
+        match &self.names {
+            Names::InKey { ns, .. } => &self.key[ns.0 as usize..ns.1 as usize],
+            Names::Own(own) => &own.0,
+        }
+    }
+
+    /// `metadata.name`.
+    pub fn name(&self) -> &str {
+        match &self.names {
+            Names::InKey { name, .. } => &self.key[*name as usize..],
+            Names::Own(own) => &own.1,
         }
     }
 
@@ -201,8 +257,8 @@ impl CachedObject {
 
     fn field(&self, f: &str) -> Option<String> {
         match f {
-            "metadata.name" => Some(self.name.clone()),
-            "metadata.namespace" => Some(self.namespace.clone()),
+            "metadata.name" => Some(self.name().to_owned()),
+            "metadata.namespace" => Some(self.namespace().to_owned()),
             _ => self
                 .fields
                 .iter()
@@ -356,7 +412,7 @@ pub struct Filter {
 impl Filter {
     /// Does the object pass?
     pub fn matches(&self, o: &CachedObject) -> bool {
-        (self.namespace.is_empty() || o.namespace == self.namespace)
+        (self.namespace.is_empty() || o.namespace() == self.namespace)
             && self.labels.matches(&*o.labels)
             && self.fields.matches(|f| o.field(f))
     }
@@ -403,7 +459,7 @@ pub enum CacheError {
 }
 
 struct State {
-    objects: BTreeMap<String, Arc<CachedObject>>,
+    objects: BTreeMap<Arc<str>, Arc<CachedObject>>,
     /// The cache reflects the store through this revision.
     revision: i64,
     /// Revision of the last change applied (<= revision).
@@ -670,9 +726,9 @@ impl WatchCache {
         for kv in resp.kvs {
             match object::from_stored(&kv.value, kv.mod_revision) {
                 Ok(v) => {
-                    let o =
-                        CachedObject::from_value(&self.def, kv.key.clone(), kv.mod_revision, &v);
-                    objects.insert(kv.key, Arc::new(o));
+                    let key: Arc<str> = Arc::from(kv.key);
+                    let o = CachedObject::from_value(&self.def, key.clone(), kv.mod_revision, &v);
+                    objects.insert(key, Arc::new(o));
                 }
                 Err(e) => {
                     tracing::error!(key = %kv.key, error = %e, "skipping undecodable stored object")
@@ -724,10 +780,13 @@ impl WatchCache {
 
     fn apply(&self, ev: storage::Event) {
         let rv = ev.kv.mod_revision;
-        let key = ev.kv.key.clone();
         // Only this task writes the state, so the object can be built before taking the write
         // lock: readers (lists, new watchers) are never blocked by a parse.
-        let prev = self.read().objects.get(&key).cloned();
+        let prev = self.read().objects.get(ev.kv.key.as_str()).cloned();
+        let key: Arc<str> = match &prev {
+            Some(p) => p.key.clone(),
+            None => Arc::from(ev.kv.key.as_str()),
+        };
         let cache_ev = match ev.kind {
             EventKind::Put => {
                 let obj = match CachedObject::from_stored(&self.def, key.clone(), rv, &ev.kv.value)
@@ -768,7 +827,7 @@ impl WatchCache {
         let mut st = self.write();
         match cache_ev.kind {
             EventType::Deleted => {
-                st.objects.remove(&key);
+                st.objects.remove(&*key);
             }
             _ => {
                 st.objects.insert(key, cache_ev.object.clone());
@@ -837,15 +896,15 @@ impl WatchCache {
             format!("{}{}/", self.prefix, filter.namespace)
         };
         let lower = match start_after {
-            Some(k) if k >= ns_prefix.as_str() => std::ops::Bound::Excluded(k.to_string()),
-            _ => std::ops::Bound::Included(ns_prefix.clone()),
+            Some(k) if k >= ns_prefix.as_str() => std::ops::Bound::Excluded(k),
+            _ => std::ops::Bound::Included(ns_prefix.as_str()),
         };
         let mut items = Vec::new();
         let mut continue_key = None;
         let mut remaining = None;
         let mut iter = st
             .objects
-            .range((lower, std::ops::Bound::Unbounded))
+            .range::<str, _>((lower, std::ops::Bound::Unbounded))
             .take_while(|(k, _)| k.starts_with(&ns_prefix));
         for (k, o) in iter.by_ref() {
             if !filter.matches(o) {
@@ -853,7 +912,7 @@ impl WatchCache {
             }
             items.push(o.clone());
             if limit > 0 && items.len() == limit {
-                continue_key = Some(k.clone());
+                continue_key = Some(k.to_string());
                 break;
             }
         }
@@ -971,6 +1030,31 @@ mod tests {
                    "metadata": {"name": name, "namespace": "default", "labels": labels}})
             .to_string(),
         )
+    }
+
+    #[test]
+    fn names_are_read_from_the_key_or_kept_when_it_does_not_end_with_them() {
+        let def = cm_def();
+        let at = |key: &str, body: Bytes| {
+            CachedObject::from_stored(&def, Arc::from(key), 3, &body).expect("cached")
+        };
+        let o = at("/registry/configmaps/default/a", cm("a", json!({})));
+        assert!(matches!(o.names, Names::InKey { .. }));
+        assert_eq!((o.namespace(), o.name()), ("default", "a"));
+        assert_eq!(o.key(), "/registry/configmaps/default/a");
+        let restamped = o.restamped(4);
+        assert_eq!((restamped.namespace(), restamped.name()), ("default", "a"));
+        // A key of another shape (not one the registry builds): the values are kept.
+        let o = at("/elsewhere/x", cm("a", json!({})));
+        assert!(matches!(o.names, Names::Own(_)));
+        assert_eq!((o.namespace(), o.name()), ("default", "a"));
+        let o = at("/registry/configmaps/other/a", cm("a", json!({})));
+        assert_eq!((o.namespace(), o.name()), ("default", "a"));
+        // Cluster-scoped.
+        let ns = Bytes::from(r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"n"}}"#);
+        let o = at("/registry/namespaces/n", ns);
+        assert!(matches!(o.names, Names::InKey { .. }));
+        assert_eq!((o.namespace(), o.name()), ("", "n"));
     }
 
     async fn setup(opts: CacheOptions) -> (tempfile::TempDir, Arc<dyn Store>, Arc<WatchCache>) {
@@ -1223,7 +1307,7 @@ mod tests {
         assert!(!rx.is_empty());
         assert_eq!(rx.recv().await.err(), Some(RecvError::Lagged));
         let next = rx.recv().await.expect("oldest kept event");
-        assert_eq!(next.object.name, "x36");
+        assert_eq!(next.object.name(), "x36");
         assert!(rx.try_recv().is_ok());
         for _ in 0..2 {
             rx.recv().await.expect("kept event");

@@ -149,7 +149,7 @@ pub async fn sync_all(
         if wants_token(&v)
             && let Err(e) = populate(state, tokens, ca_pem, &v).await
         {
-            tracing::warn!(error = %e, secret = %s.name, "issuing a service-account token failed");
+            tracing::warn!(error = %e, secret = %s.name(), "issuing a service-account token failed");
         }
     }
     Ok(())

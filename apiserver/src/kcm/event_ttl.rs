@@ -97,7 +97,7 @@ async fn sweep(
             next = Some(next.map_or(at, |n| n.min(at)));
             continue;
         }
-        match state.store.delete(&ev.key, ev.rv).await {
+        match state.store.delete(ev.key(), ev.rv).await {
             Ok(_) => deleted += 1,
             // Written again since the cache saw it (its TTL restarted) or already gone: the
             // next pass sees its new state.

@@ -289,12 +289,12 @@ impl NamespaceController {
                 self.terminating = objects
                     .iter()
                     .filter(|o| awaits_finalization(&o.value()))
-                    .map(|o| o.name.clone())
+                    .map(|o| o.name().to_owned())
                     .collect();
                 self.requeue_all();
             }
             Change::Event { def, event } if Self::is_namespaces(&def) => {
-                let name = event.object.name.clone();
+                let name = event.object.name().to_owned();
                 if event.kind != EventType::Deleted && awaits_finalization(&event.object.value()) {
                     self.terminating.insert(name.clone());
                     self.queue.add(name);
@@ -305,9 +305,9 @@ impl NamespaceController {
             Change::Event { event, .. } => {
                 // Something left a terminating namespace: it may be empty now.
                 if event.kind == EventType::Deleted
-                    && self.terminating.contains(&event.object.namespace)
+                    && self.terminating.contains(event.object.namespace())
                 {
-                    self.queue.add(event.object.namespace.clone());
+                    self.queue.add(event.object.namespace().to_owned());
                 }
             }
             Change::Resync { .. } | Change::Gone { .. } | Change::Synced => self.requeue_all(),
@@ -437,7 +437,7 @@ impl NamespaceController {
                             propagation: Some(Propagation::Background),
                             ..Default::default()
                         };
-                        match reg.delete(ns, &item.name, &opts).await {
+                        match reg.delete(ns, item.name(), &opts).await {
                             Ok(DeleteOutcome::Deleted(_)) => Ok(None),
                             Ok(DeleteOutcome::Terminating(v)) => Ok(Some(v)),
                             Err(e) if e.code == 404 => Ok(None),

@@ -183,7 +183,7 @@ fn cluster_def(state: &ApiState) -> Option<Arc<crate::resources::ResourceDef>> {
 
 fn record(o: Arc<crate::watch_cache::CachedObject>) -> ClusterRecord {
     ClusterRecord {
-        name: o.name.clone(),
+        name: o.name().to_owned(),
         version: o.rv.to_string(),
         source: RecordSource::Cached(o),
     }
