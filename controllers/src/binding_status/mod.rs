@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 
 use crate::binding::{binding_of, fetch_template, template_key};
 use crate::interpreter;
-use crate::runtime::bindings::{Binding, existing_clusters};
+use crate::runtime::bindings::{Binding, digest_statuses, existing_clusters};
 use crate::runtime::context::BY_ID;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::patch::merge_diff;
@@ -247,7 +247,10 @@ impl Controller {
                 None,
             )
         };
-        if changed_cond || status.aggregated_status != items {
+        // The cache holds digests of the reflected statuses (`digest_statuses`).
+        let mut digested = items.clone();
+        digest_statuses(&mut digested);
+        if changed_cond || status.aggregated_status != digested {
             let patch =
                 json!({"status": {"aggregatedStatus": items, "conditions": status.conditions}});
             match merge_patch_status(B::api(self.ctx.client.clone(), &key), &key.name, &patch).await

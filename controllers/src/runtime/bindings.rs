@@ -6,11 +6,13 @@ use std::fmt::Debug;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use karmada_api::well_known::{annotations, finalizers, labels};
 use karmada_api::work::v1alpha2::{
-    ClusterResourceBinding, ResourceBinding, ResourceBindingSpec, ResourceBindingStatus,
+    AggregatedStatusItem, ClusterResourceBinding, ResourceBinding, ResourceBindingSpec,
+    ResourceBindingStatus,
 };
 use kube::{Api, Client};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use super::context::Context;
 use super::informer::Informer;
@@ -59,6 +61,18 @@ pub trait Binding:
     /// Namespace/name.
     fn key(&self) -> Key {
         Key::of(self.meta())
+    }
+}
+
+/// Replaces each cluster's reflected status by a digest of it (a number). The bindings' caches
+/// keep aggregated statuses this way: the one reader (the binding-status controller) only asks
+/// whether they changed, and a reflected status held as a JSON tree costs more memory than the
+/// rest of a cached binding.
+pub fn digest_statuses(items: &mut [AggregatedStatusItem]) {
+    for item in items {
+        if let Some(status) = &item.status {
+            item.status = Some(Value::from(super::object::hash_value(status)));
+        }
     }
 }
 
@@ -169,4 +183,47 @@ pub fn existing_clusters(spec: &ResourceBindingSpec) -> std::collections::HashSe
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn item(cluster: &str, status: Option<Value>) -> AggregatedStatusItem {
+        AggregatedStatusItem {
+            cluster_name: cluster.into(),
+            status,
+            applied: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn digested_statuses_compare_as_the_statuses_do() {
+        let digest = |items: &[AggregatedStatusItem]| {
+            let mut v = items.to_vec();
+            digest_statuses(&mut v);
+            v
+        };
+        let a = [
+            item("m1", Some(json!({"readyReplicas": 2, "replicas": 2}))),
+            item("m2", None),
+        ];
+        // Key order does not matter (the status came back through the API).
+        let same = [
+            item("m1", Some(json!({"replicas": 2, "readyReplicas": 2}))),
+            item("m2", None),
+        ];
+        let other = [
+            item("m1", Some(json!({"readyReplicas": 1, "replicas": 2}))),
+            item("m2", None),
+        ];
+        assert_eq!(digest(&a), digest(&same));
+        assert_ne!(digest(&a), digest(&other));
+        let d = digest(&a);
+        assert!(d[0].status.as_ref().is_some_and(Value::is_number));
+        assert_eq!(d[1].status, None);
+        assert_eq!(d[0].cluster_name, "m1");
+    }
 }

@@ -17,6 +17,7 @@ use kube::runtime::watcher;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::bindings::digest_statuses;
 use super::cache::CachedWork;
 use super::discovery::ServedResource;
 use super::dynamic::DynamicInformers;
@@ -125,9 +126,15 @@ impl Context {
             cops: Informer::builder("clusteroverridepolicies").build(),
             rbs: Informer::builder("resourcebindings")
                 .index(BY_ID, |b: &ResourceBinding| policy_ids(&b.metadata))
+                .transform(|b: &mut ResourceBinding| {
+                    digest_statuses(&mut b.status.aggregated_status)
+                })
                 .build(),
             crbs: Informer::builder("clusterresourcebindings")
                 .index(BY_ID, |b: &ClusterResourceBinding| policy_ids(&b.metadata))
+                .transform(|b: &mut ClusterResourceBinding| {
+                    digest_statuses(&mut b.status.aggregated_status)
+                })
                 .build(),
             works: Informer::builder("works")
                 .index(BY_ID, |w: &CachedWork| {
