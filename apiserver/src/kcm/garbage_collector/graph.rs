@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -42,19 +43,21 @@ impl OwnerRef {
     }
 }
 
-/// One object as the collector sees it.
+/// One object as the collector sees it. The graph holds every object of the server, so the
+/// strings most nodes share (resource, group, kind, namespace) are held once by the graph
+/// ([`Graph::upsert`] interns them) and the uid once for the node and the graph's indexes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {
     /// `metadata.uid`.
-    pub uid: String,
+    pub uid: Arc<str>,
     /// The storage prefix of its resource (which registry writes it).
-    pub resource: String,
+    pub resource: Arc<str>,
     /// API group.
-    pub group: String,
+    pub group: Arc<str>,
     /// Kind.
-    pub kind: String,
+    pub kind: Arc<str>,
     /// `metadata.namespace` (empty for cluster-scoped objects).
-    pub namespace: String,
+    pub namespace: Arc<str>,
     /// `metadata.name`.
     pub name: String,
     /// `metadata.ownerReferences`.
@@ -154,11 +157,13 @@ impl<F: Fn(&str, &str) -> Option<bool>> Scopes for F {
 pub struct Graph {
     /// Boxed: the table keeps room for twice as many entries as it holds, and a node inline is
     /// 200 bytes (most of the graph's memory at tens of thousands of objects).
-    nodes: HashMap<String, Box<Node>>,
+    nodes: HashMap<Arc<str>, Box<Node>>,
     /// Owner uid → uids of nodes referencing it (the owner need not be in the graph).
-    dependents: HashMap<String, BTreeSet<String>>,
+    dependents: HashMap<String, BTreeSet<Arc<str>>>,
     /// Resource prefix → uids of its nodes.
-    by_resource: HashMap<String, HashSet<String>>,
+    by_resource: HashMap<Arc<str>, HashSet<Arc<str>>>,
+    /// The one copy of each resource, group, kind and namespace the nodes name.
+    names: HashSet<Arc<str>>,
 }
 
 impl Graph {
@@ -181,18 +186,40 @@ impl Graph {
     pub fn dependents(&self, owner_uid: &str) -> Vec<String> {
         self.dependents
             .get(owner_uid)
-            .map(|s| s.iter().cloned().collect())
+            .map(|s| s.iter().map(|u| u.to_string()).collect())
             .unwrap_or_default()
+    }
+
+    /// Drops the graph's copy of the names of `gone` that no other node uses (namespaces come
+    /// and go).
+    fn release(&mut self, gone: &Node) {
+        for s in [&gone.resource, &gone.group, &gone.kind, &gone.namespace] {
+            // Held by `gone` and by the set only.
+            if Arc::strong_count(s) == 2 {
+                self.names.remove(&**s);
+            }
+        }
+    }
+
+    /// The graph's copy of `s`.
+    fn intern(&mut self, s: &Arc<str>) -> Arc<str> {
+        match self.names.get(&**s) {
+            Some(kept) => kept.clone(),
+            None => {
+                self.names.insert(s.clone());
+                s.clone()
+            }
+        }
     }
 
     /// How `dep` sees one of its references, by the graph alone. A namespaced owner must be in
     /// the dependent's namespace (kube looks it up there), so a reference across namespaces is
     /// absent.
     pub fn owner_state(&self, dep: &Node, r: &OwnerRef) -> OwnerState {
-        match self.nodes.get(&r.uid) {
+        match self.nodes.get(r.uid.as_str()) {
             Some(o)
-                if o.group == r.group()
-                    && o.kind == r.kind
+                if *o.group == *r.group()
+                    && *o.kind == *r.kind
                     && o.name == r.name
                     && (o.namespace.is_empty() || o.namespace == dep.namespace) =>
             {
@@ -214,23 +241,27 @@ impl Graph {
 
     /// Adds or replaces a node; returns the work its change calls for (kube's
     /// processGraphChanges and processTransitions).
-    pub fn upsert(&mut self, node: Node) -> Vec<Item> {
+    pub fn upsert(&mut self, mut node: Node) -> Vec<Item> {
+        node.resource = self.intern(&node.resource);
+        node.group = self.intern(&node.group);
+        node.kind = self.intern(&node.kind);
+        node.namespace = self.intern(&node.namespace);
         let mut items = Vec::new();
         let uid = node.uid.clone();
-        let old = self.nodes.remove(&uid);
+        let old = self.nodes.remove(&*uid);
         if let Some(old) = &old {
             for r in &old.owners {
                 if let Some(set) = self.dependents.get_mut(&r.uid) {
-                    set.remove(&uid);
+                    set.remove(&*uid);
                     if set.is_empty() {
                         self.dependents.remove(&r.uid);
                     }
                 }
             }
             if old.resource != node.resource
-                && let Some(set) = self.by_resource.get_mut(&old.resource)
+                && let Some(set) = self.by_resource.get_mut(&*old.resource)
             {
-                set.remove(&uid);
+                set.remove(&*uid);
             }
         }
         for r in &node.owners {
@@ -246,13 +277,13 @@ impl Graph {
 
         let was = |f: fn(&Node) -> bool| old.as_deref().is_some_and(f);
         if node.orphaning() && !was(Node::orphaning) {
-            items.push(Item::AttemptToOrphan(uid.clone()));
+            items.push(Item::AttemptToOrphan(uid.to_string()));
         }
         if node.deleting_dependents() {
             if !was(Node::deleting_dependents) {
                 items.extend(self.dependents(&uid).into_iter().map(Item::AttemptToDelete));
             }
-            items.push(Item::AttemptToDelete(uid.clone()));
+            items.push(Item::AttemptToDelete(uid.to_string()));
         }
         // A reference that went away (or stopped blocking) may be what a foreground deletion
         // waited for.
@@ -271,7 +302,7 @@ impl Graph {
             }
         }
         if self.needs_examination(&node) {
-            items.push(Item::AttemptToDelete(uid.clone()));
+            items.push(Item::AttemptToDelete(uid.to_string()));
         }
         // Dependents that saw this uid as absent (their owner was not loaded yet) or whose view
         // of it changed are examined again.
@@ -283,6 +314,9 @@ impl Graph {
                 || o.name != node.name
         });
         self.nodes.insert(uid.clone(), Box::new(node));
+        if let Some(old) = &old {
+            self.release(old);
+        }
         if state_changed {
             items.extend(self.dependents(&uid).into_iter().map(Item::AttemptToDelete));
         }
@@ -294,9 +328,10 @@ impl Graph {
         let Some(node) = self.nodes.remove(uid) else {
             return Vec::new();
         };
-        if let Some(set) = self.by_resource.get_mut(&node.resource) {
+        if let Some(set) = self.by_resource.get_mut(&*node.resource) {
             set.remove(uid);
         }
+        self.release(&node);
         let mut items: Vec<Item> = self
             .dependents(uid)
             .into_iter()
@@ -318,13 +353,13 @@ impl Graph {
 
     /// Replaces every node of one resource; returns the work the differences call for.
     pub fn resync(&mut self, resource: &str, nodes: Vec<Node>) -> Vec<Item> {
-        let fresh: HashSet<&str> = nodes.iter().map(|n| n.uid.as_str()).collect();
-        let stale: Vec<String> = self
+        let fresh: HashSet<&str> = nodes.iter().map(|n| &*n.uid).collect();
+        let stale: Vec<Arc<str>> = self
             .by_resource
             .get(resource)
             .map(|s| {
                 s.iter()
-                    .filter(|u| !fresh.contains(u.as_str()))
+                    .filter(|u| !fresh.contains(&***u))
                     .cloned()
                     .collect()
             })
@@ -343,7 +378,7 @@ impl Graph {
 
     /// Drops every node of a resource that is no longer served.
     pub fn remove_resource(&mut self, resource: &str) -> Vec<Item> {
-        let uids: Vec<String> = self
+        let uids: Vec<Arc<str>> = self
             .by_resource
             .remove(resource)
             .map(|s| s.into_iter().collect())
@@ -361,10 +396,10 @@ impl Graph {
         let mut items = Vec::new();
         for (uid, n) in &self.nodes {
             if n.orphaning() {
-                items.push(Item::AttemptToOrphan(uid.clone()));
+                items.push(Item::AttemptToOrphan(uid.to_string()));
             }
             if n.deleting_dependents() || !n.owners.is_empty() {
-                items.push(Item::AttemptToDelete(uid.clone()));
+                items.push(Item::AttemptToDelete(uid.to_string()));
             }
         }
         items.sort();
@@ -398,7 +433,7 @@ impl Graph {
                 blocking
                     .into_iter()
                     .filter(|d| !d.deleting_dependents())
-                    .map(|d| d.uid.clone())
+                    .map(|d| d.uid.to_string())
                     .collect(),
             );
         }
@@ -526,9 +561,9 @@ impl Meta<'_> {
 
     /// Whether `node` already says everything this metadata says.
     fn same_as(&self, node: &Node) -> bool {
-        node.uid == self.uid
+        *node.uid == *self.uid
             && node.name == self.name
-            && node.namespace == self.namespace
+            && *node.namespace == *self.namespace
             && node.deleting == self.deletion_timestamp.is_some()
             && node.owners.iter().eq(self.owners())
             && node
@@ -541,11 +576,11 @@ impl Meta<'_> {
     fn into_node(self, resource: &str, group: &str, kind: &str) -> Node {
         let deleting = self.deletion_timestamp.is_some();
         Node {
-            uid: self.uid.into_owned(),
-            resource: resource.to_string(),
-            group: group.to_string(),
-            kind: kind.to_string(),
-            namespace: self.namespace.into_owned(),
+            uid: Arc::from(&*self.uid),
+            resource: Arc::from(resource),
+            group: Arc::from(group),
+            kind: Arc::from(kind),
+            namespace: Arc::from(&*self.namespace),
             name: self.name.into_owned(),
             // Collected afresh (sized to the contents), as the graph keeps it for the object's
             // life.
@@ -594,7 +629,7 @@ impl Graph {
             return Vec::new();
         };
         let known = self.node(&meta.uid).is_some_and(|n| {
-            meta.same_as(n) && n.resource == resource && n.group == group && n.kind == kind
+            meta.same_as(n) && *n.resource == *resource && *n.group == *group && *n.kind == *kind
         });
         if known {
             return Vec::new();
@@ -648,9 +683,9 @@ mod tests {
             } else {
                 format!("{}/v1", n.group)
             },
-            kind: n.kind.clone(),
+            kind: n.kind.to_string(),
             name: n.name.clone(),
-            uid: n.uid.clone(),
+            uid: n.uid.to_string(),
             block_owner_deletion: false,
         }
     }
@@ -695,6 +730,33 @@ mod tests {
             unblock: false,
             verify: verify.to_vec(),
         }
+    }
+
+    #[test]
+    fn nodes_share_the_graph_s_copy_of_common_names() {
+        let mut g = Graph::default();
+        g.upsert(cm("a", "u-a"));
+        g.upsert(cm("b", "u-b"));
+        let (a, b) = (g.node("u-a").expect("a"), g.node("u-b").expect("b"));
+        assert!(Arc::ptr_eq(&a.namespace, &b.namespace));
+        assert!(Arc::ptr_eq(&a.kind, &b.kind));
+        assert!(Arc::ptr_eq(&a.resource, &b.resource));
+        assert_eq!((&*a.namespace, &*a.kind), (NS, "ConfigMap"));
+        // The same node again is not a change.
+        assert!(
+            g.resync(
+                "/registry/configmaps/",
+                vec![cm("a", "u-a"), cm("b", "u-b")]
+            )
+            .is_empty()
+        );
+        assert_eq!(g.len(), 2);
+        // A namespace no node is in any more is forgotten.
+        g.upsert(node("ConfigMap", "gone-soon", "c", "u-c"));
+        assert!(g.names.contains("gone-soon"));
+        g.remove("u-c");
+        assert!(!g.names.contains("gone-soon"));
+        assert!(g.names.contains(NS));
     }
 
     #[test]
@@ -1013,10 +1075,7 @@ mod tests {
             json.to_string().as_bytes(),
         )
         .unwrap();
-        assert_eq!(
-            (n.namespace.as_str(), n.name.as_str(), n.uid.as_str()),
-            ("ns", "c", "u1")
-        );
+        assert_eq!((&*n.namespace, n.name.as_str(), &*n.uid), ("ns", "c", "u1"));
         assert!(n.deleting);
         assert_eq!(n.finalizers, ["a"]);
         assert_eq!(n.owners.len(), 2);

@@ -178,10 +178,10 @@ impl GarbageCollector {
     fn target(&self, uid: &str) -> Option<Target> {
         let node = self.graph.node(uid)?;
         Some(Target {
-            def: self.defs.get(&node.resource)?.clone(),
-            namespace: node.namespace.clone(),
+            def: self.defs.get(&*node.resource)?.clone(),
+            namespace: node.namespace.to_string(),
             name: node.name.clone(),
-            uid: node.uid.clone(),
+            uid: node.uid.to_string(),
         })
     }
 
