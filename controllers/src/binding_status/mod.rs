@@ -98,8 +98,8 @@ pub fn assemble(
             continue;
         }
         let Some(ordinal) = w.spec.workload.manifests.iter().position(|m| {
-            m.api_version == resource.api_version
-                && m.kind == resource.kind
+            m.api_version() == resource.api_version
+                && m.kind() == resource.kind
                 && m.namespace() == resource.namespace
                 && m.name() == resource.name
         }) else {

@@ -89,8 +89,8 @@ pub fn start(ctx: Arc<Context>, watcher: Arc<ObjectWatcher>) -> Vec<JoinHandle<(
 /// template-uid annotation).
 pub fn manifest_target(m: &CachedManifest) -> EventTarget {
     EventTarget {
-        api_version: m.api_version.clone(),
-        kind: m.kind.clone(),
+        api_version: m.api_version().to_owned(),
+        kind: m.kind().to_owned(),
         namespace: m.namespace().to_owned(),
         name: m.name().to_owned(),
         uid: m.template_uid().to_owned(),

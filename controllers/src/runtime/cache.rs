@@ -75,17 +75,20 @@ pub struct CachedWorkload {
 /// applier, the drift check) parse the text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CachedManifest {
-    /// apiVersion.
-    pub api_version: String,
-    /// Kind.
-    pub kind: String,
-    namespace: String,
-    name: String,
-    /// The `resourcetemplate.karmada.io/uid` annotation (empty when absent): every event about
-    /// the manifest names the template by it.
-    template_uid: String,
     raw: Box<str>,
+    /// Where apiVersion, kind, namespace, name and the `resourcetemplate.karmada.io/uid`
+    /// annotation (every event about the manifest names the template by it) are in `raw`, or,
+    /// for a value written with escapes, in `unescaped`. Tens of thousands of Works are cached:
+    /// the identity is not copied out of the text.
+    spans: [(u32, u32); 5],
+    unescaped: Option<Box<[String; 5]>>,
 }
+
+const API_VERSION: usize = 0;
+const KIND: usize = 1;
+const NAMESPACE: usize = 2;
+const NAME: usize = 3;
+const TEMPLATE_UID: usize = 4;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -101,9 +104,9 @@ struct Identity<'a> {
 #[derive(Default, Deserialize)]
 struct IdentityMeta<'a> {
     #[serde(default, borrow)]
-    namespace: Option<Cow<'a, str>>,
+    namespace: Option<Text<'a>>,
     #[serde(default, borrow)]
-    name: Option<Cow<'a, str>>,
+    name: Option<Text<'a>>,
     #[serde(default, borrow)]
     annotations: Option<TemplateUid<'a>>,
 }
@@ -112,32 +115,79 @@ struct IdentityMeta<'a> {
 #[derive(Default, Deserialize)]
 struct TemplateUid<'a> {
     #[serde(default, borrow, rename = "resourcetemplate.karmada.io/uid")]
-    uid: Option<Cow<'a, str>>,
+    uid: Option<Text<'a>>,
 }
+
+/// A string borrowed from the text when written without escapes (serde borrows a `Cow` only
+/// as a field of its own, not inside an `Option`).
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
 
 impl CachedManifest {
     /// A manifest from its JSON text.
     pub fn from_json(raw: Box<str>) -> Result<CachedManifest, serde_json::Error> {
         let id: Identity<'_> = serde_json::from_str(&raw)?;
-        let owned = |s: Option<Cow<'_, str>>| s.map(Cow::into_owned).unwrap_or_default();
+        fn text(t: Option<Text<'_>>) -> Cow<'_, str> {
+            t.map(|t| t.0).unwrap_or(Cow::Borrowed(""))
+        }
+        let parts: [Cow<'_, str>; 5] = [
+            id.api_version,
+            id.kind,
+            text(id.metadata.namespace),
+            text(id.metadata.name),
+            text(id.metadata.annotations.and_then(|a| a.uid)),
+        ];
+        // A borrowed value is a slice of `raw`: its place is kept instead of a copy.
+        let base = raw.as_ptr() as usize;
+        let span = |p: &Cow<'_, str>| match p {
+            s if s.is_empty() => Some((0, 0)),
+            Cow::Borrowed(s) => {
+                let start = (s.as_ptr() as usize).checked_sub(base)?;
+                let end = start.checked_add(s.len())?;
+                (end <= raw.len()).then_some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
+            }
+            Cow::Owned(_) => None,
+        };
+        let found: Option<Vec<(u32, u32)>> = parts.iter().map(span).collect();
+        let (spans, unescaped) = match found.and_then(|v| <[(u32, u32); 5]>::try_from(v).ok()) {
+            Some(spans) => (spans, None),
+            None => ([(0, 0); 5], Some(Box::new(parts.map(Cow::into_owned)))),
+        };
         Ok(CachedManifest {
-            api_version: id.api_version.into_owned(),
-            kind: id.kind.into_owned(),
-            namespace: owned(id.metadata.namespace),
-            name: owned(id.metadata.name),
-            template_uid: owned(id.metadata.annotations.and_then(|a| a.uid)),
             raw,
+            spans,
+            unescaped,
         })
+    }
+
+    fn part(&self, i: usize) -> &str {
+        match &self.unescaped {
+            Some(parts) => &parts[i],
+            None => {
+                let (start, end) = self.spans[i];
+                &self.raw[start as usize..end as usize]
+            }
+        }
+    }
+
+    /// apiVersion.
+    pub fn api_version(&self) -> &str {
+        self.part(API_VERSION)
+    }
+
+    /// Kind.
+    pub fn kind(&self) -> &str {
+        self.part(KIND)
     }
 
     /// Namespace, empty when cluster-scoped.
     pub fn namespace(&self) -> &str {
-        &self.namespace
+        self.part(NAMESPACE)
     }
 
     /// Name.
     pub fn name(&self) -> &str {
-        &self.name
+        self.part(NAME)
     }
 
     /// The JSON text.
@@ -153,25 +203,25 @@ impl CachedManifest {
     /// The UID of the resource template the manifest comes from (its
     /// `resourcetemplate.karmada.io/uid` annotation), empty when unknown.
     pub fn template_uid(&self) -> &str {
-        &self.template_uid
+        self.part(TEMPLATE_UID)
     }
 
     /// The key of the object the manifest becomes.
     pub fn object_key(&self) -> ObjectKey {
         ObjectKey::new(
-            self.api_version.clone(),
-            self.kind.clone(),
-            self.namespace.clone(),
-            self.name.clone(),
+            self.api_version(),
+            self.kind(),
+            self.namespace(),
+            self.name(),
         )
     }
 
     /// True when the manifest is the object `key` names.
     pub fn is(&self, key: &ObjectKey) -> bool {
-        self.api_version == key.api_version
-            && self.kind == key.kind
-            && self.namespace == key.namespace
-            && self.name == key.name
+        self.api_version() == key.api_version
+            && self.kind() == key.kind
+            && self.namespace() == key.namespace
+            && self.name() == key.name
     }
 }
 
@@ -298,6 +348,27 @@ mod tests {
         assert_eq!(w.cluster(), Some("member1"));
         assert!(w.metadata.managed_fields.is_none());
         assert_eq!(w.metadata.name.as_deref(), Some("w"));
+    }
+
+    #[test]
+    fn a_manifest_identity_written_with_escapes_is_read_unescaped() {
+        let m: CachedManifest = serde_json::from_str(
+            r#"{"apiVersion":"v1","kind":"Config\u004dap","metadata":{"name":"a\"b","namespace":"n"}}"#,
+        )
+        .unwrap();
+        assert_eq!(m.kind(), "ConfigMap");
+        assert_eq!(m.name(), "a\"b");
+        assert_eq!(
+            (m.api_version(), m.namespace(), m.template_uid()),
+            ("v1", "n", "")
+        );
+        assert!(m.unescaped.is_some());
+        let plain: CachedManifest = serde_json::from_str(
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}"#,
+        )
+        .unwrap();
+        assert!(plain.unescaped.is_none());
+        assert_eq!((plain.kind(), plain.name()), ("ConfigMap", "a"));
     }
 
     #[test]

@@ -132,7 +132,13 @@ impl Controller {
             .workload
             .manifests
             .iter()
-            .map(|m| (cluster.to_owned(), m.api_version.clone(), m.kind.clone()))
+            .map(|m| {
+                (
+                    cluster.to_owned(),
+                    m.api_version().to_owned(),
+                    m.kind().to_owned(),
+                )
+            })
             .collect();
         kinds.sort();
         kinds.dedup();
