@@ -68,40 +68,19 @@ fn skip_value(json: &[u8], pos: usize) -> Option<usize> {
     }
 }
 
-/// Finds member `key` of the object starting at `obj` (a `{`); returns the byte range of its
-/// value. Keys are compared as written (a key with escapes never matches).
-pub fn object_member(json: &[u8], obj: usize, key: &str) -> Option<(usize, usize)> {
-    if json.get(obj) != Some(&b'{') {
-        return None;
-    }
-    let mut pos = skip_ws(json, obj + 1);
-    if json.get(pos) == Some(&b'}') {
-        return None;
-    }
-    loop {
-        let key_end = skip_string(json, pos)?;
-        let k = &json[pos + 1..key_end - 1];
-        pos = skip_ws(json, key_end);
-        if json.get(pos) != Some(&b':') {
-            return None;
-        }
-        let value_start = skip_ws(json, pos + 1);
-        let value_end = skip_value(json, value_start)?;
-        if k == key.as_bytes() {
-            return Some((value_start, value_end));
-        }
-        pos = skip_ws(json, value_end);
-        match json.get(pos) {
-            Some(b',') => pos = skip_ws(json, pos + 1),
-            _ => return None,
-        }
-    }
+/// Where one member of an object is.
+struct Member {
+    /// Its key's opening quote.
+    key_start: usize,
+    /// Its value.
+    value: (usize, usize),
+    /// The end of the previous member's value, if there is one.
+    prev_end: Option<usize>,
 }
 
-/// The bytes to cut to remove member `key` from the object starting at `obj` (a `{`): the
-/// member and one comma next to it, so what is left is still valid JSON. `None` when the object
-/// has no such member (or cannot be scanned).
-pub fn member_span(json: &[u8], obj: usize, key: &str) -> Option<(usize, usize)> {
+/// Finds member `key` of the object starting at `obj` (a `{`). Keys are compared as written
+/// (a key with escapes never matches).
+fn find_member(json: &[u8], obj: usize, key: &str) -> Option<Member> {
     if json.get(obj) != Some(&b'{') {
         return None;
     }
@@ -109,8 +88,7 @@ pub fn member_span(json: &[u8], obj: usize, key: &str) -> Option<(usize, usize)>
     if json.get(pos) == Some(&b'}') {
         return None;
     }
-    // End of the previous member's value (for a last member, its comma goes instead).
-    let mut prev_end: Option<usize> = None;
+    let mut prev_end = None;
     loop {
         let key_start = pos;
         let key_end = skip_string(json, pos)?;
@@ -121,22 +99,42 @@ pub fn member_span(json: &[u8], obj: usize, key: &str) -> Option<(usize, usize)>
         }
         let value_start = skip_ws(json, pos + 1);
         let value_end = skip_value(json, value_start)?;
-        let after = skip_ws(json, value_end);
         if k == key.as_bytes() {
-            return match json.get(after) {
-                // `"k":v,` up to the next key.
-                Some(b',') => Some((key_start, skip_ws(json, after + 1))),
-                // The last member: from the end of the previous value (its comma) or, when it
-                // is the only member, just the member.
-                Some(b'}') => Some((prev_end.unwrap_or(key_start), value_end)),
-                _ => None,
-            };
+            return Some(Member {
+                key_start,
+                value: (value_start, value_end),
+                prev_end,
+            });
         }
-        match json.get(after) {
-            Some(b',') => pos = skip_ws(json, after + 1),
+        pos = skip_ws(json, value_end);
+        match json.get(pos) {
+            Some(b',') => pos = skip_ws(json, pos + 1),
             _ => return None,
         }
         prev_end = Some(value_end);
+    }
+}
+
+/// Finds member `key` of the object starting at `obj` (a `{`); returns the byte range of its
+/// value. Keys are compared as written (a key with escapes never matches).
+pub fn object_member(json: &[u8], obj: usize, key: &str) -> Option<(usize, usize)> {
+    find_member(json, obj, key).map(|m| m.value)
+}
+
+/// The bytes to cut to remove member `key` from the object starting at `obj` (a `{`): the
+/// member and one comma next to it, so what is left is still valid JSON. `None` when the object
+/// has no such member (or cannot be scanned).
+pub fn member_span(json: &[u8], obj: usize, key: &str) -> Option<(usize, usize)> {
+    let m = find_member(json, obj, key)?;
+    let value_end = m.value.1;
+    let after = skip_ws(json, value_end);
+    match json.get(after) {
+        // `"k":v,` up to the next key.
+        Some(b',') => Some((m.key_start, skip_ws(json, after + 1))),
+        // The last member: from the end of the previous value (its comma) or, when it is the
+        // only member, just the member.
+        Some(b'}') => Some((m.prev_end.unwrap_or(m.key_start), value_end)),
+        _ => None,
     }
 }
 
