@@ -39,9 +39,11 @@ type Handler<K> = Arc<dyn Fn(&Change<'_, K>) + Send + Sync>;
 type IndexFn<K> = Box<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
 
+/// Keys are shared by the objects map and every index: tens of thousands of Works are each
+/// filed under two indexes.
 struct Store<K> {
-    objects: HashMap<Key, Arc<K>>,
-    indexes: Vec<HashMap<String, HashSet<Key>>>,
+    objects: HashMap<Arc<Key>, Arc<K>>,
+    indexes: Vec<HashMap<String, HashSet<Arc<Key>>>>,
 }
 
 struct Shared<K> {
@@ -151,7 +153,11 @@ where
 
     /// Every key.
     pub fn keys(&self) -> Vec<Key> {
-        read(&self.shared.store).objects.keys().cloned().collect()
+        read(&self.shared.store)
+            .objects
+            .keys()
+            .map(|k| Key::clone(k))
+            .collect()
     }
 
     /// Number of objects.
@@ -247,7 +253,7 @@ where
         }
     }
 
-    fn index(&self, st: &mut Store<K>, key: &Key, o: &K) {
+    fn index(&self, st: &mut Store<K>, key: &Arc<Key>, o: &K) {
         for (i, (_, f)) in self.shared.index_fns.iter().enumerate() {
             for v in f(o) {
                 st.indexes[i].entry(v).or_default().insert(key.clone());
@@ -260,6 +266,10 @@ where
         let key = Key::of(o.meta());
         let old = {
             let mut st = write(&self.shared.store);
+            let key = match st.objects.get_key_value(&key) {
+                Some((k, _)) => k.clone(),
+                None => Arc::new(key),
+            };
             let old = st.objects.insert(key.clone(), o.clone());
             if let Some(old) = &old {
                 self.unindex(&mut st, &key, old);
@@ -293,6 +303,8 @@ where
     }
 
     fn replace(&self, listed: HashMap<Key, Arc<K>>) {
+        let listed: HashMap<Arc<Key>, Arc<K>> =
+            listed.into_iter().map(|(k, o)| (Arc::new(k), o)).collect();
         // (old, new): an update, an add (no old) or a delete (no new).
         type Pair<K> = (Option<Arc<K>>, Option<Arc<K>>);
         let mut changes: Vec<Pair<K>> = Vec::new();
