@@ -165,10 +165,9 @@ fn merged(
 }
 
 fn unchanged(cached: &CachedWork, w: &Work) -> Result<bool> {
-    let m = &cached.metadata;
-    if m.labels != w.metadata.labels
-        || m.annotations != w.metadata.annotations
-        || m.finalizers != w.metadata.finalizers
+    if !cached.labels.same_as(&w.metadata.labels)
+        || !cached.annotations.same_as(&w.metadata.annotations)
+        || cached.metadata.finalizers != w.metadata.finalizers
         || cached.spec.suspend_dispatching != w.spec.suspend_dispatching
         || cached.spec.preserve_resources_on_deletion != w.spec.preserve_resources_on_deletion
         || cached.spec.workload.manifests.len() != w.spec.workload.manifests.len()
@@ -205,7 +204,7 @@ pub async fn create_or_update(
     for _ in 0..5 {
         let existing_meta = match (&fetched, &cached) {
             (Some(w), _) => Some(w.metadata.clone()),
-            (None, Some(c)) => Some(c.metadata.clone()),
+            (None, Some(c)) => Some(c.full_metadata()),
             (None, None) => None,
         };
         match existing_meta {

@@ -133,7 +133,7 @@ pub fn assemble(
                             &resource.name,
                         )
                 }) {
-                    item.status = ms.status.clone();
+                    item.status = ms.status();
                     item.health = ms.health;
                 }
             }

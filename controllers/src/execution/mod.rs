@@ -163,7 +163,7 @@ impl Controller {
         let Some(cluster) = cluster else {
             return Err(Error::msg(format!("cluster {cluster_name} not found")));
         };
-        let mut status = work.status.clone();
+        let mut status = work.status.to_api();
         let dispatch_changed = if work.suspended() {
             set_condition(
                 &mut status.conditions,
@@ -429,11 +429,12 @@ impl Controller {
         status: &karmada_api::work::v1alpha1::WorkStatus,
         with_manifests: bool,
     ) -> Result<()> {
-        if status == &work.status {
+        let cached = work.status.to_api();
+        if status == &cached {
             return Ok(());
         }
         let mut s = json!({"conditions": status.conditions});
-        if with_manifests && status.manifest_statuses != work.status.manifest_statuses {
+        if with_manifests && status.manifest_statuses != cached.manifest_statuses {
             s["manifestStatuses"] = json!(status.manifest_statuses);
         }
         let key = work.key();

@@ -5,12 +5,16 @@
 //! (a one-element list otherwise holds room for four).
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use karmada_api::names;
 use karmada_api::well_known::labels;
-use karmada_api::work::v1alpha1::{WORK_APPLIED, WorkStatus};
+use karmada_api::work::v1alpha1::{
+    ManifestStatus, ResourceHealth, ResourceIdentifier, WORK_APPLIED, WorkStatus,
+};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -19,17 +23,91 @@ use serde_json::value::RawValue;
 use super::object::{Key, ObjectKey};
 
 /// A Work as the controllers cache it.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default)]
 pub struct CachedWork {
-    /// Metadata (managedFields dropped).
-    #[serde(default, deserialize_with = "metadata_only")]
+    /// Metadata without managedFields, labels and annotations (those are in `labels` and
+    /// `annotations`; [`CachedWork::full_metadata`] has them all).
     pub metadata: ObjectMeta,
+    /// `metadata.labels`.
+    pub labels: Pairs,
+    /// `metadata.annotations`.
+    pub annotations: Pairs,
     /// The manifests and dispatch settings.
-    #[serde(default)]
     pub spec: CachedWorkSpec,
     /// The observed status.
+    pub status: CachedWorkStatus,
+}
+
+/// A Work as it arrives, before its labels and annotations leave the metadata.
+#[derive(Deserialize)]
+struct WorkFields {
+    #[serde(default, deserialize_with = "metadata_only")]
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: CachedWorkSpec,
     #[serde(default, deserialize_with = "compact_status")]
-    pub status: WorkStatus,
+    status: CachedWorkStatus,
+}
+
+impl<'de> Deserialize<'de> for CachedWork {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let WorkFields {
+            mut metadata,
+            spec,
+            status,
+        } = WorkFields::deserialize(d)?;
+        Ok(CachedWork {
+            labels: Pairs::from_map(metadata.labels.take()),
+            annotations: Pairs::from_map(metadata.annotations.take()),
+            metadata,
+            spec,
+            status,
+        })
+    }
+}
+
+/// Labels or annotations as a sorted list. A Work has one label or two; as a map, each would
+/// cost a whole B-tree node (eleven slots), for each of tens of thousands of cached Works.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pairs(Box<[(Box<str>, Box<str>)]>);
+
+impl Pairs {
+    /// From a map (its order is the sorted order kept).
+    pub fn from_map(map: Option<BTreeMap<String, String>>) -> Pairs {
+        Pairs(
+            map.into_iter()
+                .flatten()
+                .map(|(k, v)| (k.into_boxed_str(), v.into_boxed_str()))
+                .collect(),
+        )
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        let i = self.0.binary_search_by(|(k, _)| (**k).cmp(key)).ok()?;
+        Some(&self.0[i].1)
+    }
+
+    /// As the map of an ObjectMeta (None when empty).
+    pub fn to_map(&self) -> Option<BTreeMap<String, String>> {
+        (!self.0.is_empty()).then(|| {
+            self.0
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+    }
+
+    /// True when `map` holds exactly these entries (an absent map and an empty one alike).
+    pub fn same_as(&self, map: &Option<BTreeMap<String, String>>) -> bool {
+        let map = map.iter().flatten();
+        self.0.len() == map.clone().count()
+            && self
+                .0
+                .iter()
+                .zip(map)
+                .all(|((k, v), (mk, mv))| **k == **mk && **v == **mv)
+    }
 }
 
 /// Metadata parsed without its managedFields (a third of a Work's metadata, which no
@@ -41,11 +119,82 @@ fn metadata_only<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error
 }
 
 /// A Work's status with its lists sized to their contents.
-fn compact_status<'de, D: Deserializer<'de>>(d: D) -> Result<WorkStatus, D::Error> {
-    let mut status = WorkStatus::deserialize(d)?;
+fn compact_status<'de, D: Deserializer<'de>>(d: D) -> Result<CachedWorkStatus, D::Error> {
+    let mut status = CachedWorkStatus::deserialize(d)?;
     status.conditions.shrink_to_fit();
     status.manifest_statuses.shrink_to_fit();
     Ok(status)
+}
+
+/// A Work's status as the cache keeps it: each reflected status as its JSON text, which its
+/// readers parse when they aggregate it (a JSON tree costs several times the text, for each of
+/// tens of thousands of Works). It is not serializable: what a controller writes is the API's
+/// [`WorkStatus`] ([`CachedWorkStatus::to_api`]).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CachedWorkStatus {
+    /// Applied, Dispatching.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// The status of each manifest.
+    #[serde(default)]
+    pub manifest_statuses: Vec<CachedManifestStatus>,
+}
+
+impl CachedWorkStatus {
+    /// The status as the API's type (reflected statuses parsed).
+    pub fn to_api(&self) -> WorkStatus {
+        WorkStatus {
+            conditions: self.conditions.clone(),
+            manifest_statuses: self
+                .manifest_statuses
+                .iter()
+                .map(CachedManifestStatus::to_api)
+                .collect(),
+        }
+    }
+}
+
+/// One manifest's status, its reflected status kept as text.
+#[derive(Clone, Debug, Deserialize)]
+pub struct CachedManifestStatus {
+    /// Which manifest.
+    pub identifier: ResourceIdentifier,
+    #[serde(default)]
+    status: Option<Box<RawValue>>,
+    /// Health of the member object.
+    #[serde(default)]
+    pub health: Option<ResourceHealth>,
+}
+
+impl PartialEq for CachedManifestStatus {
+    fn eq(&self, other: &Self) -> bool {
+        self.identifier == other.identifier
+            && self.health == other.health
+            && self.status.as_deref().map(RawValue::get)
+                == other.status.as_deref().map(RawValue::get)
+    }
+}
+
+impl CachedManifestStatus {
+    /// The reflected status (parsed now); None when absent or unreadable.
+    pub fn status(&self) -> Option<Value> {
+        serde_json::from_str(self.status.as_deref()?.get()).ok()
+    }
+
+    /// The status as the API's type.
+    pub fn to_api(&self) -> ManifestStatus {
+        ManifestStatus {
+            identifier: self.identifier.clone(),
+            status: self.status(),
+            health: self.health,
+        }
+    }
+
+    /// True when `ms` says what this status says.
+    pub fn same_as(&self, ms: &ManifestStatus) -> bool {
+        self.identifier == ms.identifier && self.health == ms.health && self.status() == ms.status
+    }
 }
 
 /// The spec of a cached Work.
@@ -290,12 +439,21 @@ impl CachedWork {
 
     /// The permanent id of the ResourceBinding or ClusterResourceBinding it came from.
     pub fn binding_id(&self) -> Option<&str> {
-        super::label(&self.metadata, labels::RESOURCE_BINDING_PERMANENT_ID).or_else(|| {
-            super::label(
-                &self.metadata,
-                labels::CLUSTER_RESOURCE_BINDING_PERMANENT_ID,
-            )
-        })
+        self.labels
+            .get(labels::RESOURCE_BINDING_PERMANENT_ID)
+            .or_else(|| {
+                self.labels
+                    .get(labels::CLUSTER_RESOURCE_BINDING_PERMANENT_ID)
+            })
+    }
+
+    /// The metadata with its labels and annotations (managedFields aside).
+    pub fn full_metadata(&self) -> ObjectMeta {
+        ObjectMeta {
+            labels: self.labels.to_map(),
+            annotations: self.annotations.to_map(),
+            ..self.metadata.clone()
+        }
     }
 }
 
@@ -321,13 +479,16 @@ mod tests {
             "apiVersion": "work.karmada.io/v1alpha1",
             "kind": "Work",
             "metadata": {"name": "w", "namespace": "karmada-es-member1",
+                "labels": {"resourcebinding.karmada.io/permanent-id": "rb-1", "a": "b"},
+                "annotations": {"x": "y"},
                 "managedFields": [{"manager": "m", "operation": "Update", "fieldsV1": {"f:spec": {}}}]},
             "spec": {"workload": {"manifests": [manifest]}},
             "status": {
                 "conditions": [{"type": "Applied", "status": "True", "reason": "AppliedSuccessful",
                     "message": "", "lastTransitionTime": "2026-11-21T00:00:00Z"}],
                 "manifestStatuses": [{"identifier": {"ordinal": 0, "group": "apps", "version": "v1",
-                    "kind": "Deployment", "resource": "deployments", "namespace": "default", "name": "nginx"}}],
+                    "kind": "Deployment", "resource": "deployments", "namespace": "default", "name": "nginx"},
+                    "status": {"replicas": 2, "readyReplicas": 2}, "health": "Healthy"}],
             },
         });
         let w: CachedWork = serde_json::from_str(&work.to_string()).unwrap();
@@ -345,9 +506,36 @@ mod tests {
         assert!(w.applied());
         assert_eq!(w.status.conditions.capacity(), 1);
         assert_eq!(w.status.manifest_statuses.capacity(), 1);
+        let ms = &w.status.manifest_statuses[0];
+        assert_eq!(
+            ms.status(),
+            Some(json!({"readyReplicas": 2, "replicas": 2}))
+        );
+        let api = w.status.to_api();
+        assert_eq!(api.manifest_statuses[0].status, ms.status());
+        assert!(ms.same_as(&api.manifest_statuses[0]));
+        let mut other = api.manifest_statuses[0].clone();
+        other.status = Some(json!({"readyReplicas": 1, "replicas": 2}));
+        assert!(!ms.same_as(&other));
         assert_eq!(w.cluster(), Some("member1"));
         assert!(w.metadata.managed_fields.is_none());
         assert_eq!(w.metadata.name.as_deref(), Some("w"));
+        // Labels and annotations are kept as sorted lists, out of the metadata.
+        assert!(w.metadata.labels.is_none() && w.metadata.annotations.is_none());
+        assert_eq!(w.binding_id(), Some("rb-1"));
+        assert_eq!((w.labels.get("a"), w.labels.get("c")), (Some("b"), None));
+        let full = w.full_metadata();
+        assert_eq!(full.labels.as_ref().map(BTreeMap::len), Some(2));
+        assert_eq!(
+            full.annotations,
+            Some(BTreeMap::from([("x".into(), "y".into())]))
+        );
+        assert!(w.labels.same_as(&full.labels));
+        assert!(!w.annotations.same_as(&full.labels));
+        assert!(
+            Pairs::default().same_as(&None) && Pairs::default().same_as(&Some(BTreeMap::new()))
+        );
+        assert_eq!(Pairs::default().to_map(), None);
     }
 
     #[test]

@@ -306,7 +306,8 @@ impl Controller {
                 return Err(crate::runtime::Error::msg(e.to_string()));
             }
         };
-        if work.status.manifest_statuses.len() == 1 && work.status.manifest_statuses[0] == ms {
+        if work.status.manifest_statuses.len() == 1 && work.status.manifest_statuses[0].same_as(&ms)
+        {
             return Ok(Requeue::No);
         }
         let health = ms.health.map(|h| h.as_str()).unwrap_or("Unknown");
