@@ -287,6 +287,31 @@ fn deleted_or_drifted_member_object_comes_back_and_template_deletion_cleans_up()
             .filter(|d| replicas(d) == 2)
             .map(|_| ())
     });
+    // A Work deleted behind the binding's back is written again, and applied again.
+    let work_of = |ns: &str| {
+        env.cp
+            .kubectl_ok(&["get", "work", "-n", ns, "-o", "name"])
+            .lines()
+            .find(|l| l.contains("web-"))
+            .map(str::to_owned)
+    };
+    let es2 = "karmada-es-member2";
+    let work = work_of(es2).expect("a Work for member2");
+    let uid = |w: &str| {
+        let out = env
+            .cp
+            .kubectl(&["get", w, "-n", es2, "-o", "jsonpath={.metadata.uid}"]);
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+            .filter(|u| !u.is_empty())
+    };
+    let old_uid = uid(&work).expect("the Work's uid");
+    env.cp.kubectl_ok(&["delete", &work, "-n", es2]);
+    env.wait("the deleted Work written again", || {
+        uid(&work).filter(|u| *u != old_uid).map(|_| ())
+    });
+    env.wait_member_object("member2", &["deploy", "web", "-n", "default"]);
     // Deleting the template removes binding, Works and member objects.
     env.cp.kubectl_ok(&["delete", "deploy", "web"]);
     env.wait_member_absent("member1", &["deploy", "web", "-n", "default"]);

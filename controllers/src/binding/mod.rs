@@ -77,7 +77,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c3 = c.clone();
     ctx.works.on_change(move |ch| {
         if let Change::Delete(w) = ch
-            && let Some(k) = binding_of(&w.metadata)
+            && let Some(k) = w.binding()
         {
             c3.queue.add(k);
         }
@@ -100,17 +100,6 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
             let _ = h.await;
         }
     })]
-}
-
-/// The binding a Work belongs to, from its annotations.
-pub fn binding_of(meta: &ObjectMeta) -> Option<Key> {
-    if let (Some(ns), Some(name)) = (
-        crate::runtime::annotation(meta, annotations::RESOURCE_BINDING_NAMESPACE),
-        crate::runtime::annotation(meta, annotations::RESOURCE_BINDING_NAME),
-    ) {
-        return Some(Key::new(ns, name));
-    }
-    crate::runtime::annotation(meta, annotations::CLUSTER_RESOURCE_BINDING_NAME).map(Key::cluster)
 }
 
 /// The template a binding points at.

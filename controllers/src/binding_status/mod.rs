@@ -15,7 +15,7 @@ use kube::Api;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::binding::{binding_of, fetch_template, template_key};
+use crate::binding::{fetch_template, template_key};
 use crate::interpreter;
 use crate::runtime::bindings::{Binding, digest_statuses, existing_clusters};
 use crate::runtime::context::BY_ID;
@@ -59,7 +59,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
             Change::Delete(w) => w,
             _ => return,
         };
-        if let Some(k) = binding_of(&w.metadata) {
+        if let Some(k) = w.binding() {
             if k.namespace.is_empty() {
                 c1.aggregate_soon::<ClusterResourceBinding>(k);
             } else {

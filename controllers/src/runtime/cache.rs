@@ -447,6 +447,20 @@ impl CachedWork {
             })
     }
 
+    /// The binding the Work belongs to, from its annotations.
+    pub fn binding(&self) -> Option<Key> {
+        use karmada_api::well_known::annotations;
+        let a = &self.annotations;
+        if let (Some(ns), Some(name)) = (
+            a.get(annotations::RESOURCE_BINDING_NAMESPACE),
+            a.get(annotations::RESOURCE_BINDING_NAME),
+        ) {
+            return Some(Key::new(ns, name));
+        }
+        a.get(annotations::CLUSTER_RESOURCE_BINDING_NAME)
+            .map(Key::cluster)
+    }
+
     /// The metadata with its labels and annotations (managedFields aside).
     pub fn full_metadata(&self) -> ObjectMeta {
         ObjectMeta {
@@ -480,7 +494,8 @@ mod tests {
             "kind": "Work",
             "metadata": {"name": "w", "namespace": "karmada-es-member1",
                 "labels": {"resourcebinding.karmada.io/permanent-id": "rb-1", "a": "b"},
-                "annotations": {"x": "y"},
+                "annotations": {"x": "y", "resourcebinding.karmada.io/name": "rb",
+                    "resourcebinding.karmada.io/namespace": "default"},
                 "managedFields": [{"manager": "m", "operation": "Update", "fieldsV1": {"f:spec": {}}}]},
             "spec": {"workload": {"manifests": [manifest]}},
             "status": {
@@ -526,10 +541,8 @@ mod tests {
         assert_eq!((w.labels.get("a"), w.labels.get("c")), (Some("b"), None));
         let full = w.full_metadata();
         assert_eq!(full.labels.as_ref().map(BTreeMap::len), Some(2));
-        assert_eq!(
-            full.annotations,
-            Some(BTreeMap::from([("x".into(), "y".into())]))
-        );
+        assert_eq!(full.annotations.as_ref().map(BTreeMap::len), Some(3));
+        assert_eq!(w.binding(), Some(Key::new("default", "rb")));
         assert!(w.labels.same_as(&full.labels));
         assert!(!w.annotations.same_as(&full.labels));
         assert!(
