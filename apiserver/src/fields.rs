@@ -1,6 +1,8 @@
 //! Which field selectors each resource supports, and how their values are read
 //! (kube's per-kind `GetAttrs` / `SelectableFields`, e.g. pkg/registry/core/pod/strategy.go).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::object;
@@ -102,10 +104,43 @@ pub fn has_kind_fields(def: &ResourceDef) -> bool {
     kind_fields(def).next().is_some()
 }
 
+/// A selectable field's name: a built-in kind's from its static table (no copy per object),
+/// a custom resource's from its definition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldName {
+    /// From a built-in kind's table.
+    Static(&'static str),
+    /// From a CustomResourceDefinition's selectableFields.
+    Custom(Arc<str>),
+}
+
+impl FieldName {
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FieldName::Static(s) => s,
+            FieldName::Custom(s) => s,
+        }
+    }
+}
+
+/// An object's kind-specific field values, shared by the versions of the object that have the
+/// same values (most writes change none of them).
+pub type FieldValues = Arc<[(FieldName, Box<str>)]>;
+
 /// Precomputes the kind-specific field values of an object (for the watch cache).
-pub fn extract(def: &ResourceDef, obj: &Value) -> Vec<(String, String)> {
-    kind_fields(def)
-        .map(|(f, path)| (f.to_string(), value_at(obj, f, path)))
+pub fn extract(def: &ResourceDef, obj: &Value) -> FieldValues {
+    let custom: &[String] = match &def.source {
+        Source::Custom(c) => &c.selectable_fields,
+        _ => &[],
+    };
+    built_in_fields(def)
+        .iter()
+        .map(|&(f, path)| (FieldName::Static(f), value_at(obj, f, path).into()))
+        .chain(custom.iter().map(|jp| {
+            let f = jp.trim_start_matches('.');
+            (FieldName::Custom(Arc::from(f)), value_at(obj, f, jp).into())
+        }))
         .collect()
 }
 

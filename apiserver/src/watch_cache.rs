@@ -31,8 +31,9 @@ pub struct CachedObject {
     /// `metadata.labels`, shared with the previous version of the object when unchanged (the
     /// event window holds many versions of each object; most writes leave labels alone).
     pub labels: Arc<Labels>,
-    /// Kind-specific selectable field values.
-    pub fields: Vec<(String, String)>,
+    /// Kind-specific selectable field values, shared with the previous version of the object
+    /// when unchanged (as the labels).
+    pub fields: Option<fields::FieldValues>,
     /// resourceVersion of this state.
     pub rv: i64,
     body: Body,
@@ -129,7 +130,7 @@ impl CachedObject {
                 names: Names::locate(&key, &meta.namespace, &meta.name),
                 key,
                 labels: Arc::new(meta.labels.as_ref().map(Labels::new).unwrap_or_default()),
-                fields: Vec::new(),
+                fields: None,
                 rv,
                 body: Body::Stored {
                     bytes: stored.clone(),
@@ -223,7 +224,7 @@ impl CachedObject {
             names: Names::locate(&key, object::namespace(value), object::name(value)),
             key,
             labels: Arc::new(Labels::new(&object::labels(value))),
-            fields: fields::extract(def, value),
+            fields: fields::has_kind_fields(def).then(|| fields::extract(def, value)),
             rv,
             body,
         }
@@ -262,8 +263,9 @@ impl CachedObject {
             _ => self
                 .fields
                 .iter()
-                .find(|(k, _)| k == f)
-                .map(|(_, v)| v.clone()),
+                .flat_map(|values| values.iter())
+                .find(|(k, _)| k.as_str() == f)
+                .map(|(_, v)| v.to_string()),
         }
     }
 }
@@ -792,10 +794,13 @@ impl WatchCache {
                 let obj = match CachedObject::from_stored(&self.def, key.clone(), rv, &ev.kv.value)
                 {
                     Ok(mut o) => {
-                        if let Some(p) = &prev
-                            && p.labels == o.labels
-                        {
-                            o.labels = p.labels.clone();
+                        if let Some(p) = &prev {
+                            if p.labels == o.labels {
+                                o.labels = p.labels.clone();
+                            }
+                            if p.fields == o.fields {
+                                o.fields = p.fields.clone();
+                            }
                         }
                         Arc::new(o)
                     }
@@ -1058,6 +1063,13 @@ mod tests {
     }
 
     async fn setup(opts: CacheOptions) -> (tempfile::TempDir, Arc<dyn Store>, Arc<WatchCache>) {
+        setup_with(cm_def(), opts).await
+    }
+
+    async fn setup_with(
+        def: Arc<ResourceDef>,
+        opts: CacheOptions,
+    ) -> (tempfile::TempDir, Arc<dyn Store>, Arc<WatchCache>) {
         let dir = tempfile::tempdir().expect("tempdir");
         let store: Arc<dyn Store> = storage::embedded::EmbeddedStore::open(
             dir.path(),
@@ -1067,7 +1079,7 @@ mod tests {
             },
         )
         .expect("store");
-        let cache = WatchCache::new(cm_def(), opts);
+        let cache = WatchCache::new(def, opts);
         tokio::spawn(cache.clone().run(store.clone()));
         cache
             .wait_for(0, Duration::from_secs(5))
@@ -1196,6 +1208,49 @@ mod tests {
         assert!(!Arc::ptr_eq(&second.object.labels, &third.object.labels));
         assert_eq!(third.object.labels.get("app"), Some("y"));
         assert_eq!(third.object.labels.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn versions_share_unchanged_field_values() {
+        let def = built_in()
+            .into_iter()
+            .find(|d| d.plural == "events" && d.group.is_empty())
+            .expect("events");
+        let (_d, store, cache) = setup_with(Arc::new(def), CacheOptions::default()).await;
+        let key = "/registry/events/default/e";
+        let event = |count: i64, reason: &str| {
+            Bytes::from(
+                json!({"apiVersion": "v1", "kind": "Event",
+                       "metadata": {"name": "e", "namespace": "default"},
+                       "involvedObject": {"kind": "Pod", "name": "p1"},
+                       "reason": reason, "count": count})
+                .to_string(),
+            )
+        };
+        let mut rx = cache
+            .subscribe(None, &Filter::default())
+            .expect("subscribe")
+            .rx;
+        let kv = store.create(key, event(1, "Pulled")).await.expect("create");
+        let first = next(&mut rx).await;
+        let kv = store
+            .update(key, event(2, "Pulled"), kv.mod_revision)
+            .await
+            .expect("update");
+        let second = next(&mut rx).await;
+        let (a, b) = (first.object.fields.as_ref(), second.object.fields.as_ref());
+        assert!(a.zip(b).is_some_and(|(a, b)| Arc::ptr_eq(a, b)));
+        store
+            .update(key, event(3, "Failed"), kv.mod_revision)
+            .await
+            .expect("update");
+        let third = next(&mut rx).await;
+        assert_eq!(third.object.field("reason").as_deref(), Some("Failed"));
+        assert_eq!(second.object.field("reason").as_deref(), Some("Pulled"));
+        assert_eq!(
+            third.object.field("involvedObject.name").as_deref(),
+            Some("p1")
+        );
     }
 
     #[test]
