@@ -429,12 +429,11 @@ impl Controller {
         status: &karmada_api::work::v1alpha1::WorkStatus,
         with_manifests: bool,
     ) -> Result<()> {
-        let cached = work.status.to_api();
-        if status == &cached {
+        if work.status.same_as(status) {
             return Ok(());
         }
         let mut s = json!({"conditions": status.conditions});
-        if with_manifests && status.manifest_statuses != cached.manifest_statuses {
+        if with_manifests && !work.status.manifests_same_as(&status.manifest_statuses) {
             s["manifestStatuses"] = json!(status.manifest_statuses);
         }
         let key = work.key();

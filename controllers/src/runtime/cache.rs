@@ -142,6 +142,21 @@ pub struct CachedWorkStatus {
 }
 
 impl CachedWorkStatus {
+    /// True when `status` says what this status says.
+    pub fn same_as(&self, status: &WorkStatus) -> bool {
+        self.conditions == status.conditions && self.manifests_same_as(&status.manifest_statuses)
+    }
+
+    /// True when `statuses` say what this status's manifest statuses say.
+    pub fn manifests_same_as(&self, statuses: &[ManifestStatus]) -> bool {
+        self.manifest_statuses.len() == statuses.len()
+            && self
+                .manifest_statuses
+                .iter()
+                .zip(statuses)
+                .all(|(a, b)| a.same_as(b))
+    }
+
     /// The status as the API's type (reflected statuses parsed).
     pub fn to_api(&self) -> WorkStatus {
         WorkStatus {
@@ -528,6 +543,8 @@ mod tests {
         );
         let api = w.status.to_api();
         assert_eq!(api.manifest_statuses[0].status, ms.status());
+        assert!(w.status.same_as(&api));
+        assert!(!w.status.manifests_same_as(&[]));
         assert!(ms.same_as(&api.manifest_statuses[0]));
         let mut other = api.manifest_statuses[0].clone();
         other.status = Some(json!({"readyReplicas": 1, "replicas": 2}));
