@@ -15,16 +15,44 @@ const COMMON: &[&str] = &["metadata.name", "metadata.namespace"];
 /// The kind-specific selectable fields (beyond metadata.name/namespace) and where to read
 /// them: a built-in kind's table, or a custom resource's selectableFields. Borrowed, because
 /// the watch cache asks for every version of every object of such kinds.
-fn kind_fields(def: &ResourceDef) -> impl Iterator<Item = (&str, &str)> {
+fn kind_fields(def: &ResourceDef) -> impl Iterator<Item = (FieldRef<'_>, &str)> {
     let custom: &[String] = match &def.source {
         Source::Custom(c) => &c.selectable_fields,
         _ => &[],
     };
-    built_in_fields(def).iter().copied().chain(
-        custom
-            .iter()
-            .map(|jp| (jp.trim_start_matches('.'), jp.as_str())),
-    )
+    built_in_fields(def)
+        .iter()
+        .map(|&(f, path)| (FieldRef::Static(f), path))
+        .chain(
+            custom
+                .iter()
+                .map(|jp| (FieldRef::Custom(jp.trim_start_matches('.')), jp.as_str())),
+        )
+}
+
+/// A selectable field's name as the kind's definition holds it.
+#[derive(Clone, Copy)]
+enum FieldRef<'a> {
+    /// From a built-in kind's table.
+    Static(&'static str),
+    /// From a custom resource's selectableFields.
+    Custom(&'a str),
+}
+
+impl<'a> FieldRef<'a> {
+    fn as_str(self) -> &'a str {
+        match self {
+            FieldRef::Static(s) => s,
+            FieldRef::Custom(s) => s,
+        }
+    }
+
+    fn to_name(self) -> FieldName {
+        match self {
+            FieldRef::Static(s) => FieldName::Static(s),
+            FieldRef::Custom(s) => FieldName::Custom(Arc::from(s)),
+        }
+    }
 }
 
 fn built_in_fields(def: &ResourceDef) -> &'static [(&'static str, &'static str)] {
@@ -76,7 +104,7 @@ pub fn field_value(def: &ResourceDef, obj: &Value, field: &str) -> Option<String
         "metadata.namespace" => return Some(object::namespace(obj).to_string()),
         _ => {}
     }
-    let (_, path) = kind_fields(def).find(|(f, _)| *f == field)?;
+    let (_, path) = kind_fields(def).find(|(f, _)| f.as_str() == field)?;
     Some(value_at(obj, field, path))
 }
 
@@ -130,30 +158,23 @@ pub type FieldValues = Arc<[(FieldName, Box<str>)]>;
 
 /// Precomputes the kind-specific field values of an object (for the watch cache).
 pub fn extract(def: &ResourceDef, obj: &Value) -> FieldValues {
-    let custom: &[String] = match &def.source {
-        Source::Custom(c) => &c.selectable_fields,
-        _ => &[],
-    };
-    built_in_fields(def)
-        .iter()
-        .map(|&(f, path)| (FieldName::Static(f), value_at(obj, f, path).into()))
-        .chain(custom.iter().map(|jp| {
-            let f = jp.trim_start_matches('.');
-            (FieldName::Custom(Arc::from(f)), value_at(obj, f, jp).into())
-        }))
+    kind_fields(def)
+        .map(|(f, path)| (f.to_name(), value_at(obj, f.as_str(), path).into()))
         .collect()
 }
 
 /// Checks that every field of the selector is supported; the error is kube's message.
 pub fn validate(def: &ResourceDef, sel: &FieldSelector) -> Result<(), String> {
     for t in &sel.terms {
-        if COMMON.contains(&t.field.as_str()) || kind_fields(def).any(|(f, _)| f == t.field) {
+        if COMMON.contains(&t.field.as_str())
+            || kind_fields(def).any(|(f, _)| f.as_str() == t.field)
+        {
             continue;
         }
         return Err(
             if matches!(def.source, Source::Custom(_) | Source::Karmada) {
                 let mut known: Vec<String> = COMMON.iter().map(|s| format!("\"{s}\"")).collect();
-                known.extend(kind_fields(def).map(|(f, _)| format!("\"{f}\"")));
+                known.extend(kind_fields(def).map(|(f, _)| format!("\"{}\"", f.as_str())));
                 format!(
                     "\"{}\" is not a known field selector: only {}",
                     t.field,

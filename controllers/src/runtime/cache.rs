@@ -1,8 +1,9 @@
 //! Lean cached forms of the most numerous control-plane objects. A Work carries a whole manifest;
 //! caching tens of thousands of them as `serde_json::Value` trees would dominate the process's
-//! memory, so the cache keeps each manifest as text plus the four fields that identify it
-//! ([`CachedManifest`]) and parses the rest when needed, and sizes every list to its contents
-//! (a one-element list otherwise holds room for four).
+//! memory, so the cache keeps each manifest as text with where its identity is in it
+//! ([`CachedManifest`]), labels and annotations as sorted lists ([`Pairs`]) and reflected
+//! statuses as text ([`CachedManifestStatus`]), parses the rest when needed, and sizes every
+//! list to its contents (a one-element list otherwise holds room for four).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -100,12 +101,11 @@ impl Pairs {
 
     /// True when `map` holds exactly these entries (an absent map and an empty one alike).
     pub fn same_as(&self, map: &Option<BTreeMap<String, String>>) -> bool {
-        let map = map.iter().flatten();
-        self.0.len() == map.clone().count()
+        self.0.len() == map.as_ref().map_or(0, BTreeMap::len)
             && self
                 .0
                 .iter()
-                .zip(map)
+                .zip(map.iter().flatten())
                 .all(|((k, v), (mk, mv))| **k == **mk && **v == **mv)
     }
 }
@@ -312,11 +312,17 @@ impl CachedManifest {
             }
             Cow::Owned(_) => None,
         };
-        let found: Option<Vec<(u32, u32)>> = parts.iter().map(span).collect();
-        let (spans, unescaped) = match found.and_then(|v| <[(u32, u32); 5]>::try_from(v).ok()) {
-            Some(spans) => (spans, None),
-            None => ([(0, 0); 5], Some(Box::new(parts.map(Cow::into_owned)))),
-        };
+        let mut spans = [(0, 0); 5];
+        let mut unescaped = None;
+        for (slot, part) in spans.iter_mut().zip(&parts) {
+            match span(part) {
+                Some(s) => *slot = s,
+                None => {
+                    unescaped = Some(Box::new(parts.clone().map(Cow::into_owned)));
+                    break;
+                }
+            }
+        }
         Ok(CachedManifest {
             raw,
             spans,
