@@ -251,6 +251,11 @@ async fn main() {
     let all_applied = all_applied.ok().map(|t| t - bulk_start);
     let all_ready = all_ready.ok().map(|t| t - bulk_start);
     let bulk_cpu = cpu_seconds(pid);
+    let bulk_member_cpu: f64 = member_processes
+        .iter()
+        .map(|m| cpu_seconds(m.child.id()))
+        .sum();
+    let bulk_own_cpu = cpu_seconds(std::process::id());
     let bulk_rss = rss_kib(pid);
 
     // Steady: change the image of a Deployment; measure until member1's copy has it.
@@ -352,6 +357,10 @@ async fn main() {
     println!(
         "  members' RSS (sum of {members} processes): {} MiB",
         member_rss() / 1024
+    );
+    // The machine is shared: what the members and this client spend is not the control plane's.
+    println!(
+        "  bulk phase CPU elsewhere: members {bulk_member_cpu:.1} s, benchmark client {bulk_own_cpu:.1} s"
     );
     // The control plane goes first so it does not log the members going away.
     drop(cp_process);

@@ -78,9 +78,14 @@ struct Member {
     prev_end: Option<usize>,
 }
 
-/// Finds member `key` of the object starting at `obj` (a `{`). Keys are compared as written
-/// (a key with escapes never matches).
-fn find_member(json: &[u8], obj: usize, key: &str) -> Option<Member> {
+/// Walks the members of the object starting at `obj` (a `{`) in order, calling `visit` with
+/// each one's key as written (between its quotes, escapes left as they are) until it returns
+/// true; returns the member it stopped at. `None` when it did not stop (or cannot scan).
+fn walk_members<'a>(
+    json: &'a [u8],
+    obj: usize,
+    mut visit: impl FnMut(&'a [u8], &Member) -> bool,
+) -> Option<Member> {
     if json.get(obj) != Some(&b'{') {
         return None;
     }
@@ -92,19 +97,19 @@ fn find_member(json: &[u8], obj: usize, key: &str) -> Option<Member> {
     loop {
         let key_start = pos;
         let key_end = skip_string(json, pos)?;
-        let k = &json[pos + 1..key_end - 1];
         pos = skip_ws(json, key_end);
         if json.get(pos) != Some(&b':') {
             return None;
         }
         let value_start = skip_ws(json, pos + 1);
         let value_end = skip_value(json, value_start)?;
-        if k == key.as_bytes() {
-            return Some(Member {
-                key_start,
-                value: (value_start, value_end),
-                prev_end,
-            });
+        let member = Member {
+            key_start,
+            value: (value_start, value_end),
+            prev_end,
+        };
+        if visit(&json[key_start + 1..key_end - 1], &member) {
+            return Some(member);
         }
         pos = skip_ws(json, value_end);
         match json.get(pos) {
@@ -113,6 +118,33 @@ fn find_member(json: &[u8], obj: usize, key: &str) -> Option<Member> {
         }
         prev_end = Some(value_end);
     }
+}
+
+/// Finds member `key` of the object starting at `obj` (a `{`). Keys are compared as written
+/// (a key with escapes never matches).
+fn find_member(json: &[u8], obj: usize, key: &str) -> Option<Member> {
+    walk_members(json, obj, |k, _| k == key.as_bytes())
+}
+
+/// Every member of the object starting at `obj` (a `{`), in order: its key (as written,
+/// without quotes) and the byte range of its value. `None` when `json` cannot be scanned
+/// there, or a key has escapes (callers would have to unescape it to compare it).
+pub fn members(json: &[u8], obj: usize) -> Option<Vec<(&str, (usize, usize))>> {
+    let mut out = Vec::new();
+    let mut clean = true;
+    // The walk ends at the closing brace without stopping; a malformed object stops it early.
+    let mut complete = false;
+    walk_members(json, obj, |k, m| {
+        match std::str::from_utf8(k) {
+            Ok(k) if !k.contains('\\') => out.push((k, m.value)),
+            _ => clean = false,
+        }
+        let after = skip_ws(json, m.value.1);
+        complete = json.get(after) == Some(&b'}');
+        !clean
+    });
+    let empty = json.get(obj) == Some(&b'{') && json.get(skip_ws(json, obj + 1)) == Some(&b'}');
+    (clean && (complete || empty)).then_some(out)
 }
 
 /// Finds member `key` of the object starting at `obj` (a `{`); returns the byte range of its
@@ -251,6 +283,31 @@ pub fn with_resource_version(json: &[u8], rv: i64) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
     use serde_json::{Value, json};
+
+    #[test]
+    fn members_in_order_with_value_ranges() {
+        let json = br#" {"a":1, "b" : {"c":[1,"}"]},"d":"x\"y"} "#;
+        let found = members(json, 1).expect("scanned");
+        let texts: Vec<(&str, &[u8])> = found
+            .iter()
+            .map(|(k, (from, to))| (*k, &json[*from..*to]))
+            .collect();
+        assert_eq!(
+            texts,
+            vec![
+                ("a", &b"1"[..]),
+                ("b", &br#"{"c":[1,"}"]}"#[..]),
+                ("d", &br#""x\"y""#[..])
+            ]
+        );
+        assert_eq!(members(b"{}", 0), Some(vec![]));
+        assert_eq!(members(b" { } ", 1), Some(vec![]));
+        // Escaped keys, truncated or malformed objects: the caller must parse instead.
+        assert_eq!(members(br#"{"a\u0062":1}"#, 0), None);
+        assert_eq!(members(br#"{"a":1,"b":2"#, 0), None);
+        assert_eq!(members(br#"{"a":1 "b":2}"#, 0), None);
+        assert_eq!(members(b"[1]", 0), None);
+    }
 
     fn stamped(input: &str, rv: i64) -> Value {
         let out = with_resource_version(input.as_bytes(), rv).expect("stamped");

@@ -31,7 +31,9 @@ pub mod well_known;
 mod field;
 mod resource;
 
-pub use admission::{AdmissionError, Operation, admit, admit_delete};
+pub use admission::{
+    AdmissionError, Operation, admit, admit_delete, status_admission_reads_only_status,
+};
 pub use catalog::{KindInfo, ServedBy, kind_info, kinds};
 pub use field::{FieldError, FieldErrorKind, FieldPath, aggregate_message, go_quote};
 pub use printers::{PrinterColumn, cluster_row, printer_columns};

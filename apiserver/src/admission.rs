@@ -19,6 +19,18 @@ pub enum Operation {
     Update,
 }
 
+/// Whether admitting a status write of this kind reads nothing but the object's `metadata` and
+/// `status` (so a registry may hand it the object without its other members): true for
+/// built-in kinds (see `admit`) and for Karmada's kinds but Cluster, whose admission decodes
+/// and canonicalises the whole object; a custom resource is validated whole against its schema.
+pub fn status_write_reads_only_status(def: &ResourceDef) -> bool {
+    match def.source {
+        Source::BuiltIn => true,
+        Source::Karmada => karmada_api::status_admission_reads_only_status(&def.kind),
+        _ => false,
+    }
+}
+
 /// Defaults and validates `obj` (the new state); `old` is the current state on update.
 pub async fn admit(
     state: &ApiState,

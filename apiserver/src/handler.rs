@@ -449,7 +449,7 @@ pub fn render_written(
         add_warnings(&mut resp, &warnings);
         return Ok(resp);
     }
-    render_object(ctx, status, &written.obj, warnings)
+    render_object(ctx, status, &*written.object()?, warnings)
 }
 
 fn add_warnings(resp: &mut Response, warnings: &[String]) {

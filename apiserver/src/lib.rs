@@ -37,6 +37,7 @@ pub mod schema;
 pub mod selectors;
 pub mod server;
 pub mod state;
+pub mod status_write;
 pub mod table;
 pub mod tables;
 pub mod watch;

@@ -157,37 +157,43 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
 
     if t != PatchType::Apply {
         let mut unknown = Vec::new();
-        let updated = reg
-            .guaranteed_update_written(&ctx.ns, &ctx.info.name, sub, &wctx, |cur| {
-                let mut next = apply_non_apply(t, cur, &doc, &gvk)?;
-                if !next.is_object() {
-                    return Err(ApiError::invalid_message(
-                        "the patch turned the object into something that is not an object",
-                    ));
-                }
-                // kube decodes the patched object strictly (unknown fields for fieldValidation).
-                let strict = opts.field_validation == crate::options::FieldValidation::Strict;
-                let patched = strict.then(|| next.clone());
-                unknown = crate::schema::prune_unknown(&ctx.state, &ctx.def, &mut next);
-                if let Some(patched) = patched.filter(|_| !unknown.is_empty()) {
-                    return Err(crate::schema::strict_patch_error(
-                        t == PatchType::Strategic,
-                        &doc,
-                        &patched,
-                        &unknown,
-                    ));
-                }
-                // Unless the patch names a resourceVersion (a precondition), it applies to
-                // whatever is current, and races are retried.
-                if next.pointer("/metadata/resourceVersion")
-                    == cur.pointer("/metadata/resourceVersion")
-                    && doc.pointer("/metadata/resourceVersion").is_none()
-                {
-                    object::meta_mut(&mut next).remove("resourceVersion");
-                }
-                Ok(next)
-            })
-            .await?;
+        let mutate = |cur: &Value| {
+            let mut next = apply_non_apply(t, cur, &doc, &gvk)?;
+            if !next.is_object() {
+                return Err(ApiError::invalid_message(
+                    "the patch turned the object into something that is not an object",
+                ));
+            }
+            // kube decodes the patched object strictly (unknown fields for fieldValidation).
+            let strict = opts.field_validation == crate::options::FieldValidation::Strict;
+            let patched = strict.then(|| next.clone());
+            unknown = crate::schema::prune_unknown(&ctx.state, &ctx.def, &mut next);
+            if let Some(patched) = patched.filter(|_| !unknown.is_empty()) {
+                return Err(crate::schema::strict_patch_error(
+                    t == PatchType::Strategic,
+                    &doc,
+                    &patched,
+                    &unknown,
+                ));
+            }
+            // Unless the patch names a resourceVersion (a precondition), it applies to
+            // whatever is current, and races are retried.
+            if next.pointer("/metadata/resourceVersion") == cur.pointer("/metadata/resourceVersion")
+                && doc.pointer("/metadata/resourceVersion").is_none()
+            {
+                object::meta_mut(&mut next).remove("resourceVersion");
+            }
+            Ok(next)
+        };
+        // A merge patch of the status subresource reads and changes only metadata and status
+        // (whatever else it names is dropped); a JSON patch may test any member.
+        let updated = if sub == Subresource::Status && t != PatchType::Json {
+            reg.guaranteed_status_update(&ctx.ns, &ctx.info.name, &wctx, mutate)
+                .await?
+        } else {
+            reg.guaranteed_update_written(&ctx.ns, &ctx.info.name, sub, &wctx, mutate)
+                .await?
+        };
         let warnings = match opts.field_validation {
             crate::options::FieldValidation::Warn => unknown
                 .iter()

@@ -453,7 +453,9 @@ impl<'a> Registry<'a> {
         obj: Value,
         ctx: &WriteContext,
     ) -> Result<Value, ApiError> {
-        self.create_written(ns, obj, ctx).await.map(|w| w.obj)
+        self.create_written(ns, obj, ctx)
+            .await
+            .and_then(Written::into_object)
     }
 
     /// [`Registry::create`], also returning the bytes stored.
@@ -526,6 +528,7 @@ impl<'a> Registry<'a> {
                     return Ok(Written {
                         obj: candidate,
                         stored: Some((bytes, kv.mod_revision)),
+                        partial: false,
                     });
                 }
                 Err(storage::Error::AlreadyExists { current, .. }) => {
@@ -586,7 +589,7 @@ impl<'a> Registry<'a> {
     ) -> Result<(Value, bool), ApiError> {
         self.update_written(ns, name, obj, sub, ctx)
             .await
-            .map(|(w, created)| (w.obj, created))
+            .and_then(|(w, created)| Ok((w.into_object()?, created)))
     }
 
     /// [`Registry::update`], also returning the bytes stored.
@@ -640,7 +643,7 @@ impl<'a> Registry<'a> {
     {
         self.guaranteed_update_written(ns, name, sub, ctx, mutate)
             .await
-            .map(|w| w.obj)
+            .and_then(Written::into_object)
     }
 
     /// [`Registry::guaranteed_update`], also returning the bytes stored.
@@ -650,6 +653,41 @@ impl<'a> Registry<'a> {
         name: &str,
         sub: Subresource,
         ctx: &WriteContext,
+        mutate: F,
+    ) -> Result<Written, ApiError>
+    where
+        F: FnMut(&Value) -> Result<Value, ApiError>,
+    {
+        self.guaranteed_update_view(ns, name, sub, ctx, false, mutate)
+            .await
+    }
+
+    /// [`Registry::guaranteed_update_written`] for a status write whose `mutate` reads and
+    /// changes only `metadata` and `status` (a merge patch does; a JSON patch may test any
+    /// member): when admission also reads only those, `mutate` gets the object without its
+    /// other members, which are written back as stored (`status_write`).
+    pub async fn guaranteed_status_update<F>(
+        &self,
+        ns: &str,
+        name: &str,
+        ctx: &WriteContext,
+        mutate: F,
+    ) -> Result<Written, ApiError>
+    where
+        F: FnMut(&Value) -> Result<Value, ApiError>,
+    {
+        let view = admission::status_write_reads_only_status(&self.def);
+        self.guaranteed_update_view(ns, name, Subresource::Status, ctx, view, mutate)
+            .await
+    }
+
+    async fn guaranteed_update_view<F>(
+        &self,
+        ns: &str,
+        name: &str,
+        sub: Subresource,
+        ctx: &WriteContext,
+        status_view: bool,
         mut mutate: F,
     ) -> Result<Written, ApiError>
     where
@@ -659,8 +697,18 @@ impl<'a> Registry<'a> {
         loop {
             let (kv, _) = store_of(self.state).get(&key).await?;
             let kv = kv.ok_or_else(|| self.not_found(name))?;
-            let current = object::from_stored(&kv.value, kv.mod_revision)?;
-            let current = crate::crd::on_read(&self.def, &current).unwrap_or(current);
+            let (current, kept) = if status_view {
+                crate::status_write::from_stored(&kv.value, kv.mod_revision)?
+            } else {
+                let current = object::from_stored(&kv.value, kv.mod_revision)?;
+                let current = crate::crd::on_read(&self.def, &current).unwrap_or(current);
+                (current, None)
+            };
+            // The answers that carry the object as a value need it whole.
+            let whole = |obj: Value| match &kept {
+                Some(kept) => kept.complete(obj),
+                None => Ok(obj),
+            };
             let mut new = mutate(&current)?;
             let user_rv = object::resource_version(&new)?;
             if let Some(rv) = user_rv
@@ -688,13 +736,16 @@ impl<'a> Registry<'a> {
                     sub,
                 );
             }
-            let bytes = object::to_stored(&new)?;
+            let bytes = match &kept {
+                Some(kept) => kept.to_stored(&new)?,
+                None => object::to_stored(&new)?,
+            };
             if bytes == kv.value {
                 // No change: kube skips the write and keeps the resourceVersion.
-                return Ok(Written::unstored(current));
+                return Ok(Written::unstored(whole(current)?));
             }
             if ctx.dry_run {
-                return Ok(Written::unstored(new));
+                return Ok(Written::unstored(whole(new)?));
             }
             if object::is_terminating(&new)
                 && object::finalizers(&new).is_empty()
@@ -704,7 +755,7 @@ impl<'a> Registry<'a> {
                 match store_of(self.state).delete(&key, kv.mod_revision).await {
                     Ok((_, rev)) => {
                         object::set_resource_version(&mut new, rev);
-                        return Ok(Written::unstored(new));
+                        return Ok(Written::unstored(whole(new)?));
                     }
                     Err(storage::Error::Conflict { .. }) if user_rv.is_none() => continue,
                     Err(storage::Error::Conflict { .. }) => {
@@ -723,6 +774,7 @@ impl<'a> Registry<'a> {
                     return Ok(Written {
                         obj: new,
                         stored: Some((bytes, kv.mod_revision)),
+                        partial: kept.is_some(),
                     });
                 }
                 Err(storage::Error::Conflict { .. }) if user_rv.is_none() => continue,
@@ -1063,16 +1115,41 @@ fn returns_deleted_object(def: &ResourceDef) -> bool {
 
 /// An object as a write left it, with the bytes stored for it when it was stored.
 pub struct Written {
-    /// The object as served (with its resourceVersion).
-    pub obj: Value,
+    /// The object as served (with its resourceVersion); see `partial`.
+    obj: Value,
     /// The stored bytes (no resourceVersion) and the revision they were stored at; None
     /// for dry runs, unchanged objects and deletions.
     pub stored: Option<(Bytes, i64)>,
+    /// `obj` has only the members a status write reads (`status_write`); the stored bytes
+    /// have them all.
+    partial: bool,
 }
 
 impl Written {
     fn unstored(obj: Value) -> Written {
-        Written { obj, stored: None }
+        Written {
+            obj,
+            stored: None,
+            partial: false,
+        }
+    }
+
+    /// The object as served.
+    pub fn object(&self) -> Result<std::borrow::Cow<'_, Value>, ApiError> {
+        match (&self.stored, self.partial) {
+            (Some((bytes, rv)), true) => {
+                object::from_stored(bytes, *rv).map(std::borrow::Cow::Owned)
+            }
+            _ => Ok(std::borrow::Cow::Borrowed(&self.obj)),
+        }
+    }
+
+    /// The object as served, owned.
+    pub fn into_object(self) -> Result<Value, ApiError> {
+        match (self.stored, self.partial) {
+            (Some((bytes, rv)), true) => object::from_stored(&bytes, rv),
+            _ => Ok(self.obj),
+        }
     }
 }
 

@@ -165,6 +165,22 @@ pub fn admit(
     }
 }
 
+/// Whether `admit` of an `UpdateStatus` of this kind reads only `metadata` and `status`: true
+/// for the CRD kinds (`admit_status`), false for Cluster (its strategy decodes and
+/// canonicalises the whole object) and for kinds this module does not know.
+pub fn status_admission_reads_only_status(kind: &str) -> bool {
+    matches!(
+        kind,
+        "PropagationPolicy"
+            | "ClusterPropagationPolicy"
+            | "OverridePolicy"
+            | "ClusterOverridePolicy"
+            | "ResourceBinding"
+            | "ClusterResourceBinding"
+            | "Work"
+    )
+}
+
 /// Admits a delete: Karmada's resourcedeletionprotection webhook refuses to delete any object
 /// labelled `resourcetemplate.karmada.io/deletion-protected: Always`.
 pub fn admit_delete(obj: &Value) -> Result<(), AdmissionError> {
@@ -274,7 +290,13 @@ fn admit_status<T: Webhooks>(
         .as_object()
         .map(|m| m.keys().filter(|k| *k != "status").cloned().collect())
         .unwrap_or_default();
-    let skip: Vec<&str> = others.iter().map(String::as_str).collect();
+    // The registry may leave out what a status write cannot change (a Work's manifests):
+    // required members other than status are the stored object's, not this write's.
+    let skip: Vec<&str> = others
+        .iter()
+        .map(String::as_str)
+        .chain(schema.root.required().filter(|name| *name != "status"))
+        .collect();
     normalize(schema, obj, &skip);
     check_schema(schema, obj, &skip)?;
     if !same_metadata(obj.get("metadata"), old.and_then(|o| o.get("metadata"))) {

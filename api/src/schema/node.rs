@@ -291,7 +291,13 @@ impl Node {
         }
     }
 
-    /// Validates `value` against this node. `skip` names top-level keys not validated.
+    /// The names of the members an object of this node must have.
+    pub(crate) fn required(&self) -> impl Iterator<Item = &str> {
+        self.required.iter().map(String::as_str)
+    }
+
+    /// Validates `value` against this node. `skip` names top-level keys not validated (their
+    /// presence included: whoever skips them answers for them).
     pub(crate) fn validate(
         &self,
         value: &Value,
@@ -333,7 +339,7 @@ impl Node {
                 }
                 if checks == Checks::All {
                     for name in &self.required {
-                        if !map.contains_key(name) {
+                        if !map.contains_key(name) && !skip.contains(&name.as_str()) {
                             errors.push(FieldError::required(join(path, name), ""));
                         }
                     }
