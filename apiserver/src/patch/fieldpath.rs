@@ -356,6 +356,22 @@ impl Set {
         out
     }
 
+    /// Whether removing this set's paths from the set `fields` encodes (`FieldsV1` JSON, as
+    /// `to_fields_v1` writes it) may change it; `false` only when it surely does not, so a
+    /// caller can leave `fields` encoded. Element keys are matched as `to_fields_v1` writes them.
+    pub(crate) fn may_take_from_fields_v1(&self, fields: &Value) -> bool {
+        let Value::Object(map) = fields else {
+            return true;
+        };
+        self.nodes
+            .iter()
+            .any(|(pe, node)| match map.get(&pe.serialize()) {
+                None => false,
+                Some(_) if node.member => true,
+                Some(child) => node.children.may_take_from_fields_v1(child),
+            })
+    }
+
     /// The `FieldsV1` JSON of this set.
     pub(crate) fn to_fields_v1(&self) -> Value {
         Value::Object(self.fields_v1_contents(false))
@@ -475,6 +491,27 @@ mod tests {
             ]),
             ".metadata.finalizers[=\"x\"]"
         );
+    }
+
+    #[test]
+    fn overlap_with_encoded_sets() {
+        let mut owned = Set::new();
+        owned.insert(&[f("spec"), f("replicas")]);
+        owned.insert(&[f("status"), f("conditions"), k("type", json!("Applied"))]);
+        let encoded = owned.to_fields_v1();
+        let mut touched = Set::new();
+        touched.insert(&[f("status"), f("observedGeneration")]);
+        assert!(!touched.may_take_from_fields_v1(&encoded));
+        assert_eq!(owned.difference(&touched), owned);
+        touched.insert(&[f("status"), f("conditions"), k("type", json!("Applied"))]);
+        assert!(touched.may_take_from_fields_v1(&encoded));
+        assert_ne!(owned.difference(&touched), owned);
+        // A parent of an owned path is not itself owned: removing it leaves the children.
+        let mut parent = Set::new();
+        parent.insert(&[f("status")]);
+        assert!(parent.may_take_from_fields_v1(&encoded));
+        assert!(Set::new().may_take_from_fields_v1(&json!([])));
+        assert!(!Set::new().may_take_from_fields_v1(&encoded));
     }
 
     #[test]

@@ -119,15 +119,38 @@ pub(crate) struct VersionedSet {
 pub(crate) struct Managed {
     pub(crate) fields: BTreeMap<ManagerId, VersionedSet>,
     pub(crate) times: BTreeMap<ManagerId, Timestamp>,
+    /// Entries left encoded by [`Managed::decode_touching`] (a write cannot change them), in
+    /// none of the maps above; `encode` writes them back as they are.
+    kept: Vec<KeptEntry>,
+}
+
+/// A stored entry written back as it is.
+#[derive(Debug, Clone)]
+struct KeptEntry {
+    id: ManagerId,
+    api_version: String,
+    time: Option<Timestamp>,
+    entry: Value,
 }
 
 impl Managed {
     pub(crate) fn is_empty(&self) -> bool {
-        self.fields.is_empty()
+        self.fields.is_empty() && self.kept.is_empty()
     }
 
     /// Decodes `metadata.managedFields` (`DecodeManagedFields`); `None` or `null` is empty.
     pub(crate) fn decode(entries: Option<&Value>) -> Result<Managed, String> {
+        Managed::decode_touching(entries, None)
+    }
+
+    /// [`Managed::decode`], leaving encoded the entries from which removing the paths of
+    /// `touched` surely takes nothing (see `Set::may_take_from_fields_v1`), except `writer`'s:
+    /// a status write decodes its own small entry, not the big one of whoever wrote the spec.
+    /// `None` decodes every entry.
+    pub(crate) fn decode_touching(
+        entries: Option<&Value>,
+        touched: Option<(&Set, &ManagerId)>,
+    ) -> Result<Managed, String> {
         let mut managed = Managed::default();
         let entries = match entries {
             None | Some(Value::Null) => return Ok(managed),
@@ -135,6 +158,7 @@ impl Managed {
             Some(_) => return Err("managedFields must be a list".to_string()),
         };
         for (i, entry) in entries.iter().enumerate() {
+            let raw = entry;
             let entry = entry
                 .as_object()
                 .ok_or_else(|| format!("managed fields entry {i} is not an object"))?;
@@ -162,17 +186,45 @@ impl Managed {
                 manager: text("manager").to_string(),
                 ..ManagerId::new("x", operation, api_version, subresource)
             };
+            let time = match entry.get("time").and_then(Value::as_str) {
+                Some(time) => Some(
+                    time.parse::<Timestamp>()
+                        .map_err(|e| format!("invalid time in managed fields entry {i}: {e}"))?,
+                ),
+                None => None,
+            };
+            // Only a non-empty set is kept encoded: an emptied one is dropped when decoded.
+            let keep = touched.is_some_and(|(touched, writer)| {
+                *writer != id
+                    && entry
+                        .get("fieldsV1")
+                        .and_then(Value::as_object)
+                        .is_some_and(|f| !f.is_empty())
+                    && !entry
+                        .get("fieldsV1")
+                        .is_some_and(|f| touched.may_take_from_fields_v1(f))
+            });
+            // A later entry of the same manager replaces an earlier one, as in the maps.
+            managed.kept.retain(|k| k.id != id);
+            if keep {
+                managed.fields.remove(&id);
+                managed.times.remove(&id);
+                managed.kept.push(KeptEntry {
+                    id,
+                    api_version: api_version.to_string(),
+                    time,
+                    entry: raw.clone(),
+                });
+                continue;
+            }
             let set = match entry.get("fieldsV1") {
                 None | Some(Value::Null) => Set::new(),
                 Some(fields) => {
                     Set::from_fields_v1(fields).map_err(|e| format!("error decoding set: {e}"))?
                 }
             };
-            match entry.get("time").and_then(Value::as_str) {
+            match time {
                 Some(time) => {
-                    let time: Timestamp = time
-                        .parse()
-                        .map_err(|e| format!("invalid time in managed fields entry {i}: {e}"))?;
                     managed.times.insert(id.clone(), time);
                 }
                 None => {
@@ -193,34 +245,59 @@ impl Managed {
     /// Encodes the entries sorted as upstream does (`sortEncodedManagedFields`): operation,
     /// time, manager, apiVersion, subresource. `None` when there are none.
     pub(crate) fn encode(&self) -> Option<Value> {
-        if self.fields.is_empty() {
+        self.encode_with(|i| self.kept[i].entry.clone())
+    }
+
+    /// [`Managed::encode`], moving the kept entries instead of copying them.
+    pub(crate) fn into_encoded(mut self) -> Option<Value> {
+        let mut kept: Vec<Value> = self
+            .kept
+            .iter_mut()
+            .map(|k| std::mem::take(&mut k.entry))
+            .collect();
+        self.encode_with(|i| std::mem::take(&mut kept[i]))
+    }
+
+    /// Encodes the entries, the `i`th kept one as `kept_entry(i)` gives it.
+    fn encode_with(&self, mut kept_entry: impl FnMut(usize) -> Value) -> Option<Value> {
+        if self.is_empty() {
             return None;
         }
-        let mut entries: Vec<(&ManagerId, &VersionedSet, Option<&Timestamp>)> = self
+        let mut entries: Vec<Sortable<'_>> = self
             .fields
             .iter()
-            .map(|(id, vs)| (id, vs, self.times.get(id)))
+            .map(|(id, vs)| (id, vs.api_version.as_str(), self.times.get(id), Ok(&vs.set)))
+            .chain(
+                self.kept
+                    .iter()
+                    .enumerate()
+                    .map(|(i, k)| (&k.id, k.api_version.as_str(), k.time.as_ref(), Err(i))),
+            )
             .collect();
         entries.sort_by(|a, b| {
             a.0.operation
                 .cmp(&b.0.operation)
                 .then_with(|| seconds(a.2).cmp(&seconds(b.2)))
                 .then_with(|| a.0.manager.cmp(&b.0.manager))
-                .then_with(|| a.1.api_version.cmp(&b.1.api_version))
+                .then_with(|| a.1.cmp(b.1))
                 .then_with(|| a.0.subresource.cmp(&b.0.subresource))
         });
         let encoded = entries
             .into_iter()
-            .map(|(id, vs, time)| {
+            .map(|(id, api_version, time, set)| {
+                let set = match set {
+                    Ok(set) => set,
+                    Err(i) => return kept_entry(i),
+                };
                 let mut entry = Map::new();
                 entry.insert("manager".into(), json!(id.manager));
                 entry.insert("operation".into(), json!(id.operation.as_str()));
-                entry.insert("apiVersion".into(), json!(vs.api_version));
+                entry.insert("apiVersion".into(), json!(api_version));
                 if let Some(time) = time {
                     entry.insert("time".into(), json!(format_time(*time)));
                 }
                 entry.insert("fieldsType".into(), json!("FieldsV1"));
-                entry.insert("fieldsV1".into(), vs.set.to_fields_v1());
+                entry.insert("fieldsV1".into(), set.to_fields_v1());
                 if !id.subresource.is_empty() {
                     entry.insert("subresource".into(), json!(id.subresource));
                 }
@@ -230,6 +307,15 @@ impl Managed {
         Some(Value::Array(encoded))
     }
 }
+
+/// What an entry is sorted by (its manager, apiVersion and time), and what it is: a set to
+/// encode or the index of a kept entry.
+type Sortable<'a> = (
+    &'a ManagerId,
+    &'a str,
+    Option<&'a Timestamp>,
+    Result<&'a Set, usize>,
+);
 
 fn seconds(time: Option<&Timestamp>) -> i64 {
     time.map_or(0, |t| t.as_second())
@@ -336,5 +422,49 @@ mod tests {
             update.identifier(),
             r#"{"manager":"unknown","operation":"Update","apiVersion":"apps/v1","subresource":"status"}"#
         );
+    }
+
+    #[test]
+    fn entries_a_write_does_not_touch_stay_encoded() {
+        let entries = json!([
+            {"manager": "spec-writer", "operation": "Update", "apiVersion": "v1",
+             "time": "2024-05-01T10:00:00Z", "fieldsType": "FieldsV1",
+             "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+            {"manager": "status-writer", "operation": "Update", "apiVersion": "v1",
+             "time": "2024-05-01T11:00:00Z", "fieldsType": "FieldsV1", "subresource": "status",
+             "fieldsV1": {"f:status": {"f:ready": {}}}},
+        ]);
+        let writer = ManagerId::new(
+            "status-writer",
+            ManagedFieldsOperation::Update,
+            "v1",
+            Some("status"),
+        );
+        let mut touched = Set::new();
+        touched.insert(&[
+            super::super::fieldpath::PathElement::Field("status".into()),
+            super::super::fieldpath::PathElement::Field("ready".into()),
+        ]);
+        let managed = Managed::decode_touching(Some(&entries), Some((&touched, &writer))).unwrap();
+        assert_eq!(
+            managed.kept.len(),
+            1,
+            "the spec writer's entry is not decoded"
+        );
+        assert_eq!(managed.fields.len(), 1);
+        assert_eq!(managed.encode(), Some(entries.clone()));
+        assert_eq!(managed.clone().into_encoded(), Some(entries.clone()));
+        // Another writer of the field: the owner's entry is decoded, to lose it.
+        let other = ManagerId::new(
+            "other",
+            ManagedFieldsOperation::Update,
+            "v1",
+            Some("status"),
+        );
+        let managed = Managed::decode_touching(Some(&entries), Some((&touched, &other))).unwrap();
+        assert_eq!(managed.kept.len(), 1);
+        assert!(managed.fields.contains_key(&writer));
+        // Without a touched set, everything is decoded.
+        assert!(Managed::decode(Some(&entries)).unwrap().kept.is_empty());
     }
 }

@@ -153,6 +153,19 @@ pub fn update_managed_fields(
     opts: &UpdateOptions<'_>,
 ) {
     let live_entries = old.and_then(managed_fields_of);
+    let new_entries = managed_fields_of(new);
+    // The common write starts from the stored entries: a subresource write, or a client that
+    // sent them back unchanged (or none).
+    let from_live = opts.subresource.is_some()
+        || (!is_reset(new_entries)
+            && (matches!(new_entries, None | Some(Value::Null)) || new_entries == live_entries));
+    if let (true, Some(old), Some(live)) = (from_live, old, live_entries) {
+        // Without entries of its own, `new` starts from the stored ones on either path.
+        set_managed_fields(new, None);
+        if update_from_live(schema, old, live, new, opts) {
+            return;
+        }
+    }
     let managed = decode_live_or_new(
         live_entries,
         managed_fields_of(new),
@@ -199,6 +212,52 @@ fn decode_live_or_new(live: Option<&Value>, new: Option<&Value>, subresource: bo
     }
 }
 
+/// [`update_managed_fields`] from the stored entries `live` (`new` has none), decoding only
+/// the entries this write takes fields from and the writer's own (`Managed::decode_touching`):
+/// a status write leaves the spec writer's big entry as it is. False when it cannot say (more
+/// managers than are kept, objects that cannot be compared, entries that do not decode): the
+/// general path then runs.
+fn update_from_live(
+    schema: &Schema,
+    old: &Value,
+    live: &Value,
+    new: &mut Value,
+    opts: &UpdateOptions<'_>,
+) -> bool {
+    // Below the cap even with a new entry for the writer, so no manager is folded.
+    if live
+        .as_array()
+        .is_none_or(|e| e.len() >= MAX_UPDATE_MANAGERS)
+    {
+        return false;
+    }
+    let id = ManagerId::new(
+        opts.manager,
+        ManagedFieldsOperation::Update,
+        opts.api_version,
+        opts.subresource,
+    );
+    let reset = reset_set(opts.reset_fields);
+    let Ok(comparison) = compare(schema, old, new) else {
+        return false;
+    };
+    let comparison = comparison.exclude(&reset);
+    let touched = comparison
+        .modified
+        .union(&comparison.added)
+        .union(&comparison.removed);
+    let Ok(mut managed) = Managed::decode_touching(Some(live), Some((&touched, &id))) else {
+        return false;
+    };
+    if managed.is_empty() {
+        // skipNonAppliedManager, as the general path.
+        return true;
+    }
+    record_compared(&comparison, &reset, &mut managed, id, opts);
+    set_managed_fields(new, managed.into_encoded());
+    true
+}
+
 /// The structured-merge `Update` of one write, plus the manager bookkeeping around it.
 pub(crate) fn record_update(
     schema: &Schema,
@@ -210,11 +269,23 @@ pub(crate) fn record_update(
 ) -> Result<(), String> {
     let reset = reset_set(opts.reset_fields);
     let comparison = compare(schema, old, new)?.exclude(&reset);
+    record_compared(&comparison, &reset, managed, id, opts);
+    Ok(())
+}
+
+/// [`record_update`] once the objects are compared.
+fn record_compared(
+    comparison: &Comparison,
+    reset: &Set,
+    managed: &mut Managed,
+    id: ManagerId,
+    opts: &UpdateOptions<'_>,
+) {
     let changed = comparison.modified.union(&comparison.added);
     // Every manager, the writer's own previous entry included, loses what this write changed
     // or removed (`Updater.Update` with the writer as "current-operation").
     take_ownership(managed, None, &changed, &comparison.removed);
-    let current = changed.recursive_difference(&reset).difference(strip_set());
+    let current = changed.recursive_difference(reset).difference(strip_set());
     if !current.is_empty() {
         let set = match managed.fields.get(&id) {
             Some(previous) => current.union(&previous.set),
@@ -230,7 +301,6 @@ pub(crate) fn record_update(
         managed.times.insert(id, opts.now);
     }
     cap_update_managers(managed);
-    Ok(())
 }
 
 /// Removes `changed` and `removed` from every manager but `except`, dropping emptied managers.

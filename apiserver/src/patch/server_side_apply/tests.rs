@@ -737,3 +737,103 @@ fn bad_apply_requests() {
         assert!(err.to_string().contains(text), "{applied}: {err}");
     }
 }
+
+/// The general `Update`: every stored entry decoded, the write recorded, all encoded again.
+fn update_decoding_everything(
+    schema: &Schema,
+    old: &Value,
+    new: &Value,
+    opts: &UpdateOptions<'_>,
+) -> Value {
+    let mut new = new.clone();
+    set_managed_fields(&mut new, None);
+    let mut managed = Managed::decode(managed_fields_of(old)).unwrap();
+    let id = ManagerId::new(
+        opts.manager,
+        ManagedFieldsOperation::Update,
+        opts.api_version,
+        opts.subresource,
+    );
+    record_update(schema, old, &new, &mut managed, id, opts).unwrap();
+    set_managed_fields(&mut new, managed.encode());
+    new
+}
+
+/// Writes that start from the stored entries decode only those they take fields from (and the
+/// writer's own): the result is the general path's, entry for entry and in the same order.
+#[test]
+fn updates_from_stored_entries_match_decoding_everything() {
+    let schema = deployment_schema();
+    let mut live = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}},
+        "status": {"replicas": 2, "conditions": [{"type": "Available", "status": "False"}]}});
+    live["metadata"]["managedFields"] = json!([
+        {"manager": "creator", "operation": "Update", "apiVersion": "apps/v1", "time": T1,
+         "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+            "f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": {
+                "k:{\"name\":\"c\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}}},
+        {"manager": "kcm", "operation": "Update", "apiVersion": "apps/v1", "time": T1,
+         "fieldsType": "FieldsV1", "subresource": "status", "fieldsV1": {"f:status": {
+            "f:conditions": {".": {}, "k:{\"type\":\"Available\"}": {".": {}, "f:status": {}, "f:type": {}}},
+            "f:replicas": {}}}},
+    ]);
+    let status = |manager| UpdateOptions {
+        api_version: "apps/v1",
+        subresource: Some("status"),
+        reset_fields: &["spec", "metadata"],
+        ..update_opts(manager, T2)
+    };
+    let main = |manager| UpdateOptions {
+        api_version: "apps/v1",
+        reset_fields: &["status"],
+        ..update_opts(manager, T2)
+    };
+    let cases: Vec<(&str, Value, UpdateOptions<'_>)> = vec![
+        (
+            "the status writer again",
+            json!({"status": {"readyReplicas": 2}}),
+            status("kcm"),
+        ),
+        (
+            "another status writer takes a field",
+            json!({"status": {"replicas": 3}}),
+            status("other"),
+        ),
+        (
+            "a status writer changes a list item",
+            json!({"status": {"conditions": [{"type": "Available", "status": "True"}]}}),
+            status("other"),
+        ),
+        (
+            "the creator's spec change",
+            json!({"spec": {"replicas": 4}}),
+            main("creator"),
+        ),
+        (
+            "another writer takes a spec field",
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}}),
+            main("other"),
+        ),
+        (
+            "a new label",
+            json!({"metadata": {"labels": {"tier": "web"}}}),
+            main("labeller"),
+        ),
+    ];
+    for (what, patch, opts) in cases {
+        let mut new = crate::patch::json_merge_patch(&live, &patch).unwrap();
+        let want = update_decoding_everything(&schema, &live, &new, &opts);
+        update_managed_fields(&schema, Some(&live), &mut new, &opts);
+        assert_eq!(managed_fields(&new), managed_fields(&want), "{what}");
+        // Sent back unchanged or not sent at all, the stored entries are the starting point.
+        let mut without = crate::patch::json_merge_patch(&live, &patch).unwrap();
+        set_managed_fields(&mut without, None);
+        update_managed_fields(&schema, Some(&live), &mut without, &opts);
+        assert_eq!(
+            managed_fields(&without),
+            managed_fields(&want),
+            "{what}, none sent"
+        );
+    }
+}
