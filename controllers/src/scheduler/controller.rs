@@ -67,7 +67,12 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     vec![tokio::spawn(async move {
         s3.ctx.wait_synced().await;
         let s4 = s3.clone();
-        let handles = s3.queue.run(1, move |k| {
+        // Karmada's scheduler has one worker. Here every binding is scheduled from the informers'
+        // clusters alone (no binding's result feeds another's), and the queue never hands one
+        // key to two workers, so they run as the other controllers' do: with one, a bulk of
+        // bindings waited behind each other's two writes (spec, then the Scheduled condition)
+        // and bounded the whole pipeline (5,000 + 5,000 to 2 members: 37.8 s, with 16: 24.1 s).
+        let handles = s3.queue.run(s3.ctx.settings.workers, move |k| {
             let s = s4.clone();
             async move {
                 if k.namespace.is_empty() {
