@@ -25,7 +25,7 @@ pub struct Kept {
 /// Reads a stored object for a status write: the object with only the members a status write
 /// reads (with its resourceVersion, as `object::from_stored`), and the members left out.
 /// `None` for the second when nothing was left out (or the text has a shape the scanner does
-/// not take), and the first is then the whole object.
+/// not take, and was parsed whole), and the first is then the whole object.
 pub fn from_stored(stored: &Bytes, rv: i64) -> Result<(Value, Option<Kept>), ApiError> {
     let Some(found) = json_splice::members(stored, 0) else {
         return Ok((object::from_stored(stored, rv)?, None));
@@ -43,18 +43,17 @@ pub fn from_stored(stored: &Bytes, rv: i64) -> Result<(Value, Option<Kept>), Api
     }
     kept.sort_by(|a, b| a.0.cmp(&b.0));
     // A key written twice would be written back twice; a parse keeps the last one.
-    if kept.is_empty() || kept.windows(2).any(|w| w[0].0 == w[1].0) {
+    if kept.windows(2).any(|w| w[0].0 == w[1].0) {
         return Ok((object::from_stored(stored, rv)?, None));
     }
     let mut obj = Value::Object(parsed);
     object::set_resource_version(&mut obj, rv);
-    Ok((
-        obj,
-        Some(Kept {
-            text: stored.clone(),
-            members: kept,
-        }),
-    ))
+    // Nothing left out: what was parsed is the whole object.
+    let kept = (!kept.is_empty()).then(|| Kept {
+        text: stored.clone(),
+        members: kept,
+    });
+    Ok((obj, kept))
 }
 
 impl Kept {

@@ -165,20 +165,11 @@ pub fn admit(
     }
 }
 
-/// Whether `admit` of an `UpdateStatus` of this kind reads only `metadata` and `status`: true
-/// for the CRD kinds (`admit_status`), false for Cluster (its strategy decodes and
-/// canonicalises the whole object) and for kinds this module does not know.
+/// Whether `admit` of an `UpdateStatus` of this kind reads only `metadata` and `status`: every
+/// kind but Cluster, whose strategy decodes and canonicalises the whole object (the CRD kinds
+/// go through `admit_status`; kinds without webhooks read nothing).
 pub fn status_admission_reads_only_status(kind: &str) -> bool {
-    matches!(
-        kind,
-        "PropagationPolicy"
-            | "ClusterPropagationPolicy"
-            | "OverridePolicy"
-            | "ClusterOverridePolicy"
-            | "ResourceBinding"
-            | "ClusterResourceBinding"
-            | "Work"
-    )
+    kind != "Cluster"
 }
 
 /// Admits a delete: Karmada's resourcedeletionprotection webhook refuses to delete any object
