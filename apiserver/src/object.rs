@@ -156,18 +156,39 @@ pub fn parse_time(s: &str) -> Option<jiff::Timestamp> {
 
 /// Stored bytes (no resourceVersion) → served JSON value with resourceVersion = `rv`.
 pub fn from_stored(value: &[u8], rv: i64) -> Result<Value, ApiError> {
-    let mut obj: Value = serde_json::from_slice(value)
-        .map_err(|e| ApiError::internal(format!("stored object is not valid JSON: {e}")))?;
+    let mut obj = parse_stored(value)?;
     set_resource_version(&mut obj, rv);
     Ok(obj)
+}
+
+/// Parses stored JSON (a whole object or one of its members).
+pub fn parse_stored(value: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(value)
+        .map_err(|e| ApiError::internal(format!("stored object is not valid JSON: {e}")))
+}
+
+/// Whether metadata carries what is cleared before storing (resourceVersion, selfLink).
+fn has_server_fields(meta: &Map<String, Value>) -> bool {
+    meta.contains_key("resourceVersion") || meta.contains_key("selfLink")
+}
+
+/// `metadata` as stored (see [`to_stored`]); copied only when there is something to clear.
+pub fn stored_metadata(meta: &Value) -> std::borrow::Cow<'_, Value> {
+    match meta {
+        Value::Object(m) if has_server_fields(m) => {
+            let mut m = m.clone();
+            m.remove("resourceVersion");
+            m.remove("selfLink");
+            std::borrow::Cow::Owned(Value::Object(m))
+        }
+        _ => std::borrow::Cow::Borrowed(meta),
+    }
 }
 
 /// Served object → the bytes to store: kube clears resourceVersion and selfLink before
 /// writing (storage.APIObjectVersioner.PrepareObjectForStorage).
 pub fn to_stored(obj: &Value) -> Result<Bytes, ApiError> {
-    let has_server_fields =
-        meta(obj).is_some_and(|m| m.contains_key("resourceVersion") || m.contains_key("selfLink"));
-    if !has_server_fields {
+    if !meta(obj).is_some_and(has_server_fields) {
         // The common case on the write path: nothing to strip, no copy.
         return serde_json::to_vec(obj)
             .map(Bytes::from)

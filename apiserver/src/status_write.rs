@@ -34,9 +34,7 @@ pub fn from_stored(stored: &Bytes, rv: i64) -> Result<(Value, Option<Kept>), Api
     let mut kept = Vec::new();
     for (key, (from, to)) in found {
         if PARSED.contains(&key) {
-            let value: Value = serde_json::from_slice(&stored[from..to])
-                .map_err(|e| ApiError::internal(format!("stored object is not valid JSON: {e}")))?;
-            parsed.insert(key.to_string(), value);
+            parsed.insert(key.to_string(), object::parse_stored(&stored[from..to])?);
         } else {
             kept.push((key.to_string(), (from, to)));
         }
@@ -92,11 +90,12 @@ impl Kept {
                 };
                 serde_json::to_writer(&mut out, key).map_err(ApiError::internal)?;
                 out.push(b':');
-                if key == "metadata" {
-                    write_stored_metadata(&mut out, value)?;
+                let value = if key == "metadata" {
+                    object::stored_metadata(value)
                 } else {
-                    serde_json::to_writer(&mut out, value).map_err(ApiError::internal)?;
-                }
+                    std::borrow::Cow::Borrowed(value)
+                };
+                serde_json::to_writer(&mut out, &*value).map_err(ApiError::internal)?;
             } else {
                 let Some((key, (from, to))) = kept.next() else {
                     break;
@@ -114,30 +113,11 @@ impl Kept {
     pub fn complete(&self, mut obj: Value) -> Result<Value, ApiError> {
         if let Value::Object(map) = &mut obj {
             for (key, (from, to)) in &self.members {
-                let value: Value = serde_json::from_slice(&self.text[*from..*to]).map_err(|e| {
-                    ApiError::internal(format!("stored object is not valid JSON: {e}"))
-                })?;
-                map.insert(key.clone(), value);
+                map.insert(key.clone(), object::parse_stored(&self.text[*from..*to])?);
             }
         }
         Ok(obj)
     }
-}
-
-/// The metadata as stored: without resourceVersion and selfLink (`object::to_stored`).
-fn write_stored_metadata(out: &mut Vec<u8>, meta: &Value) -> Result<(), ApiError> {
-    let strip = meta
-        .as_object()
-        .is_some_and(|m| m.contains_key("resourceVersion") || m.contains_key("selfLink"));
-    if !strip {
-        return serde_json::to_writer(out, meta).map_err(ApiError::internal);
-    }
-    let mut copy = meta.clone();
-    if let Value::Object(m) = &mut copy {
-        m.remove("resourceVersion");
-        m.remove("selfLink");
-    }
-    serde_json::to_writer(out, &copy).map_err(ApiError::internal)
 }
 
 #[cfg(test)]

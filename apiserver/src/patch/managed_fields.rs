@@ -194,15 +194,11 @@ impl Managed {
                 None => None,
             };
             // Only a non-empty set is kept encoded: an emptied one is dropped when decoded.
+            let fields = entry
+                .get("fieldsV1")
+                .filter(|f| f.as_object().is_some_and(|f| !f.is_empty()));
             let keep = touched.is_some_and(|(touched, writer)| {
-                *writer != id
-                    && entry
-                        .get("fieldsV1")
-                        .and_then(Value::as_object)
-                        .is_some_and(|f| !f.is_empty())
-                    && !entry
-                        .get("fieldsV1")
-                        .is_some_and(|f| touched.may_take_from_fields_v1(f))
+                *writer != id && fields.is_some_and(|f| !touched.may_take_from_fields_v1(f))
             });
             // A later entry of the same manager replaces an earlier one, as in the maps.
             managed.kept.retain(|k| k.id != id);

@@ -63,6 +63,18 @@ pub struct UpdateOptions<'a> {
     pub now: Timestamp,
 }
 
+impl UpdateOptions<'_> {
+    /// The entry this write records its fields in.
+    fn writer(&self) -> ManagerId {
+        ManagerId::new(
+            self.manager,
+            ManagedFieldsOperation::Update,
+            self.api_version,
+            self.subresource,
+        )
+    }
+}
+
 /// Fields no manager owns (`stripMetaManager`).
 /// The fields nobody owns (built once: every write subtracts it).
 fn strip_set() -> &'static Set {
@@ -179,12 +191,7 @@ pub fn update_managed_fields(
         return;
     }
 
-    let id = ManagerId::new(
-        opts.manager,
-        ManagedFieldsOperation::Update,
-        opts.api_version,
-        opts.subresource,
-    );
+    let id = opts.writer();
     // The comparison skips metadata.managedFields, so the old object is used as stored.
     let old_value = old.unwrap_or(&*schema.zero);
     let mut managed = managed;
@@ -231,12 +238,7 @@ fn update_from_live(
     {
         return false;
     }
-    let id = ManagerId::new(
-        opts.manager,
-        ManagedFieldsOperation::Update,
-        opts.api_version,
-        opts.subresource,
-    );
+    let id = opts.writer();
     let reset = reset_set(opts.reset_fields);
     let Ok(comparison) = compare(schema, old, new) else {
         return false;
