@@ -307,7 +307,11 @@ fn deleted_or_drifted_member_object_comes_back_and_template_deletion_cleans_up()
             .filter(|u| !u.is_empty())
     };
     let old_uid = uid(&work).expect("the Work's uid");
-    env.cp.kubectl_ok(&["delete", &work, "-n", es2]);
+    // Without waiting: the binding controller writes the Work again as soon as it is gone,
+    // and kubectl's wait for a deletion (a GET, then a list and watch by name) hangs on the
+    // new Work when that happens between its GET and its list, against kube-apiserver as here.
+    env.cp
+        .kubectl_ok(&["delete", &work, "-n", es2, "--wait=false"]);
     env.wait("the deleted Work written again", || {
         uid(&work).filter(|u| *u != old_uid).map(|_| ())
     });

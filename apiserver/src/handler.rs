@@ -91,6 +91,7 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
     }
     tracing::debug!(
         method = %method,
+        verb,
         path = %path,
         status = resp.status().as_u16(),
         elapsed_ms = elapsed.as_secs_f64() * 1000.0,

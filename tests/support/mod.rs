@@ -290,9 +290,20 @@ pub fn kubectl_cmd(kubeconfig: &Path, cache_dir: &Path) -> Command {
     cmd
 }
 
+/// How long one command a test runs may take. `kubectl delete` waits for finalizers with no
+/// bound of its own (a week), so a stuck finalizer would otherwise hang the test binary
+/// instead of failing it with the command that hung.
+pub const COMMAND_DEADLINE: Duration = Duration::from_secs(120);
+
 /// Runs a command to completion.
 pub fn run(cmd: &mut Command) -> Output {
-    cmd.stdin(Stdio::null()).output().expect("run command")
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    finish(cmd, child)
 }
 
 /// Runs a command with stdin.
@@ -310,7 +321,48 @@ pub fn run_stdin(cmd: &mut Command, stdin: &str) -> Output {
         .expect("stdin")
         .write_all(stdin.as_bytes())
         .expect("write stdin");
-    child.wait_with_output().expect("wait")
+    finish(cmd, child)
+}
+
+/// Collects a spawned command's output, killing it and failing the test when it runs past
+/// [`COMMAND_DEADLINE`].
+fn finish(cmd: &Command, mut child: Child) -> Output {
+    use std::io::Read;
+    fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    }
+    let stdout = drain(child.stdout.take().expect("stdout"));
+    let stderr = drain(child.stderr.take().expect("stderr"));
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > COMMAND_DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy()).collect();
+            panic!(
+                "{} {} did not finish in {COMMAND_DEADLINE:?}; stdout: {}; stderr: {}",
+                cmd.get_program().to_string_lossy(),
+                args.join(" "),
+                String::from_utf8_lossy(&stdout.join().unwrap_or_default()),
+                String::from_utf8_lossy(&stderr.join().unwrap_or_default()),
+            );
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
 }
 
 /// Per-user kubeconfigs (client certificates from the server's CA, bearer tokens, none) and
