@@ -257,6 +257,7 @@ async fn main() {
         .sum();
     let bulk_own_cpu = cpu_seconds(std::process::id());
     let bulk_rss = rss_kib(pid);
+    let bulk_watch = watch_cache_counters(&cp).await;
 
     // Steady: change the image of a Deployment; measure until member1's copy has it.
     let seen: Arc<Mutex<HashMap<String, Instant>>> = Arc::new(Mutex::new(HashMap::new()));
@@ -318,6 +319,7 @@ async fn main() {
     };
     let lost = sent.lock().expect("lock").len();
     let steady_rss = rss_kib(pid);
+    let steady_watch = watch_cache_counters(&cp).await;
 
     println!("propagation benchmark: {n} Deployments + {n} ConfigMaps to {members} members");
     println!(
@@ -349,6 +351,12 @@ async fn main() {
         bulk_rss / 1024,
         steady_rss / 1024
     );
+    // A watcher further behind than its watch cache's window is cut off and must resume or
+    // relist; a watch cache that falls behind the store's history relists it.
+    println!(
+        "  watchers cut off for lagging: {} after bulk, {} in all; watch cache relists: {} after bulk, {} in all",
+        bulk_watch.0, steady_watch.0, bulk_watch.1, steady_watch.1
+    );
     println!(
         "  control-plane CPU: {:.1} s for the bulk phase (from start), {:.1} s in all",
         bulk_cpu,
@@ -365,6 +373,30 @@ async fn main() {
     // The control plane goes first so it does not log the members going away.
     drop(cp_process);
     drop(member_processes);
+}
+
+/// The control plane's `apiserver_terminated_watchers_total` and its watch caches'
+/// initializations beyond the first, summed over resources.
+async fn watch_cache_counters(cp: &Client) -> (u64, u64) {
+    let req = http::Request::get("/metrics")
+        .body(Vec::new())
+        .expect("request");
+    let text = cp.request_text(req).await.expect("metrics");
+    let (mut cut, mut relists) = (0, 0);
+    for line in text.lines() {
+        let value = |l: &str| -> u64 {
+            l.rsplit(' ')
+                .next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        if line.starts_with("apiserver_terminated_watchers_total{") {
+            cut += value(line);
+        } else if line.starts_with("apiserver_watch_cache_initializations_total{") {
+            relists += value(line).saturating_sub(1);
+        }
+    }
+    (cut, relists)
 }
 
 /// Resolves, at the moment it happens, once `n` objects of the watched stream satisfy `done`.

@@ -250,7 +250,7 @@ async fn non_resource(
     match path {
         "/version" => Ok(json_response(StatusCode::OK, &discovery::version())),
         "/metrics" => {
-            let text = state.metrics.render(&state.object_counts());
+            let text = state.metrics.render(&state.cache_stats());
             let mut resp = (StatusCode::OK, text).into_response();
             resp.headers_mut().insert(
                 header::CONTENT_TYPE,

@@ -1,7 +1,8 @@
 //! Prometheus metrics named as kube-apiserver's, so existing dashboards work:
 //! `apiserver_request_total`, `apiserver_request_duration_seconds`,
 //! `apiserver_current_inflight_requests`, `apiserver_longrunning_requests`,
-//! `apiserver_storage_objects`.
+//! `apiserver_storage_objects`, `apiserver_watch_cache_initializations_total`,
+//! `apiserver_terminated_watchers_total`.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -29,6 +30,19 @@ pub struct RequestLabels {
     pub subresource: String,
     /// `resource`, `namespace` or `cluster`.
     pub scope: &'static str,
+}
+
+/// One watch cache's figures at the time of a scrape.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CacheStats {
+    /// The resource (`deployments.apps`, `configmaps`).
+    pub resource: String,
+    /// Objects held.
+    pub objects: usize,
+    /// Times the cache listed the store.
+    pub initializations: u64,
+    /// Watchers cut off for falling behind the event window.
+    pub terminated_watchers: u64,
 }
 
 #[derive(Default)]
@@ -136,8 +150,8 @@ impl Metrics {
         }
     }
 
-    /// Renders the Prometheus text exposition; `objects` are (resource, count) pairs.
-    pub fn render(&self, objects: &[(String, usize)]) -> String {
+    /// Renders the Prometheus text exposition.
+    pub fn render(&self, caches: &[CacheStats]) -> String {
         let mut out = String::new();
         let fmt_labels = |l: &RequestLabels| {
             format!(
@@ -203,12 +217,33 @@ impl Metrics {
             "# HELP apiserver_dropped_requests_total Number of requests rejected because of the in-flight limits.\n# TYPE apiserver_dropped_requests_total counter\napiserver_dropped_requests_total {}\n",
             self.rejected.load(Ordering::Relaxed)
         );
-        out.push_str("# HELP apiserver_storage_objects Number of stored objects at the time of last check split by kind.\n# TYPE apiserver_storage_objects gauge\n");
-        let mut objs = objects.to_vec();
-        objs.sort();
-        for (r, n) in objs {
-            let _ = writeln!(out, "apiserver_storage_objects{{resource=\"{r}\"}} {n}");
-        }
+        let mut caches = caches.to_vec();
+        caches.sort();
+        let mut series =
+            |name: &str, help: &str, kind: &str, value: &dyn Fn(&CacheStats) -> u64| {
+                let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+                for c in &caches {
+                    let _ = writeln!(out, "{name}{{resource=\"{}\"}} {}", c.resource, value(c));
+                }
+            };
+        series(
+            "apiserver_storage_objects",
+            "Number of stored objects at the time of last check split by kind.",
+            "gauge",
+            &|c| c.objects as u64,
+        );
+        series(
+            "apiserver_watch_cache_initializations_total",
+            "Counter of watch cache initializations broken by resource type.",
+            "counter",
+            &|c| c.initializations,
+        );
+        series(
+            "apiserver_terminated_watchers_total",
+            "Counter of watchers closed due to unresponsiveness broken by resource type.",
+            "counter",
+            &|c| c.terminated_watchers,
+        );
         out
     }
 }
@@ -232,11 +267,20 @@ mod tests {
         let g = m.admit(true, 1).expect("first admitted");
         assert!(m.admit(true, 1).is_none(), "second over the limit");
         drop(g);
-        let text = m.render(&[("configmaps".into(), 3)]);
+        let text = m.render(&[CacheStats {
+            resource: "configmaps".into(),
+            objects: 3,
+            initializations: 1,
+            terminated_watchers: 2,
+        }]);
         assert!(text.contains("apiserver_request_total{code=\"200\""));
         assert!(text.contains("apiserver_request_duration_seconds_bucket{"));
         assert!(text.contains("le=\"0.025\"} 1"));
         assert!(text.contains("apiserver_storage_objects{resource=\"configmaps\"} 3"));
+        assert!(
+            text.contains("apiserver_watch_cache_initializations_total{resource=\"configmaps\"} 1")
+        );
+        assert!(text.contains("apiserver_terminated_watchers_total{resource=\"configmaps\"} 2"));
         assert!(text.contains("apiserver_current_inflight_requests{request_kind=\"mutating\"} 0"));
     }
 }

@@ -238,7 +238,8 @@ impl<'a> Registry<'a> {
         }
     }
 
-    /// Lists exactly at `rev`: from the cache when nothing changed since, else from storage.
+    /// Lists exactly at `rev`: from the cache while its window holds every change since, else
+    /// from the store's history.
     async fn list_at(
         &self,
         cache: &crate::watch_cache::WatchCache,
@@ -247,17 +248,9 @@ impl<'a> Registry<'a> {
         limit: usize,
         rev: i64,
     ) -> Result<ListPage, ApiError> {
-        if cache.serves_exact(rev) {
-            let mut page = self.page(cache.list(filter, start_after.as_deref(), limit));
-            // The list is "at rev": keep the token's revision stable across pages.
-            page.revision = rev;
-            if let Some(t) = &page.continue_token
-                && let Ok(mut tok) = ContinueToken::decode(t)
-            {
-                tok.rv = rev;
-                page.continue_token = Some(ContinueToken::encode(rev, &tok.start_after));
-            }
-            return Ok(page);
+        // The page is "at rev", its continue token too, so every page is read at the first's.
+        if let Some(r) = cache.list_at(rev, filter, start_after.as_deref(), limit) {
+            return Ok(self.page(r));
         }
         self.list_from_store(filter, start_after, limit, rev).await
     }

@@ -213,12 +213,18 @@ impl ApiState {
         caches.values().all(|(c, _)| c.is_ready())
     }
 
-    /// Number of objects per resource (for `apiserver_storage_objects`).
-    pub fn object_counts(&self) -> Vec<(String, usize)> {
+    /// Each watch cache's counters (for `apiserver_storage_objects` and the watch cache
+    /// metrics).
+    pub fn cache_stats(&self) -> Vec<crate::metrics::CacheStats> {
         let caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
         caches
             .values()
-            .map(|(c, _)| (c.def().qualified(), c.len()))
+            .map(|(c, _)| crate::metrics::CacheStats {
+                resource: c.def().qualified(),
+                objects: c.len(),
+                initializations: c.initializations(),
+                terminated_watchers: c.terminated_watchers(),
+            })
             .collect()
     }
 }

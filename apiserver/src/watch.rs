@@ -252,7 +252,12 @@ async fn pump<E: Encoder>(
                 }
                 // A slow watcher is cut off (it resumes from its last resourceVersion);
                 // a reset cache ends every watch.
-                Err(RecvError::Lagged | RecvError::Closed) => return,
+                Err(RecvError::Lagged) => {
+                    cache.note_terminated_watcher();
+                    tracing::debug!(resource = %cache.def().qualified(), "watcher fell behind the event window; closed");
+                    return;
+                }
+                Err(RecvError::Closed) => return,
             },
             _ = tick => {
                 // Every event up to the cache's revision has been sent when nothing is queued.
@@ -266,5 +271,88 @@ async fn pump<E: Encoder>(
             }
             _ = tx.closed() => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watch_cache::CacheOptions;
+    use storage::Store;
+
+    #[tokio::test]
+    async fn a_watcher_behind_the_window_is_cut_off_and_counted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store: Arc<dyn Store> =
+            storage::embedded::EmbeddedStore::open(dir.path(), Default::default()).expect("store");
+        let def = Arc::new(
+            crate::resources::built_in()
+                .into_iter()
+                .find(|d| d.plural == "configmaps")
+                .expect("configmaps"),
+        );
+        let cache = WatchCache::new(
+            def,
+            CacheOptions {
+                event_window: 4,
+                ..Default::default()
+            },
+        );
+        tokio::spawn(cache.clone().run(store.clone()));
+        cache
+            .wait_for(0, Duration::from_secs(5))
+            .await
+            .expect("ready");
+        assert_eq!(cache.initializations(), 1);
+        let sub = cache
+            .subscribe(None, &Filter::default())
+            .expect("subscribe");
+        // A client that reads nothing: the pump blocks on its one-frame channel while the
+        // window moves on.
+        let (tx, mut rx) = mpsc::channel(1);
+        let pumping = cache.clone();
+        let pumped = tokio::spawn(async move {
+            let mut encoder = JsonEncoder {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+            };
+            pump(
+                pumping,
+                sub,
+                Filter::default(),
+                &mut encoder,
+                &tx,
+                false,
+                false,
+                None,
+            )
+            .await
+        });
+        for i in 0..12 {
+            let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                              "metadata": {"name": format!("c{i}"), "namespace": "default"}});
+            store
+                .create(
+                    &format!("/registry/configmaps/default/c{i}"),
+                    Bytes::from(body.to_string()),
+                )
+                .await
+                .expect("create");
+        }
+        let last = store.current_revision().await.expect("revision");
+        cache
+            .wait_for(last, Duration::from_secs(5))
+            .await
+            .expect("caught up");
+        assert_eq!(cache.terminated_watchers(), 0);
+        // Reading now: a frame or two, then the stream ends as the watcher is cut off.
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while rx.recv().await.is_some() {}
+        })
+        .await
+        .expect("the lagging watch ends");
+        pumped.await.expect("pump");
+        assert_eq!(cache.terminated_watchers(), 1);
+        assert_eq!(cache.initializations(), 1, "no relist");
     }
 }

@@ -5,7 +5,8 @@
 //! Lock order: only `state` (a std RwLock), never held across an await.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
@@ -367,6 +368,13 @@ impl CacheEvent {
         })
     }
 
+    /// Memory the event window keeps alive through this event besides the live objects: the
+    /// version it superseded (or deleted). Its own object is live, or superseded by a later
+    /// event that counts it.
+    fn window_cost(&self) -> usize {
+        WINDOW_EVENT_OVERHEAD + self.prev.as_ref().map_or(0, |p| p.raw_json().len())
+    }
+
     /// The previous state stamped with this event's revision (for "stopped matching").
     pub fn prev_stamped(&self) -> Arc<CachedObject> {
         self.prev_as_deleted
@@ -377,6 +385,48 @@ impl CacheEvent {
             .clone()
     }
 }
+
+/// Takes the matching objects of a key-ordered walk that stay under `ns_prefix`, at most
+/// `limit` (0: all), noting where a cut page continues and, without selectors, how many
+/// objects remain.
+fn page<'a>(
+    objects: impl Iterator<Item = (&'a str, &'a Arc<CachedObject>)>,
+    ns_prefix: &str,
+    filter: &Filter,
+    limit: usize,
+) -> ListResult {
+    let mut items = Vec::new();
+    let mut continue_key = None;
+    let mut remaining = None;
+    let mut iter = objects.take_while(|(k, _)| k.starts_with(ns_prefix));
+    for (k, o) in iter.by_ref() {
+        if !filter.matches(o) {
+            continue;
+        }
+        items.push(o.clone());
+        if limit > 0 && items.len() == limit {
+            continue_key = Some(k.to_string());
+            break;
+        }
+    }
+    if continue_key.is_some() {
+        let rest = iter.count();
+        if rest == 0 {
+            continue_key = None;
+        } else if filter.is_trivial() {
+            remaining = Some(rest);
+        }
+    }
+    ListResult {
+        items,
+        revision: 0,
+        continue_key,
+        remaining,
+    }
+}
+
+/// Approximate memory one window event costs besides the object versions it holds.
+const WINDOW_EVENT_OVERHEAD: usize = 200;
 
 /// Builds a watch frame for a cached object, writing its JSON straight into the frame.
 pub fn object_frame(t: &str, obj: &CachedObject) -> Bytes {
@@ -468,6 +518,8 @@ struct State {
     last_change: i64,
     /// Recent events, ascending rv; they cover (oldest, revision].
     events: VecDeque<Arc<CacheEvent>>,
+    /// What the window alone keeps alive ([`CacheEvent::window_cost`] summed).
+    window_bytes: usize,
     oldest: i64,
     ready: bool,
     /// Bumped when the cache relists: receivers of the previous state are closed.
@@ -477,18 +529,27 @@ struct State {
 /// Events at the end of the window whose frames are kept for watchers that keep up.
 const HOT_EVENTS: usize = 1_024;
 
+/// Events a window keeps whatever their size, so that watchers of a resource with large
+/// objects can still fall a little behind.
+const MIN_WINDOW_EVENTS: usize = 100;
+
 /// Tunables.
 #[derive(Clone, Debug)]
 pub struct CacheOptions {
     /// Events kept for watch resumption. Watchers read live events from this window too, so
     /// a watcher further behind than the window is cut off (it resumes or relists).
     pub event_window: usize,
+    /// Bytes of superseded object versions the window may keep alive (at least
+    /// `MIN_WINDOW_EVENTS` events are kept whatever their size). A count alone is no bound:
+    /// ten thousand versions of a 1 MiB ConfigMap are ten GiB.
+    pub event_window_bytes: usize,
 }
 
 impl Default for CacheOptions {
     fn default() -> CacheOptions {
         CacheOptions {
             event_window: 10_000,
+            event_window_bytes: 8 << 20,
         }
     }
 }
@@ -500,6 +561,12 @@ pub struct WatchCache {
     opts: CacheOptions,
     state: RwLock<State>,
     revision_tx: watch::Sender<i64>,
+    /// Times the cache listed the store (the first time and after losing its storage
+    /// watch), kube's `apiserver_watch_cache_initializations_total`.
+    initializations: AtomicU64,
+    /// Watchers cut off for falling behind the event window, kube's
+    /// `apiserver_terminated_watchers_total`.
+    terminated_watchers: AtomicU64,
 }
 
 impl std::fmt::Debug for WatchCache {
@@ -661,12 +728,30 @@ impl WatchCache {
                 revision: 0,
                 last_change: 0,
                 events: VecDeque::new(),
+                window_bytes: 0,
                 oldest: 0,
                 ready: false,
                 epoch: 0,
             }),
             revision_tx,
+            initializations: AtomicU64::new(0),
+            terminated_watchers: AtomicU64::new(0),
         })
+    }
+
+    /// Times the cache has listed the store.
+    pub fn initializations(&self) -> u64 {
+        self.initializations.load(Ordering::Relaxed)
+    }
+
+    /// Watchers cut off so far for falling behind the event window.
+    pub fn terminated_watchers(&self) -> u64 {
+        self.terminated_watchers.load(Ordering::Relaxed)
+    }
+
+    /// Counts a watcher cut off for falling behind the event window.
+    pub fn note_terminated_watcher(&self) {
+        self.terminated_watchers.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The resource this cache holds.
@@ -738,12 +823,14 @@ impl WatchCache {
             }
         }
         let rev = resp.revision;
+        self.initializations.fetch_add(1, Ordering::Relaxed);
         {
             let mut st = self.write();
             st.last_change = objects.values().map(|o| o.rv).max().unwrap_or(0);
             st.objects = objects;
             st.revision = rev;
             st.events.clear();
+            st.window_bytes = 0;
             st.oldest = rev;
             st.ready = true;
             // Watchers of the old state cannot be continued consistently: end them (they
@@ -841,14 +928,19 @@ impl WatchCache {
         let cache_ev = Arc::new(cache_ev);
         st.revision = st.revision.max(rv);
         st.last_change = rv;
+        st.window_bytes += cache_ev.window_cost();
         st.events.push_back(cache_ev.clone());
         if let Some(i) = st.events.len().checked_sub(HOT_EVENTS + 1)
             && let Some(cooled) = st.events[i].cool()
         {
             st.events[i] = Arc::new(cooled);
         }
-        while st.events.len() > self.opts.event_window {
+        while st.events.len() > self.opts.event_window
+            || (st.window_bytes > self.opts.event_window_bytes
+                && st.events.len() > MIN_WINDOW_EVENTS)
+        {
             if let Some(old) = st.events.pop_front() {
+                st.window_bytes = st.window_bytes.saturating_sub(old.window_cost());
                 st.oldest = old.rv;
             }
         }
@@ -884,57 +976,85 @@ impl WatchCache {
         }
     }
 
-    /// Can the current state answer a read "exactly at `rev`"? True when no change happened
-    /// between `rev` and the cache's revision.
-    pub fn serves_exact(&self, rev: i64) -> bool {
-        let st = self.read();
-        st.ready && st.last_change <= rev && rev <= st.revision
-    }
-
     /// Lists matching objects from the current state, starting after `start_after` (a full
     /// key), at most `limit` (0: all).
     pub fn list(&self, filter: &Filter, start_after: Option<&str>, limit: usize) -> ListResult {
         let st = self.read();
+        let (ns_prefix, after) = self.list_bounds(filter, start_after);
+        let lower = after.map_or(Bound::Included(ns_prefix.as_str()), Bound::Excluded);
+        let objects = st
+            .objects
+            .range::<str, _>((lower, Bound::Unbounded))
+            .map(|(k, o)| (&**k, o));
+        let mut r = page(objects, &ns_prefix, filter, limit);
+        r.revision = st.revision;
+        r
+    }
+
+    /// Lists matching objects as they were at `rev`, as [`WatchCache::list`] does, when the
+    /// window still holds every change since: the state then is the current one with those
+    /// changes undone. None when it does not (the caller reads the store's history).
+    pub fn list_at(
+        &self,
+        rev: i64,
+        filter: &Filter,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Option<ListResult> {
+        let st = self.read();
+        if !st.ready || rev < st.oldest || rev > st.revision {
+            return None;
+        }
+        // Each key changed after `rev` was, at `rev`, what its first change since replaced.
+        let start = st.events.partition_point(|e| e.rv <= rev);
+        let mut undone: BTreeMap<&str, Option<&Arc<CachedObject>>> = BTreeMap::new();
+        for ev in st.events.iter().skip(start) {
+            undone.entry(&*ev.object.key).or_insert(ev.prev.as_ref());
+        }
+        let (ns_prefix, after) = self.list_bounds(filter, start_after);
+        let lower = after.map_or(Bound::Included(ns_prefix.as_str()), Bound::Excluded);
+        let mut now = st
+            .objects
+            .range::<str, _>((lower, Bound::Unbounded))
+            .map(|(k, o)| (&**k, Some(o)))
+            .peekable();
+        let mut then = undone
+            .range::<str, _>((lower, Bound::Unbounded))
+            .map(|(k, o)| (*k, *o))
+            .peekable();
+        let merged = std::iter::from_fn(move || {
+            let next = match (now.peek(), then.peek()) {
+                (Some(a), Some(b)) if a.0 < b.0 => now.next(),
+                (Some(a), Some(b)) if a.0 == b.0 => {
+                    now.next();
+                    then.next()
+                }
+                (_, Some(_)) => then.next(),
+                (Some(_), None) => now.next(),
+                (None, None) => None,
+            };
+            Some(next)
+        })
+        .map_while(|entry| entry)
+        .filter_map(|(k, o)| o.map(|o| (k, o)));
+        let mut r = page(merged, &ns_prefix, filter, limit);
+        r.revision = rev;
+        Some(r)
+    }
+
+    /// The key prefix a list covers, and the key it continues after when that is within it.
+    fn list_bounds<'a>(
+        &self,
+        filter: &Filter,
+        start_after: Option<&'a str>,
+    ) -> (String, Option<&'a str>) {
         let ns_prefix = if filter.namespace.is_empty() {
             self.prefix.clone()
         } else {
             format!("{}{}/", self.prefix, filter.namespace)
         };
-        let lower = match start_after {
-            Some(k) if k >= ns_prefix.as_str() => std::ops::Bound::Excluded(k),
-            _ => std::ops::Bound::Included(ns_prefix.as_str()),
-        };
-        let mut items = Vec::new();
-        let mut continue_key = None;
-        let mut remaining = None;
-        let mut iter = st
-            .objects
-            .range::<str, _>((lower, std::ops::Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(&ns_prefix));
-        for (k, o) in iter.by_ref() {
-            if !filter.matches(o) {
-                continue;
-            }
-            items.push(o.clone());
-            if limit > 0 && items.len() == limit {
-                continue_key = Some(k.to_string());
-                break;
-            }
-        }
-        if continue_key.is_some() {
-            let rest = iter.count();
-            if rest == 0 {
-                continue_key = None;
-            } else if filter.is_trivial() {
-                remaining = Some(rest);
-            }
-        }
-        ListResult {
-            items,
-            revision: st.revision,
-            continue_key,
-            remaining,
-        }
+        let after = start_after.filter(|k| *k >= ns_prefix.as_str());
+        (ns_prefix, after)
     }
 
     /// One object by key from the current state.
@@ -1019,6 +1139,7 @@ mod tests {
     use crate::selectors::LabelSelector;
     use bytes::Bytes;
     use serde_json::json;
+    use std::collections::HashMap;
 
     fn cm_def() -> Arc<ResourceDef> {
         Arc::new(
@@ -1329,7 +1450,11 @@ mod tests {
 
     #[tokio::test]
     async fn too_old_and_slow_watchers() {
-        let (_d, store, cache) = setup(CacheOptions { event_window: 4 }).await;
+        let (_d, store, cache) = setup(CacheOptions {
+            event_window: 4,
+            ..Default::default()
+        })
+        .await;
         let first = store
             .create("/registry/configmaps/default/x0", cm("x0", json!({})))
             .await
@@ -1377,5 +1502,150 @@ mod tests {
         assert_eq!(page.remaining, Some(30));
         let rest = cache.list(&Filter::default(), page.continue_key.as_deref(), 0);
         assert_eq!(rest.items.len(), 30);
+    }
+
+    #[tokio::test]
+    async fn the_window_is_bounded_by_the_bytes_of_superseded_versions() {
+        let (_d, store, cache) = setup(CacheOptions {
+            event_window: 10_000,
+            event_window_bytes: 1,
+        })
+        .await;
+        let key = "/registry/configmaps/default/big";
+        let mut kv = store
+            .create(key, cm("big", json!({"v": "0"})))
+            .await
+            .expect("create");
+        let mut revs = vec![kv.mod_revision];
+        for i in 1..150 {
+            kv = store
+                .update(key, cm("big", json!({"v": i.to_string()})), kv.mod_revision)
+                .await
+                .expect("update");
+            revs.push(kv.mod_revision);
+        }
+        cache
+            .wait_for(kv.mod_revision, Duration::from_secs(5))
+            .await
+            .expect("caught up");
+        // Over its byte budget the window keeps its floor of events, no more.
+        assert_eq!(cache.read().events.len(), MIN_WINDOW_EVENTS);
+        assert!(matches!(
+            cache.subscribe(Some(revs[10]), &Filter::default()),
+            Err(CacheError::TooOld { .. })
+        ));
+        let resumed = cache
+            .subscribe(Some(revs[100]), &Filter::default())
+            .expect("resume within the window");
+        assert_eq!(resumed.backlog.len(), 49);
+    }
+
+    #[tokio::test]
+    async fn lists_at_a_past_revision_undo_the_changes_since() {
+        let (_d, store, cache) = setup(CacheOptions {
+            event_window: 20,
+            ..Default::default()
+        })
+        .await;
+        let key = |n: &str| format!("/registry/configmaps/default/{n}");
+        let mut kvs = HashMap::new();
+        for n in ["a", "b", "c", "d", "e"] {
+            let kv = store
+                .create(&key(n), cm(n, json!({"v": "1"})))
+                .await
+                .expect("create");
+            kvs.insert(n, kv);
+        }
+        let then = store.current_revision().await.expect("revision");
+        // After `then`: an update, a delete, a key before all others and one in between,
+        // and a second change to a key already changed.
+        store
+            .update(&key("b"), cm("b", json!({"v": "2"})), kvs["b"].mod_revision)
+            .await
+            .expect("update");
+        store
+            .delete(&key("c"), kvs["c"].mod_revision)
+            .await
+            .expect("delete");
+        store
+            .create(&key("0"), cm("0", json!({})))
+            .await
+            .expect("create");
+        store
+            .create(&key("bb"), cm("bb", json!({})))
+            .await
+            .expect("create");
+        let kv = store.get(&key("d")).await.expect("get").0.expect("d");
+        let kv = store
+            .update(&key("d"), cm("d", json!({"v": "2"})), kv.mod_revision)
+            .await
+            .expect("update");
+        store
+            .update(&key("d"), cm("d", json!({"v": "3"})), kv.mod_revision)
+            .await
+            .expect("update");
+        let now = store.current_revision().await.expect("revision");
+        cache
+            .wait_for(now, Duration::from_secs(5))
+            .await
+            .expect("caught up");
+
+        // The store's own read at `then` is the reference.
+        let stored = store
+            .range(RangeRequest {
+                prefix: "/registry/configmaps/".into(),
+                revision: then,
+                ..Default::default()
+            })
+            .await
+            .expect("range");
+        let want: Vec<(String, i64)> = stored
+            .kvs
+            .iter()
+            .map(|kv| (kv.key.clone(), kv.mod_revision))
+            .collect();
+        let seen = |r: &ListResult| -> Vec<(String, i64)> {
+            r.items.iter().map(|o| (o.key.to_string(), o.rv)).collect()
+        };
+        let all = cache
+            .list_at(then, &Filter::default(), None, 0)
+            .expect("the window covers it");
+        assert_eq!(all.revision, then);
+        assert_eq!(seen(&all), want);
+        // Paged: two at a time, each page continuing after the last key of the one before.
+        let mut paged = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let p = cache
+                .list_at(then, &Filter::default(), after.as_deref(), 2)
+                .expect("the window covers it");
+            paged.extend(seen(&p));
+            match p.continue_key {
+                Some(k) => after = Some(k),
+                None => break,
+            }
+        }
+        assert_eq!(paged, want);
+        // The current state is a list at the current revision.
+        let current = cache
+            .list_at(now, &Filter::default(), None, 0)
+            .expect("now");
+        assert_eq!(
+            seen(&current),
+            seen(&cache.list(&Filter::default(), None, 0))
+        );
+        // Before the window, the cache cannot say.
+        for n in 0..30 {
+            store
+                .create(&key(&format!("z{n}")), cm("z", json!({})))
+                .await
+                .expect("create");
+        }
+        let last = store.current_revision().await.expect("revision");
+        cache
+            .wait_for(last, Duration::from_secs(5))
+            .await
+            .expect("caught up");
+        assert!(cache.list_at(then, &Filter::default(), None, 0).is_none());
     }
 }
