@@ -260,6 +260,22 @@ impl Splice {
         out.extend_from_slice(&json[self.end..]);
     }
 
+    /// Stamps with `rv` the JSON that `out` holds from `at` on (the `json` this splice was
+    /// found in), in place.
+    pub fn write_in_place(&self, out: &mut Vec<u8>, at: usize, rv: i64) {
+        let mut stamp = Vec::with_capacity(40);
+        if self.insert {
+            stamp.extend_from_slice(b"\"resourceVersion\":");
+        }
+        stamp.push(b'"');
+        stamp.extend_from_slice(rv.to_string().as_bytes());
+        stamp.push(b'"');
+        if self.comma {
+            stamp.push(b',');
+        }
+        out.splice(at + self.start..at + self.end, stamp);
+    }
+
     /// The length of `json` stamped with `rv`.
     pub fn stamped_len(&self, json_len: usize, rv: i64) -> usize {
         let digits = rv.to_string().len() + 2;
@@ -405,6 +421,11 @@ mod tests {
                 let mut out = Vec::new();
                 sp.write(input.as_bytes(), rv, &mut out);
                 assert_eq!(out.len(), sp.stamped_len(input.len(), rv), "{input} {rv}");
+                // In place after other bytes: the same result.
+                let mut in_place = b"[".to_vec();
+                in_place.extend_from_slice(input.as_bytes());
+                sp.write_in_place(&mut in_place, 1, rv);
+                assert_eq!(&in_place[1..], &out[..], "{input} {rv}");
             }
         }
     }

@@ -306,6 +306,7 @@ impl<'a> Registry<'a> {
                     Arc::from(kv.key.as_str()),
                     kv.mod_revision,
                     &kv.value,
+                    kv.packed.as_ref(),
                 )?;
                 last_key = Some(kv.key.clone());
                 if filter.matches(&o) {

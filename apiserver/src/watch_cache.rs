@@ -82,8 +82,37 @@ enum Body {
         bytes: Bytes,
         splice: crate::json_splice::Splice,
     },
+    /// The store's packed form of the stored bytes (shared with the store, not copied; see
+    /// `storage::packed`), their length and where the resourceVersion goes: unpacked into
+    /// list and event buffers on demand.
+    Packed {
+        bytes: Bytes,
+        splice: crate::json_splice::Splice,
+        len: u32,
+    },
     /// Served JSON built from a parsed object (kinds with read-time conversion or defaults).
     Served(Bytes),
+}
+
+impl Body {
+    /// The stored bytes, or the store's packed form of them when it has one.
+    fn of_stored(
+        stored: &Bytes,
+        packed: Option<&Bytes>,
+        splice: crate::json_splice::Splice,
+    ) -> Body {
+        match (packed, u32::try_from(stored.len())) {
+            (Some(p), Ok(len)) => Body::Packed {
+                bytes: p.clone(),
+                splice,
+                len,
+            },
+            _ => Body::Stored {
+                bytes: stored.clone(),
+                splice,
+            },
+        }
+    }
 }
 
 /// The part of an object's metadata the cache indexes, read without building a tree.
@@ -103,11 +132,14 @@ impl CachedObject {
     /// metadata (or, for kinds with their own field selectors, parsing the object for the
     /// field values); kinds with read-time conversions or defaults are parsed and served from
     /// the parsed object.
+    /// `packed` is the store's packed form of `stored`, when it keeps one: the object then
+    /// holds that instead.
     pub fn from_stored(
         def: &ResourceDef,
         key: Arc<str>,
         rv: i64,
         stored: &Bytes,
+        packed: Option<&Bytes>,
     ) -> Result<CachedObject, crate::error::ApiError> {
         if !def.is_custom()
             && fields::has_kind_fields(def)
@@ -116,10 +148,7 @@ impl CachedObject {
             // Selectable fields (an Event's involvedObject, ...) need the parsed object, but
             // the served JSON is still the stored bytes: no second copy of each version.
             let value = object::from_stored(stored, rv)?;
-            let body = Body::Stored {
-                bytes: stored.clone(),
-                splice,
-            };
+            let body = Body::of_stored(stored, packed, splice);
             return Ok(CachedObject::indexed(def, key, rv, &value, body));
         }
         if !def.is_custom()
@@ -133,10 +162,7 @@ impl CachedObject {
                 labels: Arc::new(meta.labels.as_ref().map(Labels::new).unwrap_or_default()),
                 fields: None,
                 rv,
-                body: Body::Stored {
-                    bytes: stored.clone(),
-                    splice,
-                },
+                body: Body::of_stored(stored, packed, splice),
             });
         }
         let value = object::from_stored(stored, rv)?;
@@ -149,6 +175,11 @@ impl CachedObject {
             Body::Stored { bytes, splice } => Body::Stored {
                 bytes: bytes.clone(),
                 splice: *splice,
+            },
+            Body::Packed { bytes, splice, len } => Body::Packed {
+                bytes: bytes.clone(),
+                splice: *splice,
+                len: *len,
             },
             Body::Served(json) => match crate::json_splice::Splice::find(json) {
                 Some(splice) => Body::Stored {
@@ -172,6 +203,13 @@ impl CachedObject {
     pub fn write_json(&self, out: &mut Vec<u8>) {
         match &self.body {
             Body::Stored { bytes, splice } => splice.write(bytes, self.rv, out),
+            Body::Packed { bytes, splice, .. } => {
+                let at = out.len();
+                storage::packed::unpack_into(bytes, out);
+                if out.len() > at {
+                    splice.write_in_place(out, at, self.rv);
+                }
+            }
             Body::Served(json) => out.extend_from_slice(json),
         }
     }
@@ -180,16 +218,29 @@ impl CachedObject {
     pub fn json_len(&self) -> usize {
         match &self.body {
             Body::Stored { bytes, splice } => splice.stamped_len(bytes.len(), self.rv),
+            Body::Packed { splice, len, .. } => splice.stamped_len(*len as usize, self.rv),
             Body::Served(json) => json.len(),
         }
     }
 
     /// The object's JSON as stored (without its resourceVersion) or, for kinds the cache
     /// parses, as served: for readers of other fields, without a copy.
-    pub fn raw_json(&self) -> &[u8] {
+    pub fn raw_json(&self) -> std::borrow::Cow<'_, [u8]> {
         match &self.body {
-            Body::Stored { bytes, .. } => bytes,
-            Body::Served(json) => json,
+            Body::Stored { bytes, .. } => std::borrow::Cow::Borrowed(bytes),
+            Body::Packed { bytes, .. } => {
+                std::borrow::Cow::Owned(storage::packed::unpack(bytes).into())
+            }
+            Body::Served(json) => std::borrow::Cow::Borrowed(json),
+        }
+    }
+
+    /// Memory the object's JSON takes (packed or not).
+    fn footprint(&self) -> usize {
+        match &self.body {
+            Body::Stored { bytes, .. } | Body::Packed { bytes, .. } | Body::Served(bytes) => {
+                bytes.len()
+            }
         }
     }
 
@@ -197,7 +248,7 @@ impl CachedObject {
     pub fn json(&self) -> Bytes {
         match &self.body {
             Body::Served(json) => json.clone(),
-            Body::Stored { .. } => {
+            Body::Stored { .. } | Body::Packed { .. } => {
                 let mut out = Vec::with_capacity(self.json_len());
                 self.write_json(&mut out);
                 Bytes::from(out)
@@ -372,7 +423,7 @@ impl CacheEvent {
     /// version it superseded (or deleted). Its own object is live, or superseded by a later
     /// event that counts it.
     fn window_cost(&self) -> usize {
-        WINDOW_EVENT_OVERHEAD + self.prev.as_ref().map_or(0, |p| p.raw_json().len())
+        WINDOW_EVENT_OVERHEAD + self.prev.as_ref().map_or(0, |p| p.footprint())
     }
 
     /// The previous state stamped with this event's revision (for "stopped matching").
@@ -811,14 +862,19 @@ impl WatchCache {
             .await?;
         let mut objects = BTreeMap::new();
         for kv in resp.kvs {
-            match object::from_stored(&kv.value, kv.mod_revision) {
-                Ok(v) => {
-                    let key: Arc<str> = Arc::from(kv.key);
-                    let o = CachedObject::from_value(&self.def, key.clone(), kv.mod_revision, &v);
+            let key: Arc<str> = Arc::from(kv.key);
+            match CachedObject::from_stored(
+                &self.def,
+                key.clone(),
+                kv.mod_revision,
+                &kv.value,
+                kv.packed.as_ref(),
+            ) {
+                Ok(o) => {
                     objects.insert(key, Arc::new(o));
                 }
                 Err(e) => {
-                    tracing::error!(key = %kv.key, error = %e, "skipping undecodable stored object")
+                    tracing::error!(key = %key, error = %e, "skipping undecodable stored object")
                 }
             }
         }
@@ -878,8 +934,13 @@ impl WatchCache {
         };
         let cache_ev = match ev.kind {
             EventKind::Put => {
-                let obj = match CachedObject::from_stored(&self.def, key.clone(), rv, &ev.kv.value)
-                {
+                let obj = match CachedObject::from_stored(
+                    &self.def,
+                    key.clone(),
+                    rv,
+                    &ev.kv.value,
+                    ev.kv.packed.as_ref(),
+                ) {
                     Ok(mut o) => {
                         if let Some(p) = &prev {
                             if p.labels == o.labels {
@@ -1162,7 +1223,7 @@ mod tests {
     fn names_are_read_from_the_key_or_kept_when_it_does_not_end_with_them() {
         let def = cm_def();
         let at = |key: &str, body: Bytes| {
-            CachedObject::from_stored(&def, Arc::from(key), 3, &body).expect("cached")
+            CachedObject::from_stored(&def, Arc::from(key), 3, &body, None).expect("cached")
         };
         let o = at("/registry/configmaps/default/a", cm("a", json!({})));
         assert!(matches!(o.names, Names::InKey { .. }));
@@ -1387,8 +1448,9 @@ mod tests {
                    "reason": "Started", "type": "Normal"})
             .to_string(),
         );
-        let obj = CachedObject::from_stored(&def, "/registry/events/default/e1".into(), 7, &stored)
-            .expect("cached");
+        let obj =
+            CachedObject::from_stored(&def, "/registry/events/default/e1".into(), 7, &stored, None)
+                .expect("cached");
         assert!(
             matches!(&obj.body, Body::Stored { bytes, .. } if bytes.as_ptr() == stored.as_ptr())
         );
@@ -1647,5 +1709,42 @@ mod tests {
             .await
             .expect("caught up");
         assert!(cache.list_at(then, &Filter::default(), None, 0).is_none());
+    }
+
+    #[tokio::test]
+    async fn objects_the_store_keeps_packed_are_held_packed_and_served_whole() {
+        let (_d, store, cache) = setup(CacheOptions::default()).await;
+        let key = "/registry/configmaps/default/big";
+        let value = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                           "metadata": {"name": "big", "namespace": "default", "labels": {"a": "b"}},
+                           "data": {"k": "value ".repeat(300)}});
+        let kv = store
+            .create(key, Bytes::from(value.to_string()))
+            .await
+            .expect("create");
+        cache
+            .wait_for(kv.mod_revision, Duration::from_secs(5))
+            .await
+            .expect("caught up");
+        let (stored, _) = store.get(key).await.expect("get");
+        let packed = stored.and_then(|kv| kv.packed).expect("the store packs it");
+        let obj = cache.get(key).expect("cached");
+        assert!(
+            matches!(&obj.body, Body::Packed { bytes, .. } if bytes.as_ptr() == packed.as_ptr()),
+            "the cache shares the store's packed bytes"
+        );
+        let served: Value = serde_json::from_slice(&obj.json()).expect("served JSON");
+        assert_eq!(served["data"], value["data"]);
+        assert_eq!(
+            served["metadata"]["resourceVersion"],
+            kv.mod_revision.to_string()
+        );
+        assert_eq!(obj.json().len(), obj.json_len());
+        assert_eq!(obj.labels.get("a"), Some("b"));
+        // Lists and watch frames unpack it the same way.
+        let mut listed = Vec::new();
+        cache.list(&Filter::default(), None, 0).items[0].write_json(&mut listed);
+        assert_eq!(&listed[..], &obj.json()[..]);
+        assert_eq!(&obj.raw_json()[..], value.to_string().as_bytes());
     }
 }

@@ -8,6 +8,7 @@ pub mod compactor;
 pub mod embedded;
 mod error;
 pub mod etcd;
+pub mod packed;
 mod store;
 pub mod testing;
 

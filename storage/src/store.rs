@@ -15,12 +15,16 @@ use crate::Error;
 pub type Revision = i64;
 
 /// One key and its value at some revision, as etcd's `mvccpb.KeyValue`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct KeyValue {
     /// The full key, e.g. `/registry/configmaps/default/c1`.
     pub key: String,
     /// The raw value (JSON for the API server).
     pub value: Bytes,
+    /// The value as the store keeps it in memory, when that is packed
+    /// ([`crate::packed`]): a reader that holds on to the value may keep this instead of
+    /// `value` and share the store's copy. None when the store keeps `value` itself.
+    pub packed: Option<Bytes>,
     /// Revision of the write that created the key (since its last deletion).
     pub create_revision: Revision,
     /// Revision of the last write to the key.
@@ -28,6 +32,20 @@ pub struct KeyValue {
     /// Number of writes since the key was created (1 after create).
     pub version: i64,
 }
+
+/// Two key-values are equal when key, value and revisions are: how a store keeps the value
+/// in memory is not part of it.
+impl PartialEq for KeyValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+            && self.value == other.value
+            && self.create_revision == other.create_revision
+            && self.mod_revision == other.mod_revision
+            && self.version == other.version
+    }
+}
+
+impl Eq for KeyValue {}
 
 /// What to read: either one key or every key under a prefix.
 #[derive(Clone, Debug, Default)]

@@ -161,11 +161,13 @@ async fn snapshots_rotate_the_log_and_reopen_identically() {
         ..opts()
     };
     let s = EmbeddedStore::open(dir.path(), small.clone()).unwrap();
-    let filler = "x".repeat(200);
+    // Values long enough to be kept packed in memory: the log and snapshots hold them whole.
+    let filler = "x".repeat(600);
     let mut want = Vec::new();
     for round in 0..4 {
         want = write_mix(&*s, 400, &format!("{round}{filler}")).await;
     }
+    assert!(want.iter().all(|kv| kv.packed.is_some()), "kept packed");
     let rev = s.current_revision().await.unwrap();
     s.close().await.unwrap();
     let snaps = files(dir.path(), "snap-");
@@ -179,7 +181,12 @@ async fn snapshots_rotate_the_log_and_reopen_identically() {
     );
 
     let s = EmbeddedStore::open(dir.path(), small).unwrap();
-    assert_eq!(all(&*s).await, want);
+    let reopened = all(&*s).await;
+    assert_eq!(reopened, want);
+    assert!(
+        reopened.iter().all(|kv| kv.packed.is_some()),
+        "packed again"
+    );
     assert_eq!(s.current_revision().await.unwrap(), rev);
     // History older than the snapshot is gone after a restart; newer is there.
     let compacted = s.compacted_revision().await.unwrap();
@@ -462,11 +469,23 @@ async fn history_is_bounded_by_bytes() {
         },
     )
     .unwrap();
-    let value = Bytes::from(vec![b'v'; 4096]);
-    let mut cur = s.create("/bytes/k", value.clone()).await.unwrap();
+    // Values that do not pack (the bound is on the memory history takes, packed or not).
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut noise = move || {
+        let v: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 56) as u8
+            })
+            .collect();
+        Bytes::from(v)
+    };
+    let mut cur = s.create("/bytes/k", noise()).await.unwrap();
     for _ in 0..200 {
         cur = s
-            .update("/bytes/k", value.clone(), cur.mod_revision)
+            .update("/bytes/k", noise(), cur.mod_revision)
             .await
             .unwrap();
     }

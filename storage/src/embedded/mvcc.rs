@@ -19,17 +19,56 @@ const EVENT_OVERHEAD: usize = 160;
 /// One key's value at some revision.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
+    /// The value, or its packed form when `packed` ([`crate::packed`]).
     pub value: Bytes,
+    pub packed: bool,
     pub create_rev: Revision,
     pub mod_rev: Revision,
     pub version: i64,
 }
 
 impl Entry {
+    /// An entry of the value `json`, packed when that saves memory.
+    pub fn new(json: Bytes, create_rev: Revision, mod_rev: Revision, version: i64) -> Entry {
+        Entry {
+            value: json,
+            packed: false,
+            create_rev,
+            mod_rev,
+            version,
+        }
+        .packed()
+    }
+
+    /// The entry with its value packed, when that saves memory.
+    pub fn packed(self) -> Entry {
+        if self.packed {
+            return self;
+        }
+        match crate::packed::pack(&self.value) {
+            Some(value) => Entry {
+                value,
+                packed: true,
+                ..self
+            },
+            None => self,
+        }
+    }
+
+    /// The value itself (unpacked).
+    pub fn json(&self) -> Bytes {
+        if self.packed {
+            crate::packed::unpack(&self.value)
+        } else {
+            self.value.clone()
+        }
+    }
+
     pub fn to_kv(&self, key: &str) -> KeyValue {
         KeyValue {
             key: key.to_owned(),
-            value: self.value.clone(),
+            value: self.json(),
+            packed: self.packed.then(|| self.value.clone()),
             create_revision: self.create_rev,
             mod_revision: self.mod_rev,
             version: self.version,
@@ -66,6 +105,7 @@ impl HistEvent {
                 kv: KeyValue {
                     key: key.to_owned(),
                     value: Bytes::new(),
+                    packed: None,
                     create_revision: 0,
                     mod_revision: self.rev,
                     version: 0,
@@ -507,12 +547,12 @@ mod tests {
     fn put(m: &mut Mvcc, key: &str, value: &str) {
         let rev = m.current() + 1;
         let (key, prev) = m.lookup(key);
-        let new = Entry {
-            value: Bytes::copy_from_slice(value.as_bytes()),
-            create_rev: prev.as_ref().map_or(rev, |p| p.create_rev),
-            mod_rev: rev,
-            version: prev.as_ref().map_or(1, |p| p.version + 1),
-        };
+        let new = Entry::new(
+            Bytes::copy_from_slice(value.as_bytes()),
+            prev.as_ref().map_or(rev, |p| p.create_rev),
+            rev,
+            prev.as_ref().map_or(1, |p| p.version + 1),
+        );
         m.apply(HistEvent {
             rev,
             key,

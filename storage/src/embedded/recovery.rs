@@ -289,12 +289,12 @@ fn apply_batch(payload: &[u8], snap_rev: Revision, mvcc: &mut Mvcc) -> Result<()
                 LogOp::Compact { .. } => return Ok(()),
             };
             let new = match op {
-                LogOp::Put { value, .. } => Some(Entry {
-                    value: Bytes::copy_from_slice(value),
-                    create_rev: prev.as_ref().map_or(rev, |p| p.create_rev),
-                    mod_rev: rev,
-                    version: prev.as_ref().map_or(1, |p| p.version + 1),
-                }),
+                LogOp::Put { value, .. } => Some(Entry::new(
+                    Bytes::copy_from_slice(value),
+                    prev.as_ref().map_or(rev, |p| p.create_rev),
+                    rev,
+                    prev.as_ref().map_or(1, |p| p.version + 1),
+                )),
                 _ => {
                     if prev.is_none() {
                         return Err(format!("delete of absent key {key:?} at revision {rev}"));

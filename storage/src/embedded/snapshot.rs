@@ -62,16 +62,22 @@ fn put_entry(buf: &mut Vec<u8>, e: &Entry) {
     put_i64(buf, e.create_rev);
     put_i64(buf, e.mod_rev);
     put_i64(buf, e.version);
-    put_bytes(buf, &e.value);
+    // Snapshots hold the values themselves, as the log does: packing is memory's business.
+    if e.packed {
+        put_bytes(buf, &e.json());
+    } else {
+        put_bytes(buf, &e.value);
+    }
 }
 
 fn get_entry(c: &mut Cursor<'_>) -> Option<Entry> {
-    Some(Entry {
-        create_rev: c.i64()?,
-        mod_rev: c.i64()?,
-        version: c.i64()?,
-        value: Bytes::copy_from_slice(c.bytes()?),
-    })
+    let (create_rev, mod_rev, version) = (c.i64()?, c.i64()?, c.i64()?);
+    Some(Entry::new(
+        Bytes::copy_from_slice(c.bytes()?),
+        create_rev,
+        mod_rev,
+        version,
+    ))
 }
 
 fn put_opt_entry(buf: &mut Vec<u8>, e: Option<&Entry>) {
@@ -256,12 +262,7 @@ mod tests {
     use super::*;
 
     fn entry(v: &str, rev: Revision) -> Entry {
-        Entry {
-            value: Bytes::copy_from_slice(v.as_bytes()),
-            create_rev: rev,
-            mod_rev: rev,
-            version: 1,
-        }
+        Entry::new(Bytes::copy_from_slice(v.as_bytes()), rev, rev, 1)
     }
 
     #[test]

@@ -237,13 +237,29 @@ impl Writer {
             self.wal_bytes += self.buf.len() as u64;
         }
 
-        // Durable: publish to readers and watchers, then acknowledge.
+        // Durable: publish to readers and watchers, then acknowledge. Values are packed
+        // before the state is locked, so readers never wait for the compression.
         if logged > 0 {
+            let mut packed: Vec<HistEvent> = outcomes
+                .iter()
+                .filter_map(|o| match o {
+                    Outcome::Event(ev) => Some(HistEvent {
+                        new: ev.new.clone().map(Entry::packed),
+                        ..ev.clone()
+                    }),
+                    _ => None,
+                })
+                .collect::<Vec<_>>();
+            packed.reverse();
             let current = {
                 let mut st = self.shared.write();
                 for o in &outcomes {
                     match o {
-                        Outcome::Event(ev) => st.apply(ev.clone()),
+                        Outcome::Event(_) => {
+                            if let Some(ev) = packed.pop() {
+                                st.apply(ev);
+                            }
+                        }
                         Outcome::Compact(rev) => {
                             st.compact(*rev);
                         }
@@ -300,8 +316,11 @@ impl Writer {
                         }),
                         None => {
                             rev += 1;
+                            // Plain: the log writes it and the reply returns it; the state
+                            // gets it packed (see `process`).
                             let new = Entry {
                                 value,
+                                packed: false,
                                 create_rev: rev,
                                 mod_rev: rev,
                                 version: 1,
@@ -333,6 +352,7 @@ impl Writer {
                             rev += 1;
                             let new = Entry {
                                 value,
+                                packed: false,
                                 create_rev: cur.create_rev,
                                 mod_rev: rev,
                                 version: cur.version + 1,
@@ -460,6 +480,7 @@ fn reply_for(ev: &HistEvent) -> Reply {
             KeyValue {
                 key: ev.key.to_string(),
                 value: Bytes::new(),
+                packed: None,
                 create_revision: 0,
                 mod_revision: 0,
                 version: 0,

@@ -182,6 +182,7 @@ fn convert(kv: etcd_client::KeyValue) -> Result<KeyValue, Error> {
     Ok(KeyValue {
         key,
         value: Bytes::from(value),
+        packed: None,
         create_revision,
         mod_revision,
         version,
@@ -194,6 +195,7 @@ fn convert_ref(kv: &etcd_client::KeyValue) -> Result<KeyValue, Error> {
     Ok(KeyValue {
         key,
         value: Bytes::copy_from_slice(kv.value()),
+        packed: None,
         create_revision: kv.create_revision(),
         mod_revision: kv.mod_revision(),
         version: kv.version(),
@@ -459,6 +461,7 @@ impl Store for EtcdStore {
             return Ok(KeyValue {
                 key: key.to_owned(),
                 value,
+                packed: None,
                 create_revision: rev,
                 mod_revision: rev,
                 version: 1,
@@ -506,6 +509,7 @@ impl Store for EtcdStore {
             return Ok(KeyValue {
                 key: key.to_owned(),
                 value,
+                packed: None,
                 create_revision: prev.create_revision,
                 mod_revision: rev,
                 version: prev.version + 1,

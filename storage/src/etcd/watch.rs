@@ -84,6 +84,7 @@ fn convert_event(e: &etcd_client::Event) -> Result<Option<Event>, Error> {
             kind: EventKind::Delete,
             kv: KeyValue {
                 value: Bytes::new(),
+                packed: None,
                 create_revision: 0,
                 version: 0,
                 ..kv

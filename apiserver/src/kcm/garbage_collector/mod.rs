@@ -141,18 +141,18 @@ impl GarbageCollector {
                 let prefix = def.prefix().unwrap_or_default().to_string();
                 let nodes = objects
                     .iter()
-                    .filter_map(|o| self.node(&def, o.raw_json()))
+                    .filter_map(|o| self.node(&def, &o.raw_json()))
                     .collect();
                 self.defs.insert(prefix.clone(), def);
                 self.graph.resync(&prefix, nodes)
             }
             Change::Event { event, .. } if event.kind == EventType::Deleted => {
-                self.graph.forget(event.object.raw_json())
+                self.graph.forget(&event.object.raw_json())
             }
             Change::Event { def, event } => match def.prefix() {
                 Some(prefix) => {
                     self.graph
-                        .observe(prefix, &def.group, &def.kind, event.object.raw_json())
+                        .observe(prefix, &def.group, &def.kind, &event.object.raw_json())
                 }
                 None => Vec::new(),
             },
