@@ -600,7 +600,7 @@ impl Default for CacheOptions {
     fn default() -> CacheOptions {
         CacheOptions {
             event_window: 10_000,
-            event_window_bytes: 8 << 20,
+            event_window_bytes: 4 << 20,
         }
     }
 }

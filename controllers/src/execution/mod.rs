@@ -314,7 +314,7 @@ impl Controller {
         let observed = match observed {
             Some(o) => o,
             // The manifest's text goes out as it is: the create needs no parsed copy.
-            None => match self.watcher.create(cluster, manifest.json()).await {
+            None => match self.watcher.create(cluster, &manifest.json()).await {
                 Ok(created) => return Ok(created.to_value()?),
                 Err(CreateError::Exists) => self
                     .watcher

@@ -22,6 +22,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::object::{Key, ObjectKey};
+use super::text::Text as JsonText;
 
 /// A Work as the controllers cache it.
 #[derive(Clone, Debug, Default)]
@@ -239,13 +240,12 @@ pub struct CachedWorkload {
 /// applier, the drift check) parse the text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CachedManifest {
-    raw: Box<str>,
-    /// Where apiVersion, kind, namespace, name and the `resourcetemplate.karmada.io/uid`
-    /// annotation (every event about the manifest names the template by it) are in `raw`, or,
-    /// for a value written with escapes, in `unescaped`. Tens of thousands of Works are cached:
-    /// the identity is not copied out of the text.
-    spans: [(u32, u32); 5],
-    unescaped: Option<Box<[String; 5]>>,
+    text: JsonText,
+    /// apiVersion, kind, namespace, name and the `resourcetemplate.karmada.io/uid` annotation
+    /// (every event about the manifest names the template by it) one after the other, and
+    /// where each ends: one allocation instead of five.
+    identity: Box<str>,
+    ends: [u32; 5],
 }
 
 const API_VERSION: usize = 0;
@@ -301,43 +301,26 @@ impl CachedManifest {
             text(id.metadata.name),
             text(id.metadata.annotations.and_then(|a| a.uid)),
         ];
-        // A borrowed value is a slice of `raw`: its place is kept instead of a copy.
-        let base = raw.as_ptr() as usize;
-        let span = |p: &Cow<'_, str>| match p {
-            s if s.is_empty() => Some((0, 0)),
-            Cow::Borrowed(s) => {
-                let start = (s.as_ptr() as usize).checked_sub(base)?;
-                let end = start.checked_add(s.len())?;
-                (end <= raw.len()).then_some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
-            }
-            Cow::Owned(_) => None,
-        };
-        let mut spans = [(0, 0); 5];
-        let mut unescaped = None;
-        for (slot, part) in spans.iter_mut().zip(&parts) {
-            match span(part) {
-                Some(s) => *slot = s,
-                None => {
-                    unescaped = Some(Box::new(parts.clone().map(Cow::into_owned)));
-                    break;
-                }
-            }
+        let mut identity = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+        let mut ends = [0u32; 5];
+        for (end, part) in ends.iter_mut().zip(&parts) {
+            identity.push_str(part);
+            // A manifest is at most a few MiB.
+            *end = u32::try_from(identity.len()).unwrap_or(u32::MAX);
         }
+        drop(parts);
         Ok(CachedManifest {
-            raw,
-            spans,
-            unescaped,
+            text: JsonText::packed(&raw),
+            identity: identity.into_boxed_str(),
+            ends,
         })
     }
 
     fn part(&self, i: usize) -> &str {
-        match &self.unescaped {
-            Some(parts) => &parts[i],
-            None => {
-                let (start, end) = self.spans[i];
-                &self.raw[start as usize..end as usize]
-            }
-        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        self.identity
+            .get(start..self.ends[i] as usize)
+            .unwrap_or_default()
     }
 
     /// apiVersion.
@@ -361,13 +344,13 @@ impl CachedManifest {
     }
 
     /// The JSON text.
-    pub fn json(&self) -> &str {
-        &self.raw
+    pub fn json(&self) -> Cow<'_, str> {
+        self.text.get()
     }
 
     /// The manifest as a JSON value (parsed now).
     pub fn to_value(&self) -> Result<Value, serde_json::Error> {
-        serde_json::from_str(&self.raw)
+        serde_json::from_str(&self.text.get())
     }
 
     /// The UID of the resource template the manifest comes from (its
@@ -586,13 +569,38 @@ mod tests {
             (m.api_version(), m.namespace(), m.template_uid()),
             ("v1", "n", "")
         );
-        assert!(m.unescaped.is_some());
         let plain: CachedManifest = serde_json::from_str(
             r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}"#,
         )
         .unwrap();
-        assert!(plain.unescaped.is_none());
         assert_eq!((plain.kind(), plain.name()), ("ConfigMap", "a"));
+    }
+
+    #[test]
+    fn a_large_manifest_is_kept_packed_and_read_whole() {
+        let manifest = json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default", "annotations": {
+                "resourcetemplate.karmada.io/uid": "u-2",
+                "resourcetemplate.karmada.io/managed-annotations": "resourcetemplate.karmada.io/managed-annotations,resourcetemplate.karmada.io/managed-labels,resourcetemplate.karmada.io/uid,work.karmada.io/name,work.karmada.io/namespace",
+                "resourcetemplate.karmada.io/managed-labels": "karmada.io/managed,work.karmada.io/permanent-id",
+                "work.karmada.io/name": "web-7b7cc5b9ff",
+                "work.karmada.io/namespace": "karmada-es-member1"}},
+            "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "c", "image": "nginx"}]}}},
+        });
+        let text = manifest.to_string();
+        let m = CachedManifest::from_json(text.clone().into_boxed_str()).unwrap();
+        assert!(matches!(m.text, JsonText::Packed(_)), "kept packed");
+        assert_eq!(m.json(), text);
+        assert_eq!(m.to_value().unwrap(), manifest);
+        assert_eq!(
+            (m.kind(), m.namespace(), m.name(), m.template_uid()),
+            ("Deployment", "default", "web", "u-2")
+        );
+        // Equal manifests compare equal, packed or not.
+        let again = CachedManifest::from_json(text.into_boxed_str()).unwrap();
+        assert_eq!(m, again);
     }
 
     #[test]

@@ -115,7 +115,10 @@ impl Context {
             templates: DynamicInformers::new(
                 client.clone(),
                 None,
-                Some(|o: &mut super::RawObject| o.digest = o.spec_hash()),
+                Some(|o: &mut super::RawObject| {
+                    o.digest = o.spec_hash();
+                    o.pack();
+                }),
             ),
             client,
             settings,

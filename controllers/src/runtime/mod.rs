@@ -13,6 +13,7 @@ pub mod object;
 pub mod patch;
 pub mod queue;
 pub mod selector;
+pub mod text;
 pub mod write;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};

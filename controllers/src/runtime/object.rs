@@ -15,6 +15,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::text::Text;
+
 /// Namespace and name of an object; the namespace is empty for cluster-scoped objects.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Key {
@@ -132,7 +134,7 @@ pub struct RawObject {
     pub metadata: ObjectMeta,
     /// [`RawObject::spec_hash`] when the cache that holds the object computed it, else 0.
     pub digest: u64,
-    raw: Arc<str>,
+    raw: Text,
 }
 
 impl fmt::Debug for RawObject {
@@ -154,7 +156,7 @@ impl RawObject {
     pub fn from_json(raw: &str) -> Result<RawObject, serde_json::Error> {
         let raw = karmada_api::json_splice::without_managed_fields(raw);
         let head: Head = serde_json::from_str(&raw)?;
-        Ok(RawObject::with_head(head, Arc::from(&*raw)))
+        Ok(RawObject::with_head(head, Text::Plain(Arc::from(&*raw))))
     }
 
     /// Wraps a JSON value.
@@ -162,7 +164,7 @@ impl RawObject {
         RawObject::from_json(&serde_json::to_string(value)?)
     }
 
-    fn with_head(head: Head, raw: Arc<str>) -> RawObject {
+    fn with_head(head: Head, raw: Text) -> RawObject {
         let mut metadata = head.metadata;
         metadata.managed_fields = None;
         RawObject {
@@ -175,13 +177,20 @@ impl RawObject {
     }
 
     /// The JSON text as received, without `metadata.managedFields`.
-    pub fn json(&self) -> &str {
-        &self.raw
+    pub fn json(&self) -> Cow<'_, str> {
+        self.raw.get()
     }
 
     /// The object as a JSON value (parsed now), without `metadata.managedFields`.
     pub fn to_value(&self) -> Result<Value, serde_json::Error> {
-        serde_json::from_str(&self.raw)
+        serde_json::from_str(&self.raw.get())
+    }
+
+    /// Packs the object's text when that saves memory: for objects a cache keeps, whose text
+    /// is read now and then.
+    pub fn pack(&mut self) {
+        let raw = std::mem::replace(&mut self.raw, Text::Plain(Arc::from("")));
+        self.raw = raw.pack();
     }
 
     /// Namespace, empty when cluster-scoped.
@@ -329,7 +338,8 @@ impl<'de> Deserialize<'de> for RawObject {
 
 impl serde::Serialize for RawObject {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let raw: &RawValue = serde_json::from_str(&self.raw).map_err(serde::ser::Error::custom)?;
+        let text = self.raw.get();
+        let raw: &RawValue = serde_json::from_str(&text).map_err(serde::ser::Error::custom)?;
         raw.serialize(s)
     }
 }
@@ -385,6 +395,19 @@ mod tests {
             o.to_value().unwrap()["metadata"]
                 .get("managedFields")
                 .is_none()
+        );
+        // Packed, it reads and serializes the same.
+        let long = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c"}, "data": {"k": "v".repeat(2000)}});
+        let plain = RawObject::from_value(&long).unwrap();
+        let mut packed = plain.clone();
+        packed.pack();
+        assert!(matches!(packed.raw, Text::Packed(_)));
+        assert_eq!(packed.json(), plain.json());
+        assert_eq!(packed.to_value().unwrap(), long);
+        assert_eq!(
+            serde_json::to_string(&packed).unwrap(),
+            serde_json::to_string(&plain).unwrap()
         );
     }
 

@@ -351,7 +351,7 @@ impl Controller {
             return Ok(Requeue::No);
         };
         let target = manifest_target(manifest);
-        let res = match self.watcher.create(cluster, manifest.json()).await {
+        let res = match self.watcher.create(cluster, &manifest.json()).await {
             Ok(_) | Err(CreateError::Exists) => Ok(()),
             Err(CreateError::Other(e)) => Err(e),
         };

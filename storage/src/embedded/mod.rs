@@ -41,8 +41,8 @@ pub struct EmbeddedOptions {
     /// History kept for watches and past-revision reads: at most this many revisions
     /// (default 100,000); older ones are compacted automatically.
     pub history_max_revisions: usize,
-    /// History kept: at most about this many bytes of superseded values and bookkeeping
-    /// (default 32 MiB); older revisions are compacted automatically. Its readers are the
+    /// History kept: at most about this many bytes of superseded values (as kept in memory,
+    /// packed) and bookkeeping (default 16 MiB); older revisions are compacted automatically. Its readers are the
     /// API server's watch caches, which follow it closely, and reads at a revision their
     /// windows no longer cover.
     pub history_max_bytes: usize,
@@ -65,7 +65,7 @@ impl Default for EmbeddedOptions {
         EmbeddedOptions {
             max_value_bytes: 4 << 20,
             history_max_revisions: 100_000,
-            history_max_bytes: 32 << 20,
+            history_max_bytes: 16 << 20,
             snapshot_log_bytes: 64 << 20,
             progress_interval: Duration::from_millis(500),
             unsafe_no_fsync: false,
