@@ -319,6 +319,7 @@ impl Store for EmbeddedStore {
         self.check_write(key, Some(&value))?;
         let op = Op::Create {
             key: key.to_owned(),
+            packed: crate::packed::pack(&value),
             value: own(value),
         };
         match self.submit(op).await? {
@@ -336,6 +337,7 @@ impl Store for EmbeddedStore {
         }
         let op = Op::Update {
             key: key.to_owned(),
+            packed: crate::packed::pack(&value),
             value: own(value),
             expected,
         };

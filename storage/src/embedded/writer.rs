@@ -44,13 +44,17 @@ impl Drop for Unpin {
 
 /// A write request.
 pub(crate) enum Op {
+    /// `packed` is the value's packed form (see `crate::packed`), made by the caller so the
+    /// writer thread, which every write goes through, does not spend its time compressing.
     Create {
         key: String,
         value: Bytes,
+        packed: Option<Bytes>,
     },
     Update {
         key: String,
         value: Bytes,
+        packed: Option<Bytes>,
         expected: Revision,
     },
     Delete {
@@ -67,7 +71,9 @@ pub(crate) enum Op {
 impl Op {
     fn size(&self) -> usize {
         match self {
-            Op::Create { key, value } | Op::Update { key, value, .. } => key.len() + value.len(),
+            Op::Create { key, value, .. } | Op::Update { key, value, .. } => {
+                key.len() + value.len()
+            }
             Op::Delete { key, .. } => key.len(),
             Op::Compact { .. } | Op::Close => 0,
         }
@@ -88,9 +94,10 @@ pub(crate) struct Request {
     pub reply: oneshot::Sender<Result<Reply, Error>>,
 }
 
-/// The decision for one request of a batch.
+/// The decision for one request of a batch: an event (with the packed form of its new value,
+/// which the state keeps instead of the value), ...
 enum Outcome {
-    Event(HistEvent),
+    Event(HistEvent, Option<Bytes>),
     Compact(Revision),
     Noop,
     Fail(Error),
@@ -205,7 +212,7 @@ impl Writer {
 
         let logged = outcomes
             .iter()
-            .filter(|o| matches!(o, Outcome::Event(_) | Outcome::Compact(_)))
+            .filter(|o| matches!(o, Outcome::Event(..) | Outcome::Compact(_)))
             .count();
         if logged > 0 {
             self.buf.clear();
@@ -237,29 +244,24 @@ impl Writer {
             self.wal_bytes += self.buf.len() as u64;
         }
 
-        // Durable: publish to readers and watchers, then acknowledge. Values are packed
-        // before the state is locked, so readers never wait for the compression.
+        // Durable: publish to readers and watchers, then acknowledge. The state keeps new
+        // values packed when they pack.
         if logged > 0 {
-            let mut packed: Vec<HistEvent> = outcomes
-                .iter()
-                .filter_map(|o| match o {
-                    Outcome::Event(ev) => Some(HistEvent {
-                        new: ev.new.clone().map(Entry::packed),
-                        ..ev.clone()
-                    }),
-                    _ => None,
-                })
-                .collect::<Vec<_>>();
-            packed.reverse();
             let current = {
                 let mut st = self.shared.write();
                 for o in &outcomes {
                     match o {
-                        Outcome::Event(_) => {
-                            if let Some(ev) = packed.pop() {
-                                st.apply(ev);
-                            }
-                        }
+                        Outcome::Event(ev, packed) => st.apply(HistEvent {
+                            new: ev.new.clone().map(|new| match packed {
+                                Some(p) => Entry {
+                                    value: p.clone(),
+                                    packed: true,
+                                    ..new
+                                },
+                                None => new,
+                            }),
+                            ..ev.clone()
+                        }),
                         Outcome::Compact(rev) => {
                             st.compact(*rev);
                         }
@@ -277,7 +279,7 @@ impl Writer {
         }
         for (outcome, reply) in outcomes.into_iter().zip(replies) {
             let result = match outcome {
-                Outcome::Event(ev) => Ok(reply_for(&ev)),
+                Outcome::Event(ev, _) => Ok(reply_for(&ev)),
                 Outcome::Compact(_) | Outcome::Noop => Ok(Reply::Done),
                 Outcome::Fail(e) => Err(e),
             };
@@ -307,7 +309,7 @@ impl Writer {
                 None => st.lookup(key),
             };
             let outcome = match req.op {
-                Op::Create { key, value } => {
+                Op::Create { key, value, packed } => {
                     let (k, cur) = lookup(&key, &overlay);
                     match cur {
                         Some(cur) => Outcome::Fail(Error::AlreadyExists {
@@ -326,18 +328,22 @@ impl Writer {
                                 version: 1,
                             };
                             overlay.insert(k.clone(), Some(new.clone()));
-                            Outcome::Event(HistEvent {
-                                rev,
-                                key: k,
-                                new: Some(new),
-                                prev: None,
-                            })
+                            Outcome::Event(
+                                HistEvent {
+                                    rev,
+                                    key: k,
+                                    new: Some(new),
+                                    prev: None,
+                                },
+                                packed,
+                            )
                         }
                     }
                 }
                 Op::Update {
                     key,
                     value,
+                    packed,
                     expected,
                 } => {
                     let (k, cur) = lookup(&key, &overlay);
@@ -358,12 +364,15 @@ impl Writer {
                                 version: cur.version + 1,
                             };
                             overlay.insert(k.clone(), Some(new.clone()));
-                            Outcome::Event(HistEvent {
-                                rev,
-                                key: k,
-                                new: Some(new),
-                                prev: Some(cur),
-                            })
+                            Outcome::Event(
+                                HistEvent {
+                                    rev,
+                                    key: k,
+                                    new: Some(new),
+                                    prev: Some(cur),
+                                },
+                                packed,
+                            )
                         }
                     }
                 }
@@ -381,12 +390,15 @@ impl Writer {
                         Some(cur) => {
                             rev += 1;
                             overlay.insert(k.clone(), None);
-                            Outcome::Event(HistEvent {
-                                rev,
-                                key: k,
-                                new: None,
-                                prev: Some(cur),
-                            })
+                            Outcome::Event(
+                                HistEvent {
+                                    rev,
+                                    key: k,
+                                    new: None,
+                                    prev: Some(cur),
+                                },
+                                None,
+                            )
                         }
                     }
                 }
@@ -496,7 +508,7 @@ fn closed() -> Error {
 
 fn log_op(o: &Outcome) -> Option<LogOp<'_>> {
     match o {
-        Outcome::Event(ev) => Some(match &ev.new {
+        Outcome::Event(ev, _) => Some(match &ev.new {
             Some(new) => LogOp::Put {
                 rev: ev.rev,
                 key: &ev.key,
