@@ -3,6 +3,7 @@
 //! each object had after Karmada's last write, by which drift is recognised.
 
 use std::collections::{BTreeSet, HashMap};
+use std::hash::Hasher;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use karmada_api::prune::remove_irrelevant_fields;
@@ -27,7 +28,72 @@ pub enum Outcome {
 /// Member-cluster writes shared by the execution and work-status controllers.
 pub struct ObjectWatcher {
     ctx: Arc<Context>,
-    versions: Mutex<HashMap<(String, ObjectKey), String>>,
+    versions: VersionRecords,
+}
+
+/// The versions Karmada last wrote or confirmed, per cluster, as digests (see [`digest`]).
+#[derive(Default)]
+struct VersionRecords(Mutex<HashMap<String, HashMap<u64, u64>>>);
+
+impl VersionRecords {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, HashMap<u64, u64>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn record(&self, cluster: &str, key: &ObjectKey, version: &str) {
+        let (key, version) = (key_digest(key), digest(&[version]));
+        let mut clusters = self.lock();
+        match clusters.get_mut(cluster) {
+            Some(records) => {
+                records.insert(key, version);
+            }
+            None => {
+                clusters.insert(cluster.to_owned(), HashMap::from([(key, version)]));
+            }
+        }
+    }
+
+    /// Whether a version is recorded for the object, and whether it is `version`.
+    fn recorded(&self, cluster: &str, key: &ObjectKey, version: &str) -> (bool, bool) {
+        match self
+            .lock()
+            .get(cluster)
+            .and_then(|records| records.get(&key_digest(key)).copied())
+        {
+            Some(v) => (true, v == digest(&[version])),
+            None => (false, false),
+        }
+    }
+
+    fn forget(&self, cluster: &str, key: &ObjectKey) {
+        if let Some(records) = self.lock().get_mut(cluster) {
+            records.remove(&key_digest(key));
+        }
+    }
+
+    fn forget_cluster(&self, cluster: &str) {
+        self.lock().remove(cluster);
+    }
+}
+
+/// What the version records are keyed by and hold: 64-bit digests of the object's key and of
+/// its version. One record per member object is tens of thousands of records; as strings
+/// (cluster, apiVersion, kind, namespace, name, version) they took about 400 bytes each, as
+/// digests 16 bytes in a table per cluster. Two keys or two versions of one object sharing a
+/// digest (about 1 in 2^64) would only make the controller read an object before creating it,
+/// or miss one drift correction until the next change.
+fn digest(parts: &[&str]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for p in parts {
+        h.write(p.as_bytes());
+        // A separator, so that ("ab", "c") and ("a", "bc") differ.
+        h.write_u8(0xff);
+    }
+    h.finish()
+}
+
+fn key_digest(key: &ObjectKey) -> u64 {
+    digest(&[&key.api_version, &key.kind, &key.namespace, &key.name])
 }
 
 /// ObjectVersion: `gen:<generation>` for objects with a generation, else `rv:<resourceVersion>`.
@@ -140,45 +206,40 @@ impl ObjectWatcher {
     pub fn new(ctx: Arc<Context>) -> Arc<ObjectWatcher> {
         Arc::new(ObjectWatcher {
             ctx,
-            versions: Mutex::new(HashMap::new()),
+            versions: VersionRecords::default(),
         })
-    }
-
-    fn versions(&self) -> MutexGuard<'_, HashMap<(String, ObjectKey), String>> {
-        self.versions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Records the version of an object Karmada just wrote or confirmed.
     pub fn record(&self, cluster: &str, obj: &RawObject) {
-        self.versions()
-            .insert((cluster.to_owned(), obj.object_key()), object_version(obj));
+        self.versions
+            .record(cluster, &obj.object_key(), &object_version(obj));
     }
 
     /// Whether Karmada has written the object since this process started.
     pub fn has_record(&self, cluster: &str, key: &ObjectKey) -> bool {
-        self.versions()
-            .contains_key(&(cluster.to_owned(), key.clone()))
+        self.versions.recorded(cluster, key, "").0
     }
 
     /// Forgets an object.
     pub fn forget(&self, cluster: &str, key: &ObjectKey) {
-        self.versions().remove(&(cluster.to_owned(), key.clone()));
+        self.versions.forget(cluster, key);
     }
 
     /// Forgets everything about a cluster.
     pub fn forget_cluster(&self, cluster: &str) {
-        self.versions().retain(|(c, _), _| c != cluster);
+        self.versions.forget_cluster(cluster);
     }
 
     /// ObjectNeedsUpdate: the member object changed since Karmada's last write (its version
     /// differs from the recorded one), or — for objects with a generation — its labels differ.
     pub fn needs_update(&self, cluster: &str, desired: &Value, observed: &RawObject) -> bool {
-        let recorded = self
-            .versions()
-            .get(&(cluster.to_owned(), observed.object_key()))
-            .cloned();
         let current = object_version(observed);
-        if recorded.as_deref() != Some(current.as_str()) {
+        if !self
+            .versions
+            .recorded(cluster, &observed.object_key(), &current)
+            .1
+        {
             return true;
         }
         if !current.starts_with("gen:") {
@@ -385,5 +446,31 @@ mod tests {
         .unwrap();
         assert_eq!(object_version(&a), "gen:3");
         assert_eq!(object_version(&b), "rv:9");
+    }
+
+    #[test]
+    fn version_records_are_per_cluster_and_object() {
+        let r = VersionRecords::default();
+        let a = ObjectKey::new("apps/v1", "Deployment", "default", "a");
+        let b = ObjectKey::new("apps/v1", "Deployment", "default", "b");
+        assert_eq!(r.recorded("m1", &a, "gen:1"), (false, false));
+        r.record("m1", &a, "gen:1");
+        assert_eq!(r.recorded("m1", &a, "gen:1"), (true, true));
+        assert_eq!(r.recorded("m1", &a, "gen:2"), (true, false));
+        assert_eq!(r.recorded("m2", &a, "gen:1"), (false, false));
+        assert_eq!(r.recorded("m1", &b, "gen:1"), (false, false));
+        // Parts are separated: a name moved into the namespace is another key.
+        let shifted = ObjectKey::new("apps/v1", "Deployment", "defaulta", "");
+        assert_eq!(r.recorded("m1", &shifted, "gen:1"), (false, false));
+        r.record("m1", &a, "gen:2");
+        assert_eq!(r.recorded("m1", &a, "gen:2"), (true, true));
+        r.record("m1", &b, "rv:5");
+        r.forget("m1", &a);
+        assert_eq!(r.recorded("m1", &a, "gen:2"), (false, false));
+        assert_eq!(r.recorded("m1", &b, "rv:5"), (true, true));
+        r.record("m2", &a, "gen:1");
+        r.forget_cluster("m1");
+        assert_eq!(r.recorded("m1", &b, "rv:5"), (false, false));
+        assert_eq!(r.recorded("m2", &a, "gen:1"), (true, true));
     }
 }
