@@ -248,6 +248,20 @@ impl Splice {
     /// Appends `json` stamped with `rv` to `out`.
     pub fn write(&self, json: &[u8], rv: i64, out: &mut Vec<u8>) {
         out.extend_from_slice(&json[..self.start]);
+        self.write_stamp(rv, out);
+        out.extend_from_slice(&json[self.end..]);
+    }
+
+    /// Stamps with `rv` the JSON that `out` holds from `at` on (the `json` this splice was
+    /// found in), in place.
+    pub fn write_in_place(&self, out: &mut Vec<u8>, at: usize, rv: i64) {
+        let mut stamp = Vec::with_capacity(40);
+        self.write_stamp(rv, &mut stamp);
+        out.splice(at + self.start..at + self.end, stamp);
+    }
+
+    /// What replaces `start..end`: the resourceVersion (with its member name when inserted).
+    fn write_stamp(&self, rv: i64, out: &mut Vec<u8>) {
         if self.insert {
             out.extend_from_slice(b"\"resourceVersion\":");
         }
@@ -257,23 +271,6 @@ impl Splice {
         if self.comma {
             out.push(b',');
         }
-        out.extend_from_slice(&json[self.end..]);
-    }
-
-    /// Stamps with `rv` the JSON that `out` holds from `at` on (the `json` this splice was
-    /// found in), in place.
-    pub fn write_in_place(&self, out: &mut Vec<u8>, at: usize, rv: i64) {
-        let mut stamp = Vec::with_capacity(40);
-        if self.insert {
-            stamp.extend_from_slice(b"\"resourceVersion\":");
-        }
-        stamp.push(b'"');
-        stamp.extend_from_slice(rv.to_string().as_bytes());
-        stamp.push(b'"');
-        if self.comma {
-            stamp.push(b',');
-        }
-        out.splice(at + self.start..at + self.end, stamp);
     }
 
     /// The length of `json` stamped with `rv`.
