@@ -278,31 +278,14 @@ async fn pump<E: Encoder>(
 mod tests {
     use super::*;
     use crate::watch_cache::CacheOptions;
-    use storage::Store;
 
     #[tokio::test]
     async fn a_watcher_behind_the_window_is_cut_off_and_counted() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store: Arc<dyn Store> =
-            storage::embedded::EmbeddedStore::open(dir.path(), Default::default()).expect("store");
-        let def = Arc::new(
-            crate::resources::built_in()
-                .into_iter()
-                .find(|d| d.plural == "configmaps")
-                .expect("configmaps"),
-        );
-        let cache = WatchCache::new(
-            def,
-            CacheOptions {
-                event_window: 4,
-                ..Default::default()
-            },
-        );
-        tokio::spawn(cache.clone().run(store.clone()));
-        cache
-            .wait_for(0, Duration::from_secs(5))
-            .await
-            .expect("ready");
+        let (_dir, store, cache) = crate::watch_cache::tests::setup(CacheOptions {
+            event_window: 4,
+            ..Default::default()
+        })
+        .await;
         assert_eq!(cache.initializations(), 1);
         let sub = cache
             .subscribe(None, &Filter::default())
@@ -329,12 +312,11 @@ mod tests {
             .await
         });
         for i in 0..12 {
-            let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
-                              "metadata": {"name": format!("c{i}"), "namespace": "default"}});
+            let name = format!("c{i}");
             store
                 .create(
-                    &format!("/registry/configmaps/default/c{i}"),
-                    Bytes::from(body.to_string()),
+                    &format!("/registry/configmaps/default/{name}"),
+                    crate::watch_cache::tests::cm(&name, json!({})),
                 )
                 .await
                 .expect("create");

@@ -1194,7 +1194,7 @@ impl WatchCache {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::resources::built_in;
     use crate::selectors::LabelSelector;
@@ -1211,7 +1211,8 @@ mod tests {
         )
     }
 
-    fn cm(name: &str, labels: serde_json::Value) -> Bytes {
+    /// A stored ConfigMap in namespace default.
+    pub(crate) fn cm(name: &str, labels: serde_json::Value) -> Bytes {
         Bytes::from(
             json!({"apiVersion": "v1", "kind": "ConfigMap",
                    "metadata": {"name": name, "namespace": "default", "labels": labels}})
@@ -1244,7 +1245,10 @@ mod tests {
         assert_eq!((o.namespace(), o.name()), ("", "n"));
     }
 
-    async fn setup(opts: CacheOptions) -> (tempfile::TempDir, Arc<dyn Store>, Arc<WatchCache>) {
+    /// A cache of ConfigMaps over a fresh embedded store, listed and ready.
+    pub(crate) async fn setup(
+        opts: CacheOptions,
+    ) -> (tempfile::TempDir, Arc<dyn Store>, Arc<WatchCache>) {
         setup_with(cm_def(), opts).await
     }
 

@@ -72,16 +72,7 @@ mod tests {
 
         assert!(pack(br#"{"kind":"ConfigMap"}"#).is_none(), "too small");
         // Bytes with no repetition do not shrink.
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let noise: Vec<u8> = (0..4096)
-            .map(|_| {
-                // xorshift64
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 56) as u8
-            })
-            .collect();
+        let noise = crate::testing::incompressible(4096, 0x9E37_79B9_7F4A_7C15);
         assert!(pack(&noise).is_none());
     }
 

@@ -312,3 +312,18 @@ impl Drop for EtcdProcess {
         self.kill();
     }
 }
+
+/// `len` bytes without repetition (xorshift64 from `seed`): values that do not pack
+/// ([`crate::packed`]), for tests that measure memory.
+pub fn incompressible(len: usize, seed: u64) -> bytes::Bytes {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 56) as u8
+        })
+        .collect::<Vec<u8>>()
+        .into()
+}

@@ -470,17 +470,10 @@ async fn history_is_bounded_by_bytes() {
     )
     .unwrap();
     // Values that do not pack (the bound is on the memory history takes, packed or not).
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
     let mut noise = move || {
-        let v: Vec<u8> = (0..4096)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 56) as u8
-            })
-            .collect();
-        Bytes::from(v)
+        seed = seed.wrapping_add(2);
+        storage::testing::incompressible(4096, seed)
     };
     let mut cur = s.create("/bytes/k", noise()).await.unwrap();
     for _ in 0..200 {
