@@ -91,10 +91,14 @@ async fn watch_resumes_across_an_etcd_restart_without_gaps_or_duplicates() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn password_authentication() {
     let etcd = EtcdProcess::start().await.unwrap();
-    let mut admin = etcd_client::Client::connect(etcd.endpoints(), None)
-        .await
-        .unwrap();
-    admin.user_add("root", "s3cret", None).await.unwrap();
+    let admin = storage::etcd::rpc::Client::new(&storage::etcd::rpc::ConnectSettings {
+        endpoints: etcd.endpoints(),
+        connect_timeout: Duration::from_secs(3),
+        max_decoding_message_size: 4 << 20,
+        ..Default::default()
+    })
+    .unwrap();
+    admin.user_add("root", "s3cret").await.unwrap();
     admin.user_grant_role("root", "root").await.unwrap();
     admin.auth_enable().await.unwrap();
 

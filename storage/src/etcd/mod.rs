@@ -1,9 +1,11 @@
-//! The etcd backend: the storage contract over an etcd v3 cluster, through `etcd-client`.
+//! The etcd backend: the storage contract over an etcd v3 cluster, through etcd's gRPC API
+//! (`rpc.rs`).
 //!
 //! Compare-and-swap writes are transactions comparing the key's mod_revision, with a Get
 //! in the else branch so a lost race reports the current value, as kube-apiserver's
 //! etcd3 store (`staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go`) does.
 
+pub mod rpc;
 mod watch;
 
 use std::future::Future;
@@ -13,10 +15,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use etcd_client::{
-    Certificate, Client, Compare, CompareOp, ConnectOptions, DeleteOptions, GetOptions, Identity,
-    KvClient, PutOptions, TlsOptions, Txn, TxnOp, TxnOpResponse, WatchClient,
-};
+use tonic::Status;
+
+use rpc::request_op::Request as Op;
+use rpc::response_op::Response as OpResponse;
+use rpc::{Client, Compare, ConnectSettings, RangeRequest as EtcdRange, TxnRequest, TxnResponse};
 
 use crate::Error;
 use crate::store::{KeyValue, RangeRequest, RangeResponse, Revision, Store, WatchStream};
@@ -111,8 +114,7 @@ impl Default for EtcdOptions {
 /// The etcd-backed store. Connect with [`EtcdStore::connect`].
 #[derive(Clone)]
 pub struct EtcdStore {
-    kv: KvClient,
-    watch: WatchClient,
+    client: Client,
     opts: Arc<EtcdOptions>,
 }
 
@@ -131,74 +133,48 @@ enum Failure {
     Other(Error),
 }
 
-fn classify(e: etcd_client::Error) -> Failure {
-    match e {
-        etcd_client::Error::GRpcStatus(status) => {
-            let msg = status.message();
-            if msg.contains("required revision has been compacted") {
-                return Failure::Compacted;
-            }
-            if msg.contains("required revision is a future revision") {
-                return Failure::Future;
-            }
-            if msg.contains("request is too large") {
-                return Failure::Other(Error::Backend(format!(
-                    "etcd refused the request as too large (raise its --max-request-bytes): {msg}"
-                )));
-            }
-            // tonic reports a broken connection as code 2 (unknown) with a transport source.
-            let transport = status.code() as i32 == 2
-                && (std::error::Error::source(&status).is_some()
-                    || msg.contains("transport error")
-                    || msg.contains("h2 protocol error"));
-            if transport {
-                return Failure::Other(Error::Unavailable(format!("etcd connection: {msg}")));
-            }
-            // gRPC codes: 1 cancelled, 3 invalid argument, 4 deadline exceeded,
-            // 10 aborted, 14 unavailable.
-            Failure::Other(match status.code() as i32 {
-                1 | 4 | 10 | 14 => Error::Unavailable(format!("etcd: {msg}")),
-                3 => Error::InvalidArgument(format!("etcd: {msg}")),
-                _ => Error::Backend(format!("etcd: {status}")),
-            })
-        }
-        etcd_client::Error::TransportError(e) => {
-            Failure::Other(Error::Unavailable(format!("etcd transport: {e}")))
-        }
-        etcd_client::Error::IoError(e) => {
-            Failure::Other(Error::Unavailable(format!("etcd I/O: {e}")))
-        }
-        other => Failure::Other(Error::Backend(format!("etcd: {other}"))),
+fn classify(status: Status) -> Failure {
+    let msg = status.message();
+    if msg.contains("required revision has been compacted") {
+        return Failure::Compacted;
     }
-}
-
-/// Converts an etcd key-value into ours.
-fn convert(kv: etcd_client::KeyValue) -> Result<KeyValue, Error> {
-    let (create_revision, mod_revision, version) =
-        (kv.create_revision(), kv.mod_revision(), kv.version());
-    let (key, value) = kv.into_key_value();
-    let key = String::from_utf8(key)
-        .map_err(|e| Error::Backend(format!("etcd holds a key that is not UTF-8: {e}")))?;
-    Ok(KeyValue {
-        key,
-        value: Bytes::from(value),
-        packed: None,
-        create_revision,
-        mod_revision,
-        version,
+    if msg.contains("required revision is a future revision") {
+        return Failure::Future;
+    }
+    if msg.contains("request is too large") {
+        return Failure::Other(Error::Backend(format!(
+            "etcd refused the request as too large (raise its --max-request-bytes): {msg}"
+        )));
+    }
+    // tonic reports a broken connection as code 2 (unknown) with a transport source.
+    let transport = status.code() == tonic::Code::Unknown
+        && (std::error::Error::source(&status).is_some()
+            || msg.contains("transport error")
+            || msg.contains("h2 protocol error"));
+    if transport {
+        return Failure::Other(Error::Unavailable(format!("etcd connection: {msg}")));
+    }
+    Failure::Other(match status.code() {
+        tonic::Code::Cancelled
+        | tonic::Code::DeadlineExceeded
+        | tonic::Code::Aborted
+        | tonic::Code::Unavailable => Error::Unavailable(format!("etcd: {msg}")),
+        tonic::Code::InvalidArgument => Error::InvalidArgument(format!("etcd: {msg}")),
+        _ => Error::Backend(format!("etcd: {status}")),
     })
 }
 
-fn convert_ref(kv: &etcd_client::KeyValue) -> Result<KeyValue, Error> {
-    let key = String::from_utf8(kv.key().to_vec())
+/// Converts an etcd key-value into ours.
+fn convert(kv: rpc::KeyValue) -> Result<KeyValue, Error> {
+    let key = String::from_utf8(kv.key)
         .map_err(|e| Error::Backend(format!("etcd holds a key that is not UTF-8: {e}")))?;
     Ok(KeyValue {
         key,
-        value: Bytes::copy_from_slice(kv.value()),
+        value: kv.value,
         packed: None,
-        create_revision: kv.create_revision(),
-        mod_revision: kv.mod_revision(),
-        version: kv.version(),
+        create_revision: kv.create_revision,
+        mod_revision: kv.mod_revision,
+        version: kv.version,
     })
 }
 
@@ -215,20 +191,39 @@ pub(crate) fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     vec![0]
 }
 
-fn header_rev(h: Option<&etcd_client::ResponseHeader>) -> Result<Revision, Error> {
-    h.map(|h| h.revision())
+fn header_rev(h: Option<&rpc::ResponseHeader>) -> Result<Revision, Error> {
+    h.map(|h| h.revision)
         .ok_or_else(|| Error::Backend("etcd response without a header".into()))
 }
 
 /// The current value from the else branch of a failed compare-and-swap transaction.
-fn else_kv(resp: &etcd_client::TxnResponse) -> Result<Option<KeyValue>, Error> {
-    match resp.op_responses().into_iter().next() {
-        Some(TxnOpResponse::Get(mut get)) => {
-            get.take_kvs().into_iter().next().map(convert).transpose()
-        }
+fn else_kv(resp: TxnResponse) -> Result<Option<KeyValue>, Error> {
+    match resp.responses.into_iter().next().and_then(|r| r.response) {
+        Some(OpResponse::ResponseRange(get)) => get.kvs.into_iter().next().map(convert).transpose(),
         _ => Err(Error::Backend(
             "etcd transaction else branch did not return the key".into(),
         )),
+    }
+}
+
+/// A read of one key (the else branch of compare-and-swap transactions).
+fn get_op(key: &str) -> rpc::RequestOp {
+    rpc::RequestOp {
+        request: Some(Op::RequestRange(EtcdRange {
+            key: key.as_bytes().to_vec(),
+            ..Default::default()
+        })),
+    }
+}
+
+/// A read that only tells the revision (and fails when `at` is compacted or in the future):
+/// a count of one key, cheap whatever the data.
+fn revision_probe(at: Revision) -> EtcdRange {
+    EtcdRange {
+        key: b"compact_rev_key".to_vec(),
+        revision: at,
+        count_only: true,
+        ..Default::default()
     }
 }
 
@@ -238,77 +233,50 @@ impl EtcdStore {
         if opts.endpoints.is_empty() {
             return Err(Error::InvalidArgument("no etcd endpoints".into()));
         }
-        let mut co = ConnectOptions::new()
-            .with_connect_timeout(opts.connect_timeout)
-            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5))
-            .with_auto_token_refresh(true);
-        if let Some((user, password)) = &opts.user {
-            co = co.with_user(user.clone(), password.clone());
-        }
+        let mut settings = ConnectSettings {
+            endpoints: opts.endpoints.clone(),
+            connect_timeout: opts.connect_timeout,
+            user: opts.user.clone(),
+            max_decoding_message_size: MAX_DECODING_MESSAGE,
+            ..ConnectSettings::default()
+        };
         if let Some(tls) = &opts.tls {
-            let mut t = TlsOptions::new();
-            if let Some(ca) = &tls.ca_pem {
-                t = t.ca_certificate(Certificate::from_pem(ca));
-            }
-            match (&tls.cert_pem, &tls.key_pem) {
-                (Some(cert), Some(key)) => t = t.identity(Identity::from_pem(cert, key)),
-                (None, None) => {}
+            settings.ca_pem = tls.ca_pem.clone();
+            settings.server_name = tls.server_name.clone();
+            settings.identity = match (&tls.cert_pem, &tls.key_pem) {
+                (Some(cert), Some(key)) => Some((cert.clone(), key.clone())),
+                (None, None) => None,
                 _ => {
                     return Err(Error::InvalidArgument(
                         "etcd client certificate and key must be given together".into(),
                     ));
                 }
-            }
-            if let Some(name) = &tls.server_name {
-                t = t.domain_name(name.clone());
-            }
-            co = co.with_tls(t);
+            };
         }
-        let deadline = tokio::time::Instant::now() + opts.connect_timeout;
-        let client = loop {
-            let attempt = tokio::time::timeout(
-                opts.connect_timeout,
-                Box::pin(Client::connect(&opts.endpoints, Some(co.clone()))),
-            )
-            .await;
-            match attempt {
-                Ok(Ok(client)) => break client,
-                Ok(Err(e)) => {
-                    let err = match classify(e) {
-                        Failure::Other(err) => err,
-                        _ => Error::Backend("etcd connect failed".into()),
-                    };
-                    // Authentication needs a reachable server; retry until the deadline.
-                    if !matches!(err, Error::Unavailable(_))
-                        || tokio::time::Instant::now() >= deadline
-                    {
-                        return Err(err);
-                    }
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
-                Err(_) => {
-                    return Err(Error::Unavailable(format!(
-                        "etcd at {:?} did not answer within {:?}",
-                        opts.endpoints, opts.connect_timeout
-                    )));
-                }
-            }
-        };
+        let client = Client::new(&settings).map_err(Error::InvalidArgument)?;
         let store = EtcdStore {
-            kv: client
-                .kv_client()
-                .max_decoding_message_size(MAX_DECODING_MESSAGE),
-            watch: client
-                .watch_client()
-                .max_decoding_message_size(MAX_DECODING_MESSAGE),
+            client,
             opts: Arc::new(opts),
         };
-        // The channel connects lazily: make sure etcd really answers before returning.
+        // The channel connects lazily: authenticate (when a user is set) and make sure etcd
+        // really answers before returning, retrying while it is unreachable.
+        let deadline = tokio::time::Instant::now() + store.opts.connect_timeout;
         loop {
-            match store.health().await {
+            let attempt = match store.call(store.client.authenticate()).await {
+                Ok(()) => store.health().await,
+                Err(f) => Err(Self::plain(f)),
+            };
+            match attempt {
                 Ok(()) => break,
-                Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
-                Err(Error::Unavailable(_)) => tokio::time::sleep(Duration::from_millis(100)).await,
+                Err(Error::Unavailable(e)) => {
+                    if tokio::time::Instant::now() >= deadline {
+                        return Err(Error::Unavailable(format!(
+                            "etcd at {:?} did not answer within {:?}: {e}",
+                            store.opts.endpoints, store.opts.connect_timeout
+                        )));
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -321,10 +289,7 @@ impl EtcdStore {
     }
 
     /// Runs one etcd request under the request deadline.
-    async fn call<T>(
-        &self,
-        fut: impl Future<Output = Result<T, etcd_client::Error>>,
-    ) -> Result<T, Failure> {
+    async fn call<T>(&self, fut: impl Future<Output = Result<T, Status>>) -> Result<T, Failure> {
         match tokio::time::timeout(self.opts.request_timeout, fut).await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(classify(e)),
@@ -375,9 +340,7 @@ impl EtcdStore {
 
     /// Whether a read at `rev` is still possible (false once compacted away).
     async fn readable_at(&self, rev: Revision) -> Result<bool, Error> {
-        let mut kv = self.kv.clone();
-        let opts = GetOptions::new().with_revision(rev).with_count_only();
-        match self.call(kv.get("compact_rev_key", Some(opts))).await {
+        match self.call(self.client.range(revision_probe(rev))).await {
             Ok(_) => Ok(true),
             Err(Failure::Compacted) => Ok(false),
             Err(f) => Err(Self::plain(f)),
@@ -388,15 +351,16 @@ impl EtcdStore {
 #[async_trait]
 impl Store for EtcdStore {
     async fn get(&self, key: &str) -> Result<(Option<KeyValue>, Revision), Error> {
-        let mut kv = self.kv.clone();
-        let mut resp = self.call(kv.get(key, None)).await.map_err(Self::plain)?;
-        let rev = header_rev(resp.header())?;
-        let kv = resp
-            .take_kvs()
-            .into_iter()
-            .next()
-            .map(convert)
-            .transpose()?;
+        let req = EtcdRange {
+            key: key.as_bytes().to_vec(),
+            ..Default::default()
+        };
+        let resp = self
+            .call(self.client.range(req))
+            .await
+            .map_err(Self::plain)?;
+        let rev = header_rev(resp.header.as_ref())?;
+        let kv = resp.kvs.into_iter().next().map(convert).transpose()?;
         Ok((kv, rev))
     }
 
@@ -421,22 +385,26 @@ impl Store for EtcdStore {
             }
             None => req.prefix.as_bytes().to_vec(),
         };
-        let mut opts = GetOptions::new()
-            .with_range(prefix_end(req.prefix.as_bytes()))
-            .with_revision(req.revision);
-        if req.limit > 0 {
-            opts = opts.with_limit(i64::try_from(req.limit).unwrap_or(i64::MAX));
-        }
-        let mut kv = self.kv.clone();
-        let mut resp = match self.call(kv.get(start, Some(opts))).await {
+        let etcd_req = EtcdRange {
+            key: start,
+            range_end: prefix_end(req.prefix.as_bytes()),
+            revision: req.revision,
+            limit: if req.limit > 0 {
+                i64::try_from(req.limit).unwrap_or(i64::MAX)
+            } else {
+                0
+            },
+            ..Default::default()
+        };
+        let resp = match self.call(self.client.range(etcd_req)).await {
             Ok(r) => r,
             Err(f) => return Err(self.fail_at(f, req.revision).await),
         };
-        let revision = header_rev(resp.header())?;
-        let count = usize::try_from(resp.count()).unwrap_or(0);
-        let more = resp.more();
+        let revision = header_rev(resp.header.as_ref())?;
+        let count = usize::try_from(resp.count).unwrap_or(0);
+        let more = resp.more;
         let kvs = resp
-            .take_kvs()
+            .kvs
             .into_iter()
             .map(convert)
             .collect::<Result<Vec<_>, _>>()?;
@@ -450,14 +418,20 @@ impl Store for EtcdStore {
 
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, Error> {
         self.check_write(key, Some(&value))?;
-        let txn = Txn::new()
-            .when([Compare::mod_revision(key, CompareOp::Equal, 0)])
-            .and_then([TxnOp::put(key, value.to_vec(), None)])
-            .or_else([TxnOp::get(key, None)]);
-        let mut kv = self.kv.clone();
-        let resp = self.call(kv.txn(txn)).await.map_err(Self::plain)?;
-        if resp.succeeded() {
-            let rev = header_rev(resp.header())?;
+        let txn = TxnRequest {
+            compare: vec![Compare::mod_revision_equals(key.as_bytes(), 0)],
+            success: vec![rpc::RequestOp {
+                request: Some(Op::RequestPut(rpc::PutRequest {
+                    key: key.as_bytes().to_vec(),
+                    value: value.clone(),
+                    ..Default::default()
+                })),
+            }],
+            failure: vec![get_op(key)],
+        };
+        let resp = self.call(self.client.txn(txn)).await.map_err(Self::plain)?;
+        if resp.succeeded {
+            let rev = header_rev(resp.header.as_ref())?;
             return Ok(KeyValue {
                 key: key.to_owned(),
                 value,
@@ -467,7 +441,7 @@ impl Store for EtcdStore {
                 version: 1,
             });
         }
-        match else_kv(&resp)? {
+        match else_kv(resp)? {
             Some(current) => Err(Error::AlreadyExists {
                 key: key.to_owned(),
                 current: Box::new(current),
@@ -485,20 +459,23 @@ impl Store for EtcdStore {
                 "update of {key:?} needs the expected mod_revision, not {expected}"
             )));
         }
-        let txn = Txn::new()
-            .when([Compare::mod_revision(key, CompareOp::Equal, expected)])
-            .and_then([TxnOp::put(
-                key,
-                value.to_vec(),
-                Some(PutOptions::new().with_prev_key()),
-            )])
-            .or_else([TxnOp::get(key, None)]);
-        let mut kv = self.kv.clone();
-        let resp = self.call(kv.txn(txn)).await.map_err(Self::plain)?;
-        if resp.succeeded() {
-            let rev = header_rev(resp.header())?;
-            let prev = match resp.op_responses().into_iter().next() {
-                Some(TxnOpResponse::Put(put)) => put.prev_key().map(convert_ref).transpose()?,
+        let txn = TxnRequest {
+            compare: vec![Compare::mod_revision_equals(key.as_bytes(), expected)],
+            success: vec![rpc::RequestOp {
+                request: Some(Op::RequestPut(rpc::PutRequest {
+                    key: key.as_bytes().to_vec(),
+                    value: value.clone(),
+                    prev_kv: true,
+                    ..Default::default()
+                })),
+            }],
+            failure: vec![get_op(key)],
+        };
+        let resp = self.call(self.client.txn(txn)).await.map_err(Self::plain)?;
+        if resp.succeeded {
+            let rev = header_rev(resp.header.as_ref())?;
+            let prev = match resp.responses.into_iter().next().and_then(|r| r.response) {
+                Some(OpResponse::ResponsePut(put)) => put.prev_kv,
                 _ => None,
             };
             let Some(prev) = prev else {
@@ -515,7 +492,7 @@ impl Store for EtcdStore {
                 version: prev.version + 1,
             });
         }
-        match else_kv(&resp)? {
+        match else_kv(resp)? {
             Some(current) => Err(Error::Conflict {
                 key: key.to_owned(),
                 expected,
@@ -534,29 +511,29 @@ impl Store for EtcdStore {
                 "negative expected revision {expected}"
             )));
         }
-        let compares = if expected == 0 {
+        let compare = if expected == 0 {
             vec![]
         } else {
-            vec![Compare::mod_revision(key, CompareOp::Equal, expected)]
+            vec![Compare::mod_revision_equals(key.as_bytes(), expected)]
         };
-        let txn = Txn::new()
-            .when(compares)
-            .and_then([TxnOp::delete(
-                key,
-                Some(DeleteOptions::new().with_prev_key()),
-            )])
-            .or_else([TxnOp::get(key, None)]);
-        let mut kv = self.kv.clone();
-        let resp = self.call(kv.txn(txn)).await.map_err(Self::plain)?;
-        let rev = header_rev(resp.header())?;
-        if resp.succeeded() {
-            let prev = match resp.op_responses().into_iter().next() {
-                Some(TxnOpResponse::Delete(mut del)) => del
-                    .take_prev_kvs()
-                    .into_iter()
-                    .next()
-                    .map(convert)
-                    .transpose()?,
+        let txn = TxnRequest {
+            compare,
+            success: vec![rpc::RequestOp {
+                request: Some(Op::RequestDeleteRange(rpc::DeleteRangeRequest {
+                    key: key.as_bytes().to_vec(),
+                    prev_kv: true,
+                    ..Default::default()
+                })),
+            }],
+            failure: vec![get_op(key)],
+        };
+        let resp = self.call(self.client.txn(txn)).await.map_err(Self::plain)?;
+        let rev = header_rev(resp.header.as_ref())?;
+        if resp.succeeded {
+            let prev = match resp.responses.into_iter().next().and_then(|r| r.response) {
+                Some(OpResponse::ResponseDeleteRange(del)) => {
+                    del.prev_kvs.into_iter().next().map(convert).transpose()?
+                }
                 _ => None,
             };
             return match prev {
@@ -566,7 +543,7 @@ impl Store for EtcdStore {
                 }),
             };
         }
-        match else_kv(&resp)? {
+        match else_kv(resp)? {
             Some(current) => Err(Error::Conflict {
                 key: key.to_owned(),
                 expected,
@@ -583,18 +560,19 @@ impl Store for EtcdStore {
     }
 
     async fn current_revision(&self) -> Result<Revision, Error> {
-        let mut kv = self.kv.clone();
-        let opts = GetOptions::new().with_count_only();
         let resp = self
-            .call(kv.get("compact_rev_key", Some(opts)))
+            .call(self.client.range(revision_probe(0)))
             .await
             .map_err(Self::plain)?;
-        header_rev(resp.header())
+        header_rev(resp.header.as_ref())
     }
 
     async fn compact(&self, revision: Revision) -> Result<(), Error> {
-        let mut kv = self.kv.clone();
-        match self.call(kv.compact(revision, None)).await {
+        let req = rpc::CompactionRequest {
+            revision,
+            physical: false,
+        };
+        match self.call(self.client.compact(req)).await {
             Ok(_) => Ok(()),
             // Already compacted at or past it: nothing to do.
             Err(Failure::Compacted) => Ok(()),

@@ -10,13 +10,13 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use etcd_client::{EventType, GetOptions, WatchClient, WatchOptions};
 use tokio::time::Instant;
 
 use crate::Error;
 use crate::store::{Event, EventKind, KeyValue, Revision, Store, WatchItem, WatchStream};
 
-use super::{EtcdStore, Failure, convert_ref, prefix_end};
+use super::rpc::{self, EventType, WatchCreateRequest};
+use super::{EtcdStore, Failure, convert, prefix_end, revision_probe};
 
 /// The first and the longest pause between reconnection attempts.
 const BACKOFF_MIN: Duration = Duration::from_millis(50);
@@ -24,11 +24,10 @@ const BACKOFF_MAX: Duration = Duration::from_secs(1);
 
 struct Watcher {
     store: EtcdStore,
-    client: WatchClient,
     prefix: String,
     /// The last revision delivered (by an event or a progress notification).
     last: Revision,
-    stream: Option<etcd_client::WatchStream>,
+    stream: Option<rpc::WatchStream>,
     done: bool,
 }
 
@@ -47,15 +46,15 @@ pub(super) async fn watch(
         // Refuse a compacted start right away, as the embedded store does; etcd itself
         // would only cancel the watch asynchronously. A read at `after + 1` fails exactly
         // when a watch from it would.
-        let mut kv = store.kv.clone();
-        let opts = GetOptions::new().with_revision(after + 1).with_count_only();
-        if let Err(f) = store.call(kv.get("compact_rev_key", Some(opts))).await {
+        if let Err(f) = store
+            .call(store.client.range(revision_probe(after + 1)))
+            .await
+        {
             return Err(store.fail_at(f, after + 1).await);
         }
     }
     let mut w = Watcher {
         store: store.clone(),
-        client: store.watch.clone(),
         prefix: prefix.to_owned(),
         last,
         stream: None,
@@ -70,17 +69,17 @@ pub(super) async fn watch(
     })))
 }
 
-fn convert_event(e: &etcd_client::Event) -> Result<Option<Event>, Error> {
-    let Some(kv) = e.kv() else { return Ok(None) };
-    let kv = convert_ref(kv)?;
-    let prev = e.prev_kv().map(convert_ref).transpose()?;
-    Ok(Some(match e.event_type() {
-        EventType::Put => Event {
+fn convert_event(e: rpc::Event) -> Result<Option<Event>, Error> {
+    let Some(kv) = e.kv else { return Ok(None) };
+    let kv = convert(kv)?;
+    let prev = e.prev_kv.map(convert).transpose()?;
+    Ok(Some(match EventType::try_from(e.r#type) {
+        Ok(EventType::Put) => Event {
             kind: EventKind::Put,
             kv,
             prev,
         },
-        EventType::Delete => Event {
+        Ok(EventType::Delete) => Event {
             kind: EventKind::Delete,
             kv: KeyValue {
                 value: Bytes::new(),
@@ -91,21 +90,26 @@ fn convert_event(e: &etcd_client::Event) -> Result<Option<Event>, Error> {
             },
             prev,
         },
+        Err(_) => {
+            return Err(Error::Backend(format!(
+                "etcd sent an event of unknown type {}",
+                e.r#type
+            )));
+        }
     }))
 }
 
 impl Watcher {
     /// Creates the etcd watch from the revision after the last delivered one.
-    async fn open(&mut self) -> Result<etcd_client::WatchStream, Failure> {
-        let opts = WatchOptions::new()
-            .with_range(prefix_end(self.prefix.as_bytes()))
-            .with_start_revision(self.last + 1)
-            .with_prev_key()
-            .with_progress_notify();
-        let mut client = self.client.clone();
-        self.store
-            .call(client.watch(self.prefix.as_bytes(), Some(opts)))
-            .await
+    async fn open(&mut self) -> Result<rpc::WatchStream, Failure> {
+        let req = WatchCreateRequest {
+            key: self.prefix.as_bytes().to_vec(),
+            range_end: prefix_end(self.prefix.as_bytes()),
+            start_revision: self.last + 1,
+            progress_notify: true,
+            prev_kv: true,
+        };
+        self.store.call(self.store.client.watch(req)).await
     }
 
     /// Re-creates a broken etcd watch, retrying until `watch_retry_timeout`.
@@ -177,24 +181,25 @@ impl Watcher {
                     continue;
                 }
             };
-            if resp.canceled() {
-                if resp.compact_revision() > 0 {
+            if resp.canceled {
+                if resp.compact_revision > 0 {
                     return self.finish(Error::Compacted {
                         requested: self.last + 1,
-                        compacted: resp.compact_revision(),
+                        compacted: resp.compact_revision,
                     });
                 }
                 return self.finish(Error::Backend(format!(
                     "etcd canceled the watch of {:?}: {}",
-                    self.prefix,
-                    resp.cancel_reason()
+                    self.prefix, resp.cancel_reason
                 )));
             }
-            if resp.created() {
+            if resp.created {
                 continue;
             }
-            let mut events = Vec::with_capacity(resp.events().len());
-            for e in resp.events() {
+            let progress = resp.events.is_empty();
+            let header_rev = resp.header.as_ref().map_or(0, |h| h.revision);
+            let mut events = Vec::with_capacity(resp.events.len());
+            for e in resp.events {
                 match convert_event(e) {
                     // Never deliver a revision twice, even if a resumed watch overlaps.
                     Ok(Some(ev)) if ev.kv.mod_revision > self.last => events.push(ev),
@@ -206,12 +211,11 @@ impl Watcher {
                 self.last = last.kv.mod_revision;
                 return Some(Ok(WatchItem::Events(events)));
             }
-            if resp.events().is_empty() {
+            if progress {
                 // A progress notification: every change up to the header revision was sent.
-                let rev = resp.header().map_or(0, |h| h.revision());
-                if rev > self.last {
-                    self.last = rev;
-                    return Some(Ok(WatchItem::Progress(rev)));
+                if header_rev > self.last {
+                    self.last = header_rev;
+                    return Some(Ok(WatchItem::Progress(header_rev)));
                 }
             }
         }
