@@ -46,6 +46,17 @@ pub enum UnifiedAuthError {
     /// A Work exists but is being deleted.
     #[error("work {0} is being deleted")]
     Deleting(String),
+    /// The cluster's execution space is not there yet: the cluster controller creates it
+    /// right after a join, so this is expected for a moment and retried quietly.
+    #[error("execution space {0} does not exist yet")]
+    NoExecutionSpace(String),
+}
+
+impl UnifiedAuthError {
+    /// Whether the error is an expected, transient state rather than a failure to report.
+    fn is_transient(&self) -> bool {
+        matches!(self, UnifiedAuthError::NoExecutionSpace(_))
+    }
 }
 
 /// The running controller; dropping it stops it.
@@ -127,7 +138,11 @@ pub fn start(client: kube::Client) -> UnifiedAuth {
             match reconcile_all(&client, &roles, &bindings, &clusters).await {
                 Ok(()) => retry = RETRY,
                 Err(e) => {
-                    tracing::warn!(error = %e, "unified auth: sync failed; retrying");
+                    if e.is_transient() {
+                        tracing::debug!(error = %e, "unified auth: not ready; retrying");
+                    } else {
+                        tracing::warn!(error = %e, "unified auth: sync failed; retrying");
+                    }
                     tokio::time::sleep(retry).await;
                     retry = (retry * 2).min(RESYNC);
                     trigger.notify_one();
@@ -154,7 +169,11 @@ pub async fn reconcile_all(
     let mut first_error = None;
     for cluster in clusters.state() {
         if let Err(e) = sync_cluster(client, &cluster, &roles, &bindings).await {
-            tracing::warn!(cluster = %cluster.name_any(), error = %e, "failed to sync impersonation config");
+            if e.is_transient() {
+                tracing::debug!(cluster = %cluster.name_any(), error = %e, "impersonation config waits");
+            } else {
+                tracing::warn!(cluster = %cluster.name_any(), error = %e, "failed to sync impersonation config");
+            }
             first_error.get_or_insert(e);
         }
     }
@@ -270,6 +289,12 @@ async fn ensure_work(
                 }
                 // Created meanwhile: the next pass compares it.
                 Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+                Err(kube::Error::Api(e))
+                    if e.code == 404
+                        && e.details.as_ref().is_some_and(|d| d.kind == "namespaces") =>
+                {
+                    Err(UnifiedAuthError::NoExecutionSpace(ns))
+                }
                 Err(e) => Err(err("creating")(e)),
             }
         }
