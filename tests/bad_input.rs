@@ -42,16 +42,6 @@ fn case(
     }
 }
 
-async fn client(s: &Server) -> kube::Client {
-    let kc = kube::config::Kubeconfig::read_from(&s.kubeconfig).expect("kubeconfig");
-    let mut cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-        .await
-        .expect("config");
-    // Answers must be seen as sent: no client-side retries of 5xx with Retry-After.
-    cfg.default_retry = false;
-    kube::Client::try_from(cfg).expect("client")
-}
-
 /// A snapshot of what is stored: every ConfigMap, Deployment and PropagationPolicy in
 /// `default`, with their resourceVersions.
 async fn snapshot(c: &kube::Client) -> Vec<(String, String)> {
@@ -279,9 +269,9 @@ spec:
             &format!("{cms}?fieldValidation=Loose"),
             Some("application/json"),
             r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#,
-            400,
-            "BadRequest",
-            "fieldValidation",
+            422,
+            "Invalid",
+            "fieldValidation: Unsupported value: \"Loose\"",
         ),
         case(
             "bad dryRun",
@@ -473,7 +463,7 @@ spec:
             "",
             400,
             "BadRequest",
-            "field label not supported",
+            "\"spec.foo\" is not a known field selector",
         ),
         case(
             "bad resourceVersion",
@@ -563,7 +553,7 @@ spec:
             r#"{"preconditions":{"uid":"not-the-uid"}}"#,
             409,
             "Conflict",
-            "Precondition failed",
+            "the UID in the precondition (not-the-uid) does not match the UID in record",
         ),
         case(
             "delete options both orphan and propagation",
@@ -612,7 +602,7 @@ spec:
     });
 
     s.block_on(async {
-        let c = client(&s).await;
+        let c = s.client().await;
         let before = snapshot(&c).await;
         let mut failures = Vec::new();
         for k in &cases {

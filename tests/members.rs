@@ -8,6 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
+use std::time::Duration;
 
 use serde_json::Value;
 use support::{Backend, DEADLINE, Server, kubectl_cmd, run, wait_for};
@@ -331,6 +332,61 @@ fn member_serves_nodes_and_rolls_out_workloads() {
         "the pod is bound to a node: {p}"
     );
     assert!(p["status"]["podIP"].is_string());
+}
+
+/// DeleteOptions.gracePeriodSeconds on a member, where pods run: a scheduled pod is marked
+/// with its grace period (the request's, else its terminationGracePeriodSeconds) and its
+/// simulated kubelet then removes it; grace 0 removes it at once.
+#[test]
+fn member_pods_are_deleted_gracefully() {
+    let m = Member::start("sim", &["--nodes", "1", "--ready-delay", "300ms"]);
+    let pod = |name: &str| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}"}},
+            "spec":{{"terminationGracePeriodSeconds":45,"containers":[{{"name":"c","image":"nginx"}}]}}}}"#
+        )
+    };
+    for name in ["p1", "p2", "p3"] {
+        run_stdin_ok(&m, &["create", "-f", "-"], &pod(name));
+    }
+    for name in ["p1", "p2", "p3"] {
+        wait_for("the pod to run", DEADLINE, || {
+            let p = m.get_json(&["pod", name]);
+            (p["status"]["phase"] == "Running").then_some(())
+        });
+    }
+    let deleted_at = k8s_openapi::jiff::Timestamp::now();
+    // Its own grace period: the answer is the pod, marked for deletion 45 s ahead.
+    let out = m.kubectl_ok(&["delete", "--raw", "/api/v1/namespaces/default/pods/p1"]);
+    let p1: Value = serde_json::from_str(&out).expect("pod JSON");
+    assert_eq!(p1["kind"], "Pod", "{p1}");
+    assert_eq!(p1["metadata"]["deletionGracePeriodSeconds"], 45, "{p1}");
+    let at: k8s_openapi::jiff::Timestamp = p1["metadata"]["deletionTimestamp"]
+        .as_str()
+        .unwrap_or_default()
+        .parse()
+        .expect("deletionTimestamp");
+    let ahead = at.duration_since(deleted_at).as_secs();
+    assert!((43..=46).contains(&ahead), "{ahead}s ahead: {p1}");
+    // The request's grace period wins.
+    let out = m.kubectl_ok(&[
+        "delete",
+        "--raw",
+        "/api/v1/namespaces/default/pods/p2?gracePeriodSeconds=7",
+    ]);
+    let p2: Value = serde_json::from_str(&out).expect("pod JSON");
+    assert_eq!(p2["metadata"]["deletionGracePeriodSeconds"], 7, "{p2}");
+    // The simulated kubelet finishes both well before their grace periods end.
+    for name in ["p1", "p2"] {
+        wait_for(
+            "the kubelet to remove the pod",
+            Duration::from_secs(30),
+            || (!m.exists(&["pod", name])).then_some(()),
+        );
+    }
+    // Grace 0 (kubectl delete --now is 1 s, --force 0): gone at once.
+    m.kubectl_ok(&["delete", "pod", "p3", "--grace-period=0", "--force"]);
+    assert!(!m.exists(&["pod", "p3"]));
 }
 
 fn run_stdin_ok(m: &Member, args: &[&str], stdin: &str) -> String {

@@ -497,8 +497,9 @@ fn versions_read_defaults_and_field_selectors() {
     ]);
     assert_eq!(out.trim(), "widget.example.com/w2");
     let err = s.kubectl_err(&["get", "widgets", "--field-selector", "spec.size=M"]);
+    // apiextensions' crConverter.ConvertFieldLabel wording.
     assert!(
-        err.contains("\"spec.size\" is not a known field selector"),
+        err.contains("field label not supported: spec.size"),
         "{err}"
     );
 

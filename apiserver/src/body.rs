@@ -83,6 +83,50 @@ pub fn decode(media: &str, bytes: &[u8], kind: &str, version: &str) -> Result<De
     }
 }
 
+/// The check the unstructured decoding of a kind served from a CustomResourceDefinition
+/// makes, which defaults nothing (typed kinds take `kind` and `apiVersion` from the URL): a
+/// body without `kind` is kube's MissingKindErr, one without `apiVersion` fails the CR
+/// conversion to the served version; both are 400s worded by the create/update handlers'
+/// transformDecodeError. `json` is the body as JSON (what the JSON decoder saw), `raw` the
+/// request body (summarized in the message).
+pub fn require_type_meta(
+    raw: &[u8],
+    json: &[u8],
+    value: &Value,
+    kind: &str,
+    api_version: &str,
+) -> Result<(), ApiError> {
+    let field = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or("");
+    let body_kind = field("kind");
+    if body_kind.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {kind}): Object 'Kind' is missing in '{}' ({})",
+            String::from_utf8_lossy(json),
+            summarize(raw, 30)
+        )));
+    }
+    if field("apiVersion").is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "{body_kind} in version \"\" cannot be handled as a {kind}: /, Kind={body_kind} is unstructured and is not suitable for converting to \"{api_version}\""
+        )));
+    }
+    Ok(())
+}
+
+/// kube's summarizeData: the first `max` bytes of a JSON object, or their hex otherwise.
+fn summarize(data: &[u8], max: usize) -> String {
+    let cut = &data[..data.len().min(max)];
+    let more = if data.len() > max { " ..." } else { "" };
+    match data.first() {
+        None => "<empty>".into(),
+        Some(b'{') => format!("{}{more}", String::from_utf8_lossy(cut)),
+        Some(_) => {
+            let hex: String = cut.iter().map(|b| format!("{b:02x}")).collect();
+            format!("{hex}{more}")
+        }
+    }
+}
+
 /// Parses JSON, recording duplicate object keys (the last one wins, as Go's decoder does).
 pub fn decode_json(bytes: &[u8]) -> Result<Decoded, String> {
     let mut duplicates = Vec::new();
@@ -208,5 +252,43 @@ mod tests {
         let v = decode_yaml(b"apiVersion: v1\nkind: ConfigMap\ndata:\n  a: \"1\"\n").unwrap();
         assert_eq!(v["data"]["a"], "1");
         assert!(decode_yaml(b"a: [").is_err());
+    }
+
+    #[test]
+    fn unstructured_bodies_need_kind_and_api_version() {
+        let check = |raw: &str| {
+            let v: Value = serde_json::from_str(raw).unwrap();
+            require_type_meta(
+                raw.as_bytes(),
+                raw.as_bytes(),
+                &v,
+                "Widget",
+                "example.com/v1",
+            )
+        };
+        assert!(check(r#"{"apiVersion":"example.com/v1","kind":"Widget"}"#).is_ok());
+        let no_kind = r#"{"apiVersion":"example.com/v1","metadata":{"name":"w"}}"#;
+        let e = check(no_kind).unwrap_err();
+        assert_eq!(e.code, 400);
+        assert_eq!(
+            e.message,
+            format!(
+                "the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '{no_kind}' ({{\"apiVersion\":\"example.com/v1\" ...)"
+            )
+        );
+        let e = check(r#"{"kind":"Widget","apiVersion":""}"#).unwrap_err();
+        assert_eq!(
+            e.message,
+            "Widget in version \"\" cannot be handled as a Widget: /, Kind=Widget is unstructured and is not suitable for converting to \"example.com/v1\""
+        );
+    }
+
+    #[test]
+    fn summaries_are_kubes() {
+        assert_eq!(summarize(b"", 30), "<empty>");
+        assert_eq!(summarize(b"{\"a\":1}", 30), "{\"a\":1}");
+        assert_eq!(summarize(b"kind: X", 4), "6b696e64 ...");
+        // A cut inside a multi-byte character does not panic.
+        assert_eq!(summarize("{\"é\"}".as_bytes(), 3), "{\"\u{fffd} ...");
     }
 }

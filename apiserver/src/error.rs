@@ -161,6 +161,18 @@ impl ApiError {
         )
     }
 
+    /// 405 for a method no route of the path serves: what go-restful answers through
+    /// kube-apiserver's serviceErrorHandler (apierrors.NewGenericServerResponse, empty
+    /// details), e.g. POST to an object's path or PUT to a collection.
+    pub fn method_not_allowed_route() -> ApiError {
+        ApiError::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
+        .with_details(Details::default())
+    }
+
     /// 406 NotAcceptable.
     pub fn not_acceptable(accepted: &[&str]) -> ApiError {
         ApiError::new(
@@ -383,17 +395,16 @@ impl ApiError {
         });
         if let Some(d) = &self.details {
             let mut details = serde_json::Map::new();
-            if let Some(n) = &d.name {
-                details.insert("name".into(), json!(n));
-            }
-            if let Some(g) = &d.group {
-                details.insert("group".into(), json!(g));
-            }
-            if let Some(k) = &d.kind {
-                details.insert("kind".into(), json!(k));
-            }
-            if let Some(u) = &d.uid {
-                details.insert("uid".into(), json!(u));
+            // StatusDetails' strings are omitempty.
+            for (key, value) in [
+                ("name", &d.name),
+                ("group", &d.group),
+                ("kind", &d.kind),
+                ("uid", &d.uid),
+            ] {
+                if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+                    details.insert(key.into(), json!(v));
+                }
             }
             if !d.causes.is_empty() {
                 details.insert(
@@ -540,6 +551,24 @@ mod tests {
         assert_eq!(
             two.message,
             "Cluster.cluster.karmada.io \"m1\" is invalid: [spec.apiEndpoint: Required value, metadata.name: Invalid value: \"A\"]"
+        );
+    }
+
+    #[test]
+    fn unserved_methods_answer_as_go_restful() {
+        let s = ApiError::method_not_allowed_route().status_json();
+        assert_eq!(s["code"], 405);
+        assert_eq!(s["reason"], "MethodNotAllowed");
+        assert_eq!(
+            s["message"],
+            "the server does not allow this method on the requested resource"
+        );
+        assert_eq!(s["details"], json!({}));
+        // StatusDetails strings are omitempty: an Invalid of an unnamed object has no name.
+        let e = ApiError::invalid("meta.k8s.io", "CreateOptions", "", vec![]);
+        assert_eq!(
+            e.status_json()["details"],
+            json!({"group": "meta.k8s.io", "kind": "CreateOptions"})
         );
     }
 }

@@ -9,9 +9,6 @@ use crate::object;
 use crate::resources::{ResourceDef, Source};
 use crate::selectors::FieldSelector;
 
-/// Fields every resource supports.
-const COMMON: &[&str] = &["metadata.name", "metadata.namespace"];
-
 /// The kind-specific selectable fields (beyond metadata.name/namespace) and where to read
 /// them: a built-in kind's table, or a custom resource's selectableFields. Borrowed, because
 /// the watch cache asks for every version of every object of such kinds.
@@ -163,27 +160,127 @@ pub fn extract(def: &ResourceDef, obj: &Value) -> FieldValues {
         .collect()
 }
 
-/// Checks that every field of the selector is supported; the error is kube's message.
+/// How a kind's field labels are converted (Scheme.ConvertFieldLabel): which metadata labels
+/// it takes and how it words a refusal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LabelConversion {
+    /// runtime.DefaultMetaV1FieldSelectorConversion, for kinds that register no conversion
+    /// (ConfigMaps, Deployments, ...): metadata.name and metadata.namespace.
+    DefaultMeta,
+    /// A conversion registered in pkg/apis/core/v1 (or a custom resource's crConverter):
+    /// `field label not supported: X`; `namespace` says whether metadata.namespace is taken.
+    NotSupported {
+        /// metadata.namespace is accepted.
+        namespace: bool,
+    },
+    /// batch/v1 Job's conversion.
+    Job,
+}
+
+fn label_conversion(def: &ResourceDef) -> LabelConversion {
+    if def.served_as_crd() {
+        return LabelConversion::NotSupported {
+            namespace: def.namespaced,
+        };
+    }
+    match (def.group.as_str(), def.plural.as_str()) {
+        ("", "nodes" | "namespaces") => LabelConversion::NotSupported { namespace: false },
+        ("", "pods" | "secrets" | "services" | "events" | "replicationcontrollers") => {
+            LabelConversion::NotSupported { namespace: true }
+        }
+        ("batch", "jobs") => LabelConversion::Job,
+        _ => LabelConversion::DefaultMeta,
+    }
+}
+
+/// Checks that every field of the selector is supported; the error is the message of the
+/// kind's field label conversion, as kube-apiserver answers it (400).
 pub fn validate(def: &ResourceDef, sel: &FieldSelector) -> Result<(), String> {
+    let conversion = label_conversion(def);
     for t in &sel.terms {
-        if COMMON.contains(&t.field.as_str())
-            || kind_fields(def).any(|(f, _)| f.as_str() == t.field)
-        {
+        let field = t.field.as_str();
+        let known = match field {
+            "metadata.name" => true,
+            "metadata.namespace" => !matches!(
+                conversion,
+                LabelConversion::NotSupported { namespace: false }
+            ),
+            _ => kind_fields(def).any(|(f, _)| f.as_str() == field),
+        };
+        if known {
             continue;
         }
-        return Err(
-            if matches!(def.source, Source::Custom(_) | Source::Karmada) {
-                let mut known: Vec<String> = COMMON.iter().map(|s| format!("\"{s}\"")).collect();
-                known.extend(kind_fields(def).map(|(f, _)| format!("\"{}\"", f.as_str())));
-                format!(
-                    "\"{}\" is not a known field selector: only {}",
-                    t.field,
-                    known.join(", ")
-                )
-            } else {
-                format!("field label not supported: {}", t.field)
-            },
-        );
+        return Err(match conversion {
+            LabelConversion::NotSupported { .. } => format!("field label not supported: {field}"),
+            LabelConversion::Job => format!(
+                "field label {} not supported for batchv1.Job",
+                crate::crd::go_quote(field)
+            ),
+            LabelConversion::DefaultMeta => format!(
+                "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+                crate::crd::go_quote(field)
+            ),
+        });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::resources::served as def;
+
+    fn check(d: &ResourceDef, sel: &str) -> Result<(), String> {
+        validate(d, &FieldSelector::parse(sel).expect("selector"))
+    }
+
+    #[test]
+    fn unsupported_labels_are_worded_as_each_kind_converts_them() {
+        let default_meta = "\"spec.foo\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"";
+        for (group, plural, message) in [
+            ("", "configmaps", default_meta),
+            ("apps", "deployments", default_meta),
+            ("cluster.karmada.io", "clusters", default_meta),
+            ("", "pods", "field label not supported: spec.foo"),
+            ("", "secrets", "field label not supported: spec.foo"),
+            ("", "namespaces", "field label not supported: spec.foo"),
+            (
+                "batch",
+                "jobs",
+                "field label \"spec.foo\" not supported for batchv1.Job",
+            ),
+            (
+                "policy.karmada.io",
+                "propagationpolicies",
+                "field label not supported: spec.foo",
+            ),
+        ] {
+            let d = def(group, plural);
+            assert_eq!(check(&d, "spec.foo=x").unwrap_err(), message, "{plural}");
+            assert!(check(&d, "metadata.name=x").is_ok(), "{plural}");
+        }
+        assert!(check(&def("", "pods"), "spec.nodeName=n,metadata.namespace=d").is_ok());
+        assert!(check(&def("batch", "jobs"), "status.successful=1").is_ok());
+        // Conversions that do not take metadata.namespace: nodes, namespaces, cluster-scoped
+        // custom kinds; the default conversion takes it even for cluster-scoped kinds.
+        for (group, plural) in [
+            ("", "nodes"),
+            ("", "namespaces"),
+            ("policy.karmada.io", "clusterpropagationpolicies"),
+        ] {
+            assert_eq!(
+                check(&def(group, plural), "metadata.namespace=x").unwrap_err(),
+                "field label not supported: metadata.namespace"
+            );
+        }
+        assert!(
+            check(
+                &def("cluster.karmada.io", "clusters"),
+                "metadata.namespace="
+            )
+            .is_ok()
+        );
+        assert!(check(&def("", "persistentvolumes"), "metadata.namespace=").is_ok());
+    }
 }

@@ -17,7 +17,7 @@ use crate::discovery;
 use crate::error::ApiError;
 use crate::negotiation::{self, Output};
 use crate::object;
-use crate::options::{DeleteOptions, FieldValidation, ListOptions, WriteOptions};
+use crate::options::{DeleteOptions, FieldValidation, ListOptions, OptionsKind, WriteOptions};
 use crate::registry::{DeleteOutcome, Registry, Subresource, WriteContext};
 use crate::request_info::{RequestInfo, parse_query, request_info};
 use crate::resources::ResourceDef;
@@ -208,6 +208,11 @@ async fn dispatch(
     })
 }
 
+/// True when the URL names one object (`.../configmaps/NAME`), not a collection.
+fn is_item_path(info: &RequestInfo) -> bool {
+    !info.name.is_empty() && !info.name_from_selector
+}
+
 /// Resolves the namespace of a request against the resource's scope.
 fn scope(def: &ResourceDef, info: &RequestInfo) -> Result<String, ApiError> {
     let is_namespace_resource = def.group.is_empty() && def.plural == "namespaces";
@@ -216,7 +221,13 @@ fn scope(def: &ResourceDef, info: &RequestInfo) -> Result<String, ApiError> {
             && !matches!(info.verb.as_str(), "list" | "watch")
             && !(info.verb == "create" && def.storage == crate::resources::Storage::Virtual)
         {
-            return Err(ApiError::path_not_found());
+            // A namespaced kind serves only list and watch across namespaces: its
+            // cluster-wide collection path answers other methods 405, and has no items.
+            return Err(if is_item_path(info) {
+                ApiError::path_not_found()
+            } else {
+                ApiError::method_not_allowed_route()
+            });
         }
         Ok(info.namespace.clone())
     } else {
@@ -233,10 +244,7 @@ async fn non_resource(
     info: &RequestInfo,
 ) -> Result<Response, ApiError> {
     if parts.method != Method::GET && parts.method != Method::HEAD {
-        return Err(ApiError::method_not_allowed(
-            &parts.method.to_string().to_lowercase(),
-            "",
-        ));
+        return Err(ApiError::method_not_allowed_route());
     }
     let accept = parts
         .headers
@@ -351,44 +359,56 @@ fn bytes_response(status: StatusCode, body: impl Into<Body>) -> Response {
 async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
     let verb = ctx.info.verb.clone();
     let sub = ctx.info.subresource.clone();
+    let item = is_item_path(&ctx.info);
+    // A method the path's routes do not serve is 405, as go-restful answers it; a path with no
+    // route at all is 404 (kube-apiserver's installer registers collection routes for list,
+    // watch, create and deletecollection, item routes for get, update, patch and delete).
+    let no_route = ApiError::method_not_allowed_route;
     if ctx.def.storage == crate::resources::Storage::Virtual {
-        return match (verb.as_str(), sub.as_str()) {
-            ("create", "") => crate::auth::review::create(&ctx, body).await,
-            _ => Err(ApiError::method_not_allowed(&verb, &ctx.def.kind)),
+        return match (item, verb.as_str()) {
+            (true, _) => Err(ApiError::path_not_found()),
+            (false, "create") => crate::auth::review::create(&ctx, body).await,
+            (false, _) => Err(no_route()),
         };
     }
     match sub.as_str() {
-        "" => match verb.as_str() {
+        "" if item => match verb.as_str() {
             "get" => get(&ctx).await,
-            "list" => list(&ctx).await,
             "watch" => watch_req(&ctx).await,
-            "create" => create(&ctx, body).await,
             "update" => update(&ctx, body, Subresource::Main).await,
             "patch" => crate::patch_handler::patch(&ctx, body, Subresource::Main).await,
             "delete" => delete(&ctx, body).await,
-            "deletecollection" => delete_collection(&ctx, body).await,
-            _ => Err(ApiError::method_not_allowed(&verb, &ctx.def.kind)),
+            _ => Err(no_route()),
+        },
+        "" => match verb.as_str() {
+            "list" => list(&ctx).await,
+            "watch" => watch_req(&ctx).await,
+            "create" => create(&ctx, body).await,
+            "deletecollection" if ctx.def.verbs().contains(&"deletecollection") => {
+                delete_collection(&ctx, body).await
+            }
+            _ => Err(no_route()),
         },
         "status" if ctx.def.status => match verb.as_str() {
             "get" => get(&ctx).await,
             "update" => update(&ctx, body, Subresource::Status).await,
             "patch" => crate::patch_handler::patch(&ctx, body, Subresource::Status).await,
-            _ => Err(ApiError::method_not_allowed(&verb, &ctx.def.kind)),
+            _ => Err(no_route()),
         },
         "scale" if ctx.def.scale.is_some() => match verb.as_str() {
             "get" => crate::scale::get(&ctx).await,
             "update" => crate::scale::update(&ctx, body).await,
             "patch" => crate::scale::patch(&ctx, body).await,
-            _ => Err(ApiError::method_not_allowed(&verb, "Scale")),
+            _ => Err(no_route()),
         },
         "token" if ctx.def.extra_subresources.iter().any(|s| s == "token") => match verb.as_str() {
             "create" => crate::auth::token_request::create(&ctx, body).await,
-            _ => Err(ApiError::method_not_allowed(&verb, "TokenRequest")),
+            _ => Err(no_route()),
         },
         "finalize" if ctx.def.extra_subresources.iter().any(|s| s == "finalize") => {
             match verb.as_str() {
                 "update" => finalize(&ctx, body).await,
-                _ => Err(ApiError::method_not_allowed(&verb, &ctx.def.kind)),
+                _ => Err(no_route()),
             }
         }
         _ => Err(ApiError::path_not_found()),
@@ -524,7 +544,23 @@ async fn list(ctx: &Ctx) -> Result<Response, ApiError> {
 }
 
 async fn watch_req(ctx: &Ctx) -> Result<Response, ApiError> {
-    let opts = ListOptions::parse_watch(&ctx.query)?;
+    let mut opts = ListOptions::parse_watch(&ctx.query)?;
+    // The deprecated `/watch/.../NAME` path watches one object (kube's ListResource).
+    if is_item_path(&ctx.info) {
+        if opts.field_selector.is_empty() {
+            opts.field_selector = crate::selectors::FieldSelector {
+                terms: vec![crate::selectors::FieldTerm {
+                    field: "metadata.name".into(),
+                    value: ctx.info.name.clone(),
+                    negated: false,
+                }],
+            };
+        } else if opts.field_selector.exact_name() != Some(ctx.info.name.as_str()) {
+            return Err(ApiError::bad_request(
+                "fieldSelector metadata.name doesn't match requested name",
+            ));
+        }
+    }
     match ctx.output {
         Output::Table => {
             let enc = crate::tables::TableWatchEncoder::new(ctx)?;
@@ -549,6 +585,20 @@ async fn read_object(
     let bytes = body::read_limited(body, ctx.state.config.max_request_bytes).await?;
     let media = body::content_type(ctx.header(header::CONTENT_TYPE));
     let decoded = body::decode(&media, &bytes, &ctx.def.kind, &ctx.def.version)?;
+    if ctx.def.served_as_crd() {
+        let json = if media == "application/json" {
+            std::borrow::Cow::Borrowed(&bytes[..])
+        } else {
+            std::borrow::Cow::Owned(serde_json::to_vec(&decoded.value).unwrap_or_default())
+        };
+        body::require_type_meta(
+            &bytes,
+            &json,
+            &decoded.value,
+            &ctx.def.kind,
+            &ctx.def.api_version(),
+        )?;
+    }
     let mut problems: Vec<String> = decoded
         .duplicates
         .iter()
@@ -577,7 +627,7 @@ async fn read_object(
 }
 
 async fn create(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
-    let opts = WriteOptions::parse(&ctx.query)?;
+    let opts = WriteOptions::parse(&ctx.query, OptionsKind::Create)?;
     let (obj, warnings) = read_object(ctx, body, &opts).await?;
     let wctx = WriteContext::new(&opts, &ctx.default_manager());
     let created = ctx.registry().create_written(&ctx.ns, obj, &wctx).await?;
@@ -585,7 +635,7 @@ async fn create(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
 }
 
 async fn update(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, ApiError> {
-    let opts = WriteOptions::parse(&ctx.query)?;
+    let opts = WriteOptions::parse(&ctx.query, OptionsKind::Update)?;
     let (obj, warnings) = read_object(ctx, body, &opts).await?;
     let wctx = WriteContext::new(&opts, &ctx.default_manager());
     let (obj, created) = ctx
@@ -601,7 +651,7 @@ async fn update(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, Api
 }
 
 async fn finalize(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
-    let opts = WriteOptions::parse(&ctx.query)?;
+    let opts = WriteOptions::parse(&ctx.query, OptionsKind::Update)?;
     let (obj, _) = read_object(ctx, body, &opts).await?;
     let wctx = WriteContext::new(&opts, &ctx.default_manager());
     let finalizers = obj

@@ -107,6 +107,29 @@ pub fn set_finalizers(obj: &mut Value, finalizers: &[String]) {
     }
 }
 
+/// Drops the metadata Go's `omitempty` drops when kube decodes an object's metadata into
+/// metav1.ObjectMeta and encodes it again: empty or null labels, annotations, finalizers and
+/// ownerReferences, empty strings and null pointers. So `annotations: {}`, which kubectl's
+/// three-way patch adds to an object without annotations, is never stored.
+pub fn drop_empty_meta(obj: &mut Value) {
+    let Some(Value::Object(m)) = obj.get_mut("metadata") else {
+        return;
+    };
+    m.retain(|k, v| match k.as_str() {
+        "labels" | "annotations" => !(v.is_null() || v.as_object().is_some_and(Map::is_empty)),
+        "finalizers" | "ownerReferences" => {
+            !(v.is_null() || v.as_array().is_some_and(Vec::is_empty))
+        }
+        "generateName" | "uid" | "selfLink" | "resourceVersion" => {
+            !(v.is_null() || v.as_str() == Some(""))
+        }
+        "deletionTimestamp" | "deletionGracePeriodSeconds" | "generation" => {
+            !(v.is_null() || v.as_i64() == Some(0) && k == "generation")
+        }
+        _ => true,
+    });
+}
+
 /// True when `metadata.deletionTimestamp` is set.
 pub fn is_terminating(obj: &Value) -> bool {
     meta(obj)
@@ -272,5 +295,23 @@ mod tests {
     fn time_format() {
         let t: jiff::Timestamp = "2024-01-02T03:04:05.678Z".parse().unwrap();
         assert_eq!(format_time(t), "2024-01-02T03:04:05Z");
+    }
+
+    #[test]
+    fn empty_metadata_is_dropped_as_omitempty_does() {
+        let mut obj = serde_json::json!({"metadata": {
+            "name": "x", "labels": {}, "annotations": null, "finalizers": [],
+            "ownerReferences": [], "generateName": "", "uid": "", "generation": 0,
+            "deletionTimestamp": null, "managedFields": [], "creationTimestamp": null,
+        }, "data": {}});
+        drop_empty_meta(&mut obj);
+        assert_eq!(
+            obj,
+            serde_json::json!({"metadata": {"name": "x", "managedFields": [], "creationTimestamp": null}, "data": {}})
+        );
+        let mut kept = serde_json::json!({"metadata": {"labels": {"a": "b"}, "finalizers": ["f"], "labels2": {}}});
+        let before = kept.clone();
+        drop_empty_meta(&mut kept);
+        assert_eq!(kept, before);
     }
 }

@@ -8,7 +8,7 @@ use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_json::{Value, json};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, Cause};
 use crate::request_info::parse_bool;
 use crate::selectors::{FieldSelector, LabelSelector};
 
@@ -259,6 +259,31 @@ pub enum FieldValidation {
     Ignore,
 }
 
+/// Which request's options are parsed: they are validated as kube validates
+/// CreateOptions, UpdateOptions and PatchOptions, and errors name that kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionsKind {
+    /// POST.
+    Create,
+    /// PUT.
+    Update,
+    /// PATCH; `apply` for server-side apply patches.
+    Patch {
+        /// The patch is `application/apply-patch+yaml`.
+        apply: bool,
+    },
+}
+
+impl OptionsKind {
+    fn kind(self) -> &'static str {
+        match self {
+            OptionsKind::Create => "CreateOptions",
+            OptionsKind::Update => "UpdateOptions",
+            OptionsKind::Patch { .. } => "PatchOptions",
+        }
+    }
+}
+
 /// Options shared by create, update and patch.
 #[derive(Clone, Debug)]
 pub struct WriteOptions {
@@ -272,45 +297,126 @@ pub struct WriteOptions {
     pub force: Option<bool>,
 }
 
+fn cause(reason: &str, field: &str, message: impl Into<String>) -> Cause {
+    Cause {
+        reason: reason.into(),
+        message: message.into(),
+        field: field.into(),
+    }
+}
+
+/// A `[]string` as Go's `%#v` prints it (`[]string{"a", "b"}`), as NotSupported errors
+/// show a bad `dryRun`.
+fn go_string_slice(values: &[String]) -> String {
+    let quoted: Vec<String> = values.iter().map(|v| crate::crd::go_quote(v)).collect();
+    format!("[]string{{{}}}", quoted.join(", "))
+}
+
+/// ValidateDryRun: only `All` is allowed.
+fn dry_run_causes(values: &[String]) -> Vec<Cause> {
+    if values.iter().all(|d| d == "All") {
+        return Vec::new();
+    }
+    vec![cause(
+        "FieldValueNotSupported",
+        "dryRun",
+        format!(
+            "Unsupported value: {}: supported values: \"All\"",
+            go_string_slice(values)
+        ),
+    )]
+}
+
+/// Go's unicode.IsPrint, as ValidateFieldManager applies it: letters, marks, numbers,
+/// punctuation, symbols and the ASCII space; no controls, other spaces or format characters.
+fn is_go_printable(c: char) -> bool {
+    !(c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}' | '\u{feff}'))
+}
+
+/// ValidateFieldManager: at most 128 bytes, printable characters only.
+fn field_manager_causes(manager: &str) -> Vec<Cause> {
+    let mut out = Vec::new();
+    if manager.len() > 128 {
+        out.push(cause(
+            "FieldValueTooLong",
+            "fieldManager",
+            "Too long: may not be more than 128 bytes",
+        ));
+    }
+    for (i, c) in manager.char_indices() {
+        if !is_go_printable(c) {
+            out.push(cause(
+                "FieldValueInvalid",
+                "fieldManager",
+                format!(
+                    "Invalid value: {}: invalid character U+{:04X} (at position {i})",
+                    crate::crd::go_quote(manager),
+                    u32::from(c)
+                ),
+            ));
+        }
+    }
+    out
+}
+
 impl WriteOptions {
-    /// Parses and validates write options.
-    pub fn parse(q: &HashMap<String, Vec<String>>) -> Result<WriteOptions, ApiError> {
-        let dry_run = match q.get("dryRun") {
-            None => false,
-            Some(v) => {
-                for d in v {
-                    if d != "All" {
-                        return Err(ApiError::invalid_message(format!(
-                            "dryRun: Unsupported value: \"{d}\": supported values: \"All\""
-                        )));
-                    }
-                }
-                !v.is_empty()
-            }
-        };
+    /// Parses and validates write options as kube's ValidateCreateOptions,
+    /// ValidateUpdateOptions and ValidatePatchOptions do: every problem is a cause of one 422
+    /// naming the options kind.
+    pub fn parse(
+        q: &HashMap<String, Vec<String>>,
+        kind: OptionsKind,
+    ) -> Result<WriteOptions, ApiError> {
+        let dry_run_values: &[String] = q.get("dryRun").map(Vec::as_slice).unwrap_or(&[]);
         let field_manager = first(q, "fieldManager")
             .filter(|s| !s.is_empty())
             .map(str::to_string);
-        if let Some(m) = &field_manager
-            && (m.len() > 128 || m.chars().any(|c| c.is_control()))
-        {
-            return Err(ApiError::invalid_message(format!(
-                "fieldManager: Invalid value: \"{m}\": must be at most 128 printable characters"
-            )));
+        let raw_validation = first(q, "fieldValidation").unwrap_or("");
+        let force = first(q, "force").and_then(parse_bool);
+        let mut causes = Vec::new();
+        if let OptionsKind::Patch { apply } = kind {
+            if !apply && force.is_some() {
+                causes.push(cause(
+                    "FieldValueForbidden",
+                    "force",
+                    "Forbidden: may not be specified for non-apply patch",
+                ));
+            }
+            if apply && field_manager.is_none() {
+                causes.push(cause(
+                    "FieldValueRequired",
+                    "fieldManager",
+                    "Required value: is required for apply patch",
+                ));
+            }
         }
-        let field_validation = match first(q, "fieldValidation") {
-            None | Some("") | Some("Warn") => FieldValidation::Warn,
-            Some("Strict") => FieldValidation::Strict,
-            Some("Ignore") => FieldValidation::Ignore,
-            Some(other) => {
-                return Err(ApiError::bad_request(format!(
-                    "fieldValidation: invalid value \"{other}\": must be one of Ignore, Warn, Strict"
-                )));
+        causes.extend(field_manager_causes(
+            field_manager.as_deref().unwrap_or_default(),
+        ));
+        causes.extend(dry_run_causes(dry_run_values));
+        let field_validation = match raw_validation {
+            "" | "Warn" => FieldValidation::Warn,
+            "Strict" => FieldValidation::Strict,
+            "Ignore" => FieldValidation::Ignore,
+            other => {
+                causes.push(cause(
+                    "FieldValueNotSupported",
+                    "fieldValidation",
+                    format!(
+                        "Unsupported value: {}: supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"",
+                        crate::crd::go_quote(other)
+                    ),
+                ));
+                FieldValidation::Warn
             }
         };
-        let force = first(q, "force").and_then(parse_bool);
+        if !causes.is_empty() {
+            return Err(ApiError::invalid("meta.k8s.io", kind.kind(), "", causes));
+        }
         Ok(WriteOptions {
-            dry_run,
+            dry_run: !dry_run_values.is_empty(),
             field_manager,
             field_validation,
             force,
@@ -345,15 +451,14 @@ pub struct DeleteOptions {
 }
 
 impl DeleteOptions {
-    /// Parses options from the query and an optional JSON body.
+    /// Parses options from the query and an optional JSON body, validated as kube's
+    /// ValidateDeleteOptions (one 422 naming every problem).
     pub fn parse(
         q: &HashMap<String, Vec<String>>,
         body: Option<&Value>,
     ) -> Result<DeleteOptions, ApiError> {
         let mut o = DeleteOptions::default();
-        if q.contains_key("dryRun") {
-            o.dry_run = WriteOptions::parse(q)?.dry_run;
-        }
+        let mut dry_run: Vec<String> = q.get("dryRun").cloned().unwrap_or_default();
         if let Some(g) = first(q, "gracePeriodSeconds") {
             o.grace_period_seconds = Some(g.parse().map_err(|_| {
                 ApiError::bad_request(format!("invalid value for gracePeriodSeconds: \"{g}\""))
@@ -366,14 +471,14 @@ impl DeleteOptions {
                 return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
             }
             if let Some(v) = b.get("dryRun").and_then(Value::as_array) {
-                for d in v {
-                    if d.as_str() != Some("All") {
-                        return Err(ApiError::invalid_message(format!(
-                            "dryRun: Unsupported value: {d}: supported values: \"All\""
-                        )));
-                    }
-                    o.dry_run = true;
-                }
+                dry_run = v
+                    .iter()
+                    .map(|d| {
+                        d.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| d.to_string())
+                    })
+                    .collect();
             }
             if let Some(g) = b.get("gracePeriodSeconds").filter(|v| !v.is_null()) {
                 o.grace_period_seconds = Some(g.as_i64().ok_or_else(|| {
@@ -394,9 +499,15 @@ impl DeleteOptions {
                 orphan = Some(od);
             }
         }
-        if propagation.is_some() && orphan.is_some() {
-            return Err(ApiError::invalid_message(
-                "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: \"\": orphanDependents and deletionPropagation cannot be both set",
+        let mut causes = Vec::new();
+        if let (Some(p), Some(_)) = (&propagation, orphan) {
+            causes.push(cause(
+                "FieldValueInvalid",
+                "propagationPolicy",
+                format!(
+                    "Invalid value: {}: orphanDependents and deletionPropagation cannot be both set",
+                    crate::crd::go_quote(p)
+                ),
             ));
         }
         o.propagation = match propagation.as_deref() {
@@ -411,15 +522,32 @@ impl DeleteOptions {
             Some("Foreground") => Some(Propagation::Foreground),
             Some("Orphan") => Some(Propagation::Orphan),
             Some(other) => {
-                return Err(ApiError::invalid_message(format!(
-                    "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"{other}\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
-                )));
+                causes.push(cause(
+                    "FieldValueNotSupported",
+                    "propagationPolicy",
+                    format!(
+                        "Unsupported value: {}: supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"",
+                        crate::crd::go_quote(other)
+                    ),
+                ));
+                None
             }
         };
+        causes.extend(dry_run_causes(&dry_run));
+        if !causes.is_empty() {
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                causes,
+            ));
+        }
+        o.dry_run = !dry_run.is_empty();
+        // rest.BeforeDelete: a negative grace period means one second.
         if let Some(g) = o.grace_period_seconds
             && g < 0
         {
-            o.grace_period_seconds = Some(0);
+            o.grace_period_seconds = Some(1);
         }
         Ok(o)
     }
@@ -481,5 +609,97 @@ mod tests {
                 .code,
             422
         );
+    }
+
+    #[test]
+    fn write_options_are_validated_as_kube_does() {
+        let parse = |q: &str, k| WriteOptions::parse(&parse_query(Some(q)), k);
+        let ok = parse(
+            "dryRun=All&fieldManager=me&fieldValidation=Strict",
+            OptionsKind::Create,
+        )
+        .unwrap();
+        assert!(ok.dry_run);
+        assert_eq!(ok.field_manager.as_deref(), Some("me"));
+        assert_eq!(ok.field_validation, FieldValidation::Strict);
+
+        let e = parse("fieldValidation=Loose", OptionsKind::Create).unwrap_err();
+        assert_eq!((e.code, e.reason), (422, "Invalid"));
+        assert_eq!(
+            e.message,
+            "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"Loose\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+        );
+        let e = parse("dryRun=All&dryRun=Some", OptionsKind::Update).unwrap_err();
+        assert_eq!(
+            e.message,
+            "UpdateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"All\", \"Some\"}: supported values: \"All\""
+        );
+        let e = parse("force=true", OptionsKind::Patch { apply: false }).unwrap_err();
+        assert_eq!(
+            e.message,
+            "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch"
+        );
+        let e = parse("", OptionsKind::Patch { apply: true }).unwrap_err();
+        assert_eq!(
+            e.message,
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
+        );
+        assert!(
+            parse(
+                "force=true&fieldManager=m",
+                OptionsKind::Patch { apply: true }
+            )
+            .is_ok()
+        );
+        let long = "m".repeat(129);
+        let e = parse(&format!("fieldManager={long}"), OptionsKind::Create).unwrap_err();
+        assert_eq!(
+            e.message,
+            "CreateOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes"
+        );
+        let e = parse("fieldManager=a%07b", OptionsKind::Create).unwrap_err();
+        assert_eq!(
+            e.message,
+            "CreateOptions.meta.k8s.io \"\" is invalid: fieldManager: Invalid value: \"a\\ab\": invalid character U+0007 (at position 1)"
+        );
+        // Several problems are one error with every cause, in kube's order.
+        let e = parse(
+            "fieldValidation=x&force=1&dryRun=y",
+            OptionsKind::Patch { apply: false },
+        )
+        .unwrap_err();
+        let fields: Vec<&str> = e
+            .details
+            .as_ref()
+            .unwrap()
+            .causes
+            .iter()
+            .map(|c| c.field.as_str())
+            .collect();
+        assert_eq!(fields, ["force", "dryRun", "fieldValidation"]);
+    }
+
+    #[test]
+    fn delete_options_are_validated_as_kube_does() {
+        let q = |s: &str| parse_query(Some(s));
+        let d = DeleteOptions::parse(&q("gracePeriodSeconds=-5"), None).unwrap();
+        assert_eq!(d.grace_period_seconds, Some(1), "negative means one second");
+        let d =
+            DeleteOptions::parse(&HashMap::new(), Some(&json!({"gracePeriodSeconds": 0}))).unwrap();
+        assert_eq!(d.grace_period_seconds, Some(0));
+        let both = json!({"propagationPolicy": "Background", "orphanDependents": true});
+        assert_eq!(
+            DeleteOptions::parse(&HashMap::new(), Some(&both))
+                .unwrap_err()
+                .message,
+            "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: \"Background\": orphanDependents and deletionPropagation cannot be both set"
+        );
+        let e = DeleteOptions::parse(&q("propagationPolicy=Later&dryRun=x"), None).unwrap_err();
+        assert_eq!(
+            e.message,
+            "DeleteOptions.meta.k8s.io \"\" is invalid: [propagationPolicy: Unsupported value: \"Later\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\", dryRun: Unsupported value: []string{\"x\"}: supported values: \"All\"]"
+        );
+        let d = DeleteOptions::parse(&HashMap::new(), Some(&json!({"dryRun": ["All"]}))).unwrap();
+        assert!(d.dry_run);
     }
 }

@@ -10,7 +10,7 @@ use crate::error::{ApiError, Cause};
 use crate::handler::{Ctx, read_body, render_written, request_media, write_context};
 use crate::managed_fields;
 use crate::object;
-use crate::options::WriteOptions;
+use crate::options::{OptionsKind, WriteOptions};
 use crate::patch::{self, GroupVersionKindRef, PatchError};
 use crate::registry::{Registry, Subresource};
 
@@ -108,6 +108,14 @@ fn apply_non_apply(
     }
 }
 
+/// The patch type of a subresource that takes no apply patches (scale), or its 415.
+pub fn non_apply_patch_type(media: &str) -> Result<PatchType, ApiError> {
+    match patch_type(media, true)? {
+        PatchType::Apply => Err(ApiError::unsupported_media_type(&BUILTIN_PATCH_TYPES[..3])),
+        t => Ok(t),
+    }
+}
+
 /// Applies a patch body of the given media type to a value (used for subresources such as
 /// scale that patch a derived object).
 pub fn apply_to(
@@ -118,10 +126,7 @@ pub fn apply_to(
     version: &str,
     kind: &str,
 ) -> Result<Value, ApiError> {
-    let t = patch_type(media, true)?;
-    if t == PatchType::Apply {
-        return Err(ApiError::unsupported_media_type(&BUILTIN_PATCH_TYPES[..3]));
-    }
+    let t = non_apply_patch_type(media)?;
     let doc = parse_patch_body(t, patch_bytes)?;
     apply_non_apply(
         t,
@@ -135,16 +140,36 @@ pub fn apply_to(
     )
 }
 
-/// Serves a PATCH of the main resource or the status subresource.
-pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, ApiError> {
-    let opts = WriteOptions::parse(&ctx.query)?;
-    let media = request_media(ctx);
-    let t = patch_type(&media, ctx.def.strategic_merge)?;
-    if opts.force.is_some() && t != PatchType::Apply {
-        return Err(ApiError::invalid_message(
-            "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch",
+/// kube's checkName after a patch is applied (patcher.applyPatch): a patch may not rename the
+/// object or move it to another namespace (400, not an immutable-field 422).
+fn check_name(ctx: &Ctx, patched: &Value) -> Result<(), ApiError> {
+    let name = object::name(patched);
+    if name != ctx.info.name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({})",
+            ctx.info.name
+        )));
+    }
+    let ns = object::namespace(patched);
+    if ctx.def.namespaced && !ns.is_empty() && ns != ctx.ns {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
         ));
     }
+    Ok(())
+}
+
+/// Serves a PATCH of the main resource or the status subresource.
+pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, ApiError> {
+    // PatchResource checks the content type before the options.
+    let media = request_media(ctx);
+    let t = patch_type(&media, ctx.def.strategic_merge)?;
+    let opts = WriteOptions::parse(
+        &ctx.query,
+        OptionsKind::Patch {
+            apply: t == PatchType::Apply,
+        },
+    )?;
     let bytes = read_body(ctx, body).await?;
     let doc = parse_patch_body(t, &bytes)?;
     let reg = Registry::new(&ctx.state, ctx.def.clone());
@@ -163,6 +188,15 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
                 return Err(ApiError::invalid_message(
                     "the patch turned the object into something that is not an object",
                 ));
+            }
+            check_name(ctx, &next)?;
+            if object::resource_version(&next)?.is_none()
+                && object::resource_version(cur)?.is_some()
+                && !crate::registry::allow_unconditional_update(&ctx.def)
+            {
+                // The patch removed the resourceVersion: an unconditional update, which
+                // Store.Update refuses for kinds that require a resourceVersion.
+                return Err(reg.resource_version_required(&ctx.info.name));
             }
             // kube decodes the patched object strictly (unknown fields for fieldValidation).
             let strict = opts.field_validation == crate::options::FieldValidation::Strict;
@@ -204,12 +238,8 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
         return render_written(ctx, StatusCode::OK, &updated, warnings);
     }
 
-    // Server-side apply.
-    let Some(manager) = opts.field_manager.clone() else {
-        return Err(ApiError::invalid_message(
-            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
-        ));
-    };
+    // Server-side apply (the options check made sure a field manager is named).
+    let manager = opts.field_manager.clone().unwrap_or_default();
     if !doc.is_object() {
         return Err(ApiError::bad_request("the apply patch must be an object"));
     }
@@ -233,6 +263,7 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
         .guaranteed_update_written(&ctx.ns, &ctx.info.name, sub, &wctx, |cur| {
             let mut next =
                 patch::apply(&schema, Some(cur), &doc, &apply_opts()).map_err(patch_error)?;
+            check_name(ctx, &next)?;
             if doc.pointer("/metadata/resourceVersion").is_none() {
                 object::meta_mut(&mut next).remove("resourceVersion");
             }

@@ -511,10 +511,18 @@ impl<'a> Registry<'a> {
                 );
             }
             let name = object::name(&candidate).to_string();
+            let key = self.key(ns, &name)?;
             if ctx.dry_run {
+                // DryRunnableStorage.Create: nothing is written, but an existing object is
+                // still AlreadyExists. The result has no resourceVersion, as kube's.
+                if let (Some(existing), _) = store_of(self.state).get(&key).await? {
+                    if generate.is_some() && attempts < 8 {
+                        continue;
+                    }
+                    return Err(self.already_exists(&name, &existing));
+                }
                 return Ok(Written::unstored(candidate));
             }
-            let key = self.key(ns, &name)?;
             let bytes = object::to_stored(&candidate)?;
             match store_of(self.state).create(&key, bytes.clone()).await {
                 Ok(kv) => {
@@ -530,21 +538,28 @@ impl<'a> Registry<'a> {
                     if generate.is_some() && attempts < 8 {
                         continue;
                     }
-                    let mut e = ApiError::already_exists(&self.def.group, &self.def.plural, &name);
-                    if let Ok(existing) = object::from_stored(&current.value, current.mod_revision)
-                        && object::is_terminating(&existing)
-                    {
-                        e.message = format!("object is being deleted: {}", e.message);
-                    }
-                    return Err(e);
+                    return Err(self.already_exists(&name, &current));
                 }
                 Err(e) => return Err(e.into()),
             }
         }
     }
 
+    /// AlreadyExists for `name`, prefixed as kube's Store.Create does when the existing
+    /// object is being deleted.
+    fn already_exists(&self, name: &str, existing: &storage::KeyValue) -> ApiError {
+        let mut e = ApiError::already_exists(&self.def.group, &self.def.plural, name);
+        if let Ok(existing) = object::from_stored(&existing.value, existing.mod_revision)
+            && object::is_terminating(&existing)
+        {
+            e.message = format!("object is being deleted: {}", e.message);
+        }
+        e
+    }
+
     /// kube's rest.BeforeCreate: server-owned metadata and a fresh status.
     fn prepare_for_create(&self, obj: &mut Value) {
+        object::drop_empty_meta(obj);
         let generation = self.def.generation;
         let has_status = self.def.status;
         let m = object::meta_mut(obj);
@@ -605,8 +620,16 @@ impl<'a> Registry<'a> {
             )));
         }
         let obj_for_create = obj.clone();
+        let unconditional = allow_unconditional_update(&self.def);
         let result = self
-            .guaranteed_update_written(ns, name, sub, ctx, move |_current| Ok(obj.clone()))
+            .guaranteed_update_written(ns, name, sub, ctx, |_current| {
+                // Store.Update: without a resourceVersion the update is unconditional only
+                // where the kind's strategy allows it.
+                if !unconditional && object::resource_version(&obj)?.is_none() {
+                    return Err(self.resource_version_required(name));
+                }
+                Ok(obj.clone())
+            })
             .await;
         match result {
             Err(e)
@@ -619,6 +642,21 @@ impl<'a> Registry<'a> {
             }
             other => other.map(|v| (v, false)),
         }
+    }
+
+    /// The 422 kube's Store.Update gives an update without a resourceVersion of a kind that
+    /// does not allow unconditional updates (its Kind is the resource, as kube words it).
+    pub fn resource_version_required(&self, name: &str) -> ApiError {
+        ApiError::invalid(
+            &self.def.group,
+            &self.def.plural,
+            name,
+            vec![crate::error::Cause {
+                reason: "FieldValueInvalid".into(),
+                message: "Invalid value: 0x0: must be specified for an update".into(),
+                field: "metadata.resourceVersion".into(),
+            }],
+        )
     }
 
     /// Reads the current object, computes the new one with `mutate`, and writes it with a
@@ -721,6 +759,12 @@ impl<'a> Registry<'a> {
                 ctx,
             )
             .await?;
+            // The strategies' PrepareForUpdate compares the specs after mutating admission
+            // (which runs first in kube's Store.Update), so a field the client dropped and
+            // admission defaults back is no change.
+            if matches!(sub, Subresource::Main | Subresource::Finalize) {
+                self.update_generation(&current, &mut new);
+            }
             if !ctx.apply {
                 managed_fields::track_update(
                     &self.def,
@@ -739,11 +783,22 @@ impl<'a> Registry<'a> {
                 return Ok(Written::unstored(whole(current)?));
             }
             if ctx.dry_run {
-                return Ok(Written::unstored(whole(new)?));
+                // What the write would store, with the resourceVersion it is based on
+                // (DryRunnableStorage.GuaranteedUpdate returns the updated object as is).
+                let mut would = whole(new)?;
+                object::set_resource_version(&mut would, kv.mod_revision);
+                return Ok(Written::unstored(would));
             }
+            // A graceful deletion still under way is finished by its deleter (a pod's
+            // kubelet), not by its last finalizer going.
+            let grace_pending = object::meta(&current)
+                .and_then(|m| m.get("deletionGracePeriodSeconds"))
+                .and_then(Value::as_i64)
+                .is_some_and(|g| g > 0);
             if object::is_terminating(&new)
                 && object::finalizers(&new).is_empty()
                 && !is_namespace_blocked(&self.def, &new)
+                && !grace_pending
             {
                 // The last finalizer is gone: the object is deleted (ShouldDeleteDuringUpdate).
                 match store_of(self.state).delete(&key, kv.mod_revision).await {
@@ -848,6 +903,7 @@ impl<'a> Registry<'a> {
             }
             Subresource::Main | Subresource::Finalize => {}
         }
+        object::drop_empty_meta(new);
         let old_meta = object::meta(old).cloned().unwrap_or_default();
         let m = object::meta_mut(new);
         for field in [
@@ -879,24 +935,29 @@ impl<'a> Registry<'a> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The generation rule of the strategies' PrepareForUpdate: kinds that track it keep the
+    /// stored generation, plus one when anything outside metadata (and status) changed.
+    fn update_generation(&self, old: &Value, new: &mut Value) {
         if self.def.generation {
-            let old_gen = old_meta
-                .get("generation")
+            let old_gen = object::meta(old)
+                .and_then(|m| m.get("generation"))
                 .and_then(Value::as_i64)
                 .unwrap_or(1);
             let changed = spec_changed(old, new, self.def.status);
-            let m = object::meta_mut(new);
-            m.insert(
+            object::meta_mut(new).insert(
                 "generation".into(),
                 json!(if changed { old_gen + 1 } else { old_gen }),
             );
         } else {
             object::meta_mut(new).remove("generation");
         }
-        Ok(())
     }
 
-    /// Deletes an object with kube's finalizer, grace-period and propagation semantics.
+    /// Deletes an object with kube's finalizer, grace-period and propagation semantics
+    /// (Store.Delete with rest.BeforeDelete and updateForGracefulDeletionAndFinalizers).
     pub async fn delete(
         &self,
         ns: &str,
@@ -909,32 +970,14 @@ impl<'a> Registry<'a> {
             let kv = kv.ok_or_else(|| self.not_found(name))?;
             let current = object::from_stored(&kv.value, kv.mod_revision)?;
             admission::admit_delete(self.state, &self.def, &current)?;
-            if let Some(uid) = &opts.precondition_uid
-                && uid != object::uid(&current)
-            {
-                return Err(ApiError::conflict(
-                    &self.def.group,
-                    &self.def.plural,
-                    name,
-                    &format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                        object::uid(&current)
-                    ),
-                ));
-            }
-            if let Some(rv) = &opts.precondition_rv
-                && *rv != kv.mod_revision.to_string()
-            {
-                return Err(ApiError::conflict(
-                    &self.def.group,
-                    &self.def.plural,
-                    name,
-                    &format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                        kv.mod_revision
-                    ),
-                ));
-            }
+            self.check_delete_preconditions(&current, opts)?;
+            let mut updated = current.clone();
+            let grace = match before_delete(&self.def, &mut updated, opts) {
+                // A graceful deletion is under way: finalizers cannot change any more.
+                GracefulDelete::Pending => return Ok(DeleteOutcome::Terminating(current)),
+                GracefulDelete::Graceful(period) => Some(period),
+                GracefulDelete::NotGraceful => None,
+            };
 
             let mut finalizers = object::finalizers(&current);
             match opts.propagation {
@@ -954,61 +997,127 @@ impl<'a> Registry<'a> {
             }
             crate::crd::add_cleanup_finalizer(&self.def, &current, &mut finalizers);
             let namespace_pending = self.def.group.is_empty() && self.def.plural == "namespaces";
-            if finalizers.is_empty() && !namespace_pending {
+            let pending_finalizers = !finalizers.is_empty() || namespace_pending;
+            if grace.is_none() && !pending_finalizers {
                 if opts.dry_run {
                     return Ok(DeleteOutcome::Deleted(self.delete_body(&current)));
                 }
-                match store_of(self.state).delete(&key, kv.mod_revision).await {
-                    Ok((_, rev)) => {
-                        let mut last = current;
-                        object::set_resource_version(&mut last, rev);
-                        return Ok(DeleteOutcome::Deleted(self.delete_body(&last)));
-                    }
-                    Err(storage::Error::Conflict { .. }) => continue,
-                    Err(storage::Error::NotFound { .. }) => return Err(self.not_found(name)),
-                    Err(e) => return Err(e.into()),
+                match self.delete_now(&key, &kv, current, name).await? {
+                    Some(done) => return Ok(done),
+                    None => continue,
                 }
             }
 
-            // Graceful: mark terminating and let the finalizers' owners finish.
-            let mut updated = current.clone();
-            let changed_finalizers = finalizers != object::finalizers(&current);
-            if !object::is_terminating(&current) {
-                let m = object::meta_mut(&mut updated);
-                m.insert(
-                    "deletionTimestamp".into(),
-                    Value::String(object::now_rfc3339()),
-                );
-                m.insert("deletionGracePeriodSeconds".into(), json!(0));
-                if self.def.generation {
-                    let g = m.get("generation").and_then(Value::as_i64).unwrap_or(1);
-                    m.insert("generation".into(), json!(g + 1));
+            if grace.is_none() {
+                // markAsDeleting: terminating now, with no grace, until the finalizers' owners
+                // finish.
+                if !object::is_terminating(&current) {
+                    let m = object::meta_mut(&mut updated);
+                    m.insert(
+                        "deletionTimestamp".into(),
+                        Value::String(object::now_rfc3339()),
+                    );
+                    if self.def.generation {
+                        let g = m.get("generation").and_then(Value::as_i64).unwrap_or(1);
+                        m.insert("generation".into(), json!(g + 1));
+                    }
+                    if namespace_pending {
+                        object::set_path(&mut updated, ".status.phase", json!("Terminating"));
+                    }
+                    crate::crd::mark_terminating(&self.def, &mut updated);
                 }
-                if namespace_pending {
-                    object::set_path(&mut updated, ".status.phase", json!("Terminating"));
-                }
-                crate::crd::mark_terminating(&self.def, &mut updated);
-            } else if !changed_finalizers {
-                return Ok(DeleteOutcome::Terminating(current));
+                object::meta_mut(&mut updated)
+                    .insert("deletionGracePeriodSeconds".into(), json!(0));
             }
             object::set_finalizers(&mut updated, &finalizers);
+            if updated == current {
+                // Nothing to write: already terminating with these finalizers.
+                return Ok(DeleteOutcome::Terminating(current));
+            }
             if opts.dry_run {
                 return Ok(DeleteOutcome::Terminating(updated));
             }
             let bytes = object::to_stored(&updated)?;
-            match store_of(self.state)
+            let written = match store_of(self.state)
                 .update(&key, bytes, kv.mod_revision)
                 .await
             {
-                Ok(kv) => {
-                    object::set_resource_version(&mut updated, kv.mod_revision);
-                    return Ok(DeleteOutcome::Terminating(updated));
-                }
+                Ok(kv) => kv,
                 Err(storage::Error::Conflict { .. }) => continue,
                 Err(storage::Error::NotFound { .. }) => return Err(self.not_found(name)),
                 Err(e) => return Err(e.into()),
+            };
+            object::set_resource_version(&mut updated, written.mod_revision);
+            if pending_finalizers || grace.is_some_and(|g| g > 0) {
+                return Ok(DeleteOutcome::Terminating(updated));
+            }
+            // A graceful kind deleted with no grace: marked, then deleted at once (a racing
+            // deleter winning is fine, as in kube).
+            match self.delete_now(&key, &written, updated.clone(), name).await {
+                Ok(Some(done)) => return Ok(done),
+                Ok(None) => continue,
+                Err(e) if e.code == 404 => {
+                    return Ok(DeleteOutcome::Deleted(self.delete_body(&updated)));
+                }
+                Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Removes the object stored as `kv`; `None` when it changed meanwhile (retry).
+    async fn delete_now(
+        &self,
+        key: &str,
+        kv: &storage::KeyValue,
+        mut last: Value,
+        name: &str,
+    ) -> Result<Option<DeleteOutcome>, ApiError> {
+        match store_of(self.state).delete(key, kv.mod_revision).await {
+            Ok((_, rev)) => {
+                object::set_resource_version(&mut last, rev);
+                Ok(Some(DeleteOutcome::Deleted(self.delete_body(&last))))
+            }
+            Err(storage::Error::Conflict { .. }) => Ok(None),
+            Err(storage::Error::NotFound { .. }) => Err(self.not_found(name)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The precondition check of rest.BeforeDelete (it fails early, before storage's own):
+    /// a Conflict on the kind (not the resource), worded as kube words it.
+    fn check_delete_preconditions(
+        &self,
+        current: &Value,
+        opts: &DeleteOptions,
+    ) -> Result<(), ApiError> {
+        let name = object::name(current);
+        if let Some(uid) = &opts.precondition_uid
+            && uid != object::uid(current)
+        {
+            return Err(ApiError::conflict(
+                &self.def.group,
+                &self.def.kind,
+                name,
+                &format!(
+                    "the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated",
+                    object::uid(current)
+                ),
+            ));
+        }
+        let rv = object::meta_str(current, "resourceVersion");
+        if let Some(want) = &opts.precondition_rv
+            && want != rv
+        {
+            return Err(ApiError::conflict(
+                &self.def.group,
+                &self.def.kind,
+                name,
+                &format!(
+                    "the ResourceVersion in the precondition ({want}) does not match the ResourceVersion in record ({rv}). The object might have been modified"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn delete_body(&self, last: &Value) -> Value {
@@ -1046,6 +1155,91 @@ impl<'a> Registry<'a> {
         }
         Ok(deleted)
     }
+}
+
+/// What rest.BeforeDelete decided about a deletion.
+#[derive(Debug, PartialEq, Eq)]
+enum GracefulDelete {
+    /// The kind deletes at once (or through finalizers only).
+    NotGraceful,
+    /// The object is now terminating with this grace period (seconds).
+    Graceful(i64),
+    /// A longer-or-equal graceful deletion is already under way: nothing changes.
+    Pending,
+}
+
+/// rest.BeforeDelete's grace-period part with the pod strategy's CheckGracefulDelete, the
+/// only graceful strategy of the kinds served: a scheduled, unfinished pod is given
+/// `gracePeriodSeconds` (else its `terminationGracePeriodSeconds`, else 0) before its kubelet
+/// removes it; `obj` gets the deletion timestamp and grace period. A second delete may only
+/// shorten the period.
+fn before_delete(def: &ResourceDef, obj: &mut Value, opts: &DeleteOptions) -> GracefulDelete {
+    if !(def.group.is_empty() && def.plural == "pods") {
+        return GracefulDelete::NotGraceful;
+    }
+    let meta = object::meta(obj).cloned().unwrap_or_default();
+    let deletion_grace = meta
+        .get("deletionGracePeriodSeconds")
+        .and_then(Value::as_i64);
+    if object::is_terminating(obj) {
+        let Some(current) = deletion_grace.filter(|g| *g != 0) else {
+            return GracefulDelete::NotGraceful;
+        };
+        let Some(period) = opts.grace_period_seconds.filter(|p| *p < current) else {
+            return GracefulDelete::Pending;
+        };
+        let started = meta
+            .get("deletionTimestamp")
+            .and_then(Value::as_str)
+            .and_then(object::parse_time)
+            .unwrap_or_else(jiff::Timestamp::now);
+        let shortened = started
+            .checked_sub(jiff::SignedDuration::from_secs(current))
+            .and_then(|t| t.checked_add(jiff::SignedDuration::from_secs(period)))
+            .unwrap_or(started);
+        let m = object::meta_mut(obj);
+        m.insert(
+            "deletionTimestamp".into(),
+            Value::String(object::format_time(shortened)),
+        );
+        m.insert("deletionGracePeriodSeconds".into(), json!(period));
+        return GracefulDelete::Graceful(period);
+    }
+    let scheduled = obj
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .is_some_and(|n| !n.is_empty());
+    let finished = matches!(
+        obj.pointer("/status/phase").and_then(Value::as_str),
+        Some("Failed" | "Succeeded")
+    );
+    let period = if !scheduled || finished {
+        0
+    } else {
+        opts.grace_period_seconds
+            .or_else(|| {
+                obj.pointer("/spec/terminationGracePeriodSeconds")
+                    .and_then(Value::as_i64)
+            })
+            .unwrap_or(0)
+    };
+    let at = jiff::Timestamp::now()
+        .checked_add(jiff::SignedDuration::from_secs(period))
+        .unwrap_or(jiff::Timestamp::MAX);
+    let m = object::meta_mut(obj);
+    m.insert(
+        "deletionTimestamp".into(),
+        Value::String(object::format_time(at)),
+    );
+    m.insert("deletionGracePeriodSeconds".into(), json!(period));
+    if let Some(g) = m
+        .get("generation")
+        .and_then(Value::as_i64)
+        .filter(|g| *g > 0)
+    {
+        m.insert("generation".into(), json!(g + 1));
+    }
+    GracefulDelete::Graceful(period)
 }
 
 /// A namespace is kept while `spec.finalizers` is not empty, even without metadata finalizers.
@@ -1089,6 +1283,22 @@ fn allow_create_on_update(def: &ResourceDef) -> bool {
             | ("", "endpoints")
             | ("coordination.k8s.io", "leases")
             | ("rbac.authorization.k8s.io", _)
+    )
+}
+
+/// Whether an update without a resourceVersion is applied to the current object (kube's
+/// `AllowUnconditionalUpdate`, true for most built-in strategies in 1.32 and for Karmada's
+/// Cluster); custom resources, CRDs, APIServices, Leases and PodDisruptionBudgets require one.
+pub fn allow_unconditional_update(def: &ResourceDef) -> bool {
+    if def.served_as_crd() {
+        return false;
+    }
+    !matches!(
+        (def.group.as_str(), def.plural.as_str()),
+        ("apiextensions.k8s.io", "customresourcedefinitions")
+            | ("apiregistration.k8s.io", "apiservices")
+            | ("coordination.k8s.io", "leases")
+            | ("policy", "poddisruptionbudgets")
     )
 }
 
@@ -1183,5 +1393,133 @@ mod tests {
         assert!(spec_changed(&a, &b, false));
         let c = json!({"metadata": {}, "spec": {"x": 2}});
         assert!(spec_changed(&a, &c, true));
+    }
+
+    use crate::resources::served as def;
+
+    #[test]
+    fn unconditional_updates_follow_the_strategies() {
+        for (group, plural) in [
+            ("", "configmaps"),
+            ("", "pods"),
+            ("apps", "deployments"),
+            ("rbac.authorization.k8s.io", "roles"),
+            ("cluster.karmada.io", "clusters"),
+        ] {
+            assert!(allow_unconditional_update(&def(group, plural)), "{plural}");
+        }
+        for (group, plural) in [
+            ("apiextensions.k8s.io", "customresourcedefinitions"),
+            ("apiregistration.k8s.io", "apiservices"),
+            ("coordination.k8s.io", "leases"),
+            ("policy", "poddisruptionbudgets"),
+            ("policy.karmada.io", "propagationpolicies"),
+            ("work.karmada.io", "works"),
+        ] {
+            assert!(!allow_unconditional_update(&def(group, plural)), "{plural}");
+        }
+    }
+
+    fn pod(node: &str, phase: &str, grace: Option<i64>) -> Value {
+        let mut p = json!({"metadata": {"name": "p"}, "spec": {"nodeName": node}, "status": {"phase": phase}});
+        if let Some(g) = grace {
+            p["spec"]["terminationGracePeriodSeconds"] = json!(g);
+        }
+        p
+    }
+
+    fn grace(secs: Option<i64>) -> DeleteOptions {
+        DeleteOptions {
+            grace_period_seconds: secs,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn only_running_pods_are_deleted_gracefully() {
+        let pods = def("", "pods");
+        let before = jiff::Timestamp::now();
+        let mut p = pod("n1", "Running", Some(30));
+        assert_eq!(
+            before_delete(&pods, &mut p, &grace(None)),
+            GracefulDelete::Graceful(30)
+        );
+        assert_eq!(p["metadata"]["deletionGracePeriodSeconds"], 30);
+        let at: jiff::Timestamp = p["metadata"]["deletionTimestamp"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let ahead = at.duration_since(before).as_secs();
+        assert!((29..=31).contains(&ahead), "{ahead}");
+        // The request's grace period wins over the pod's.
+        let mut p = pod("n1", "Running", Some(30));
+        assert_eq!(
+            before_delete(&pods, &mut p, &grace(Some(5))),
+            GracefulDelete::Graceful(5)
+        );
+        // Unscheduled or finished pods, and pods without a grace period, go at once.
+        for mut p in [
+            pod("", "Pending", Some(30)),
+            pod("n1", "Succeeded", Some(30)),
+            pod("n1", "Failed", None),
+            pod("n1", "Running", None),
+        ] {
+            assert_eq!(
+                before_delete(&pods, &mut p, &grace(Some(10))),
+                if p["status"]["phase"] == "Running" && p["spec"]["nodeName"] == "n1" {
+                    GracefulDelete::Graceful(10)
+                } else {
+                    GracefulDelete::Graceful(0)
+                }
+            );
+        }
+        let mut p = pod("n1", "Running", None);
+        assert_eq!(
+            before_delete(&pods, &mut p, &grace(None)),
+            GracefulDelete::Graceful(0)
+        );
+        // Other kinds have no graceful deletion.
+        let mut cm = json!({"metadata": {"name": "c"}});
+        assert_eq!(
+            before_delete(&def("", "configmaps"), &mut cm, &grace(Some(30))),
+            GracefulDelete::NotGraceful
+        );
+        assert!(cm["metadata"].get("deletionTimestamp").is_none());
+    }
+
+    #[test]
+    fn a_second_delete_may_only_shorten_the_grace_period() {
+        let pods = def("", "pods");
+        let mut p = pod("n1", "Running", None);
+        p["metadata"]["deletionTimestamp"] = json!("2030-01-01T00:01:00Z");
+        p["metadata"]["deletionGracePeriodSeconds"] = json!(60);
+        let mut same = p.clone();
+        assert_eq!(
+            before_delete(&pods, &mut same, &grace(None)),
+            GracefulDelete::Pending
+        );
+        assert_eq!(
+            before_delete(&pods, &mut same, &grace(Some(90))),
+            GracefulDelete::Pending
+        );
+        assert_eq!(same, p, "a pending deletion is left alone");
+        let mut shorter = p.clone();
+        assert_eq!(
+            before_delete(&pods, &mut shorter, &grace(Some(10))),
+            GracefulDelete::Graceful(10)
+        );
+        assert_eq!(
+            shorter["metadata"]["deletionTimestamp"],
+            "2030-01-01T00:00:10Z"
+        );
+        assert_eq!(shorter["metadata"]["deletionGracePeriodSeconds"], 10);
+        // A deletion already at grace 0 is not graceful any more: it completes.
+        let mut done = p.clone();
+        done["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+        assert_eq!(
+            before_delete(&pods, &mut done, &grace(None)),
+            GracefulDelete::NotGraceful
+        );
     }
 }

@@ -136,6 +136,12 @@ impl ResourceDef {
     pub fn verbs(&self) -> Vec<&'static str> {
         match self.storage {
             Storage::Virtual => vec!["create"],
+            // kube's namespace REST storage implements no DeleteCollection.
+            Storage::Stored { .. } if self.group.is_empty() && self.plural == "namespaces" => {
+                vec![
+                    "create", "delete", "get", "list", "patch", "update", "watch",
+                ]
+            }
             Storage::Stored { .. } => vec![
                 "create",
                 "delete",
@@ -152,6 +158,18 @@ impl ResourceDef {
     /// True for custom resources.
     pub fn is_custom(&self) -> bool {
         matches!(self.source, Source::Custom(_))
+    }
+
+    /// True for kinds kube-apiserver serves from a CustomResourceDefinition: custom resources
+    /// and Karmada's kinds but Cluster (which karmada-aggregated-apiserver serves from a typed
+    /// registry). Their objects are decoded unstructured (nothing defaults `kind` or
+    /// `apiVersion`), and apiextensions' rules apply to their field selectors and updates.
+    pub fn served_as_crd(&self) -> bool {
+        match self.source {
+            Source::Custom(_) => true,
+            Source::Karmada => !(self.group == "cluster.karmada.io" && self.kind == "Cluster"),
+            Source::BuiltIn => false,
+        }
     }
 
     /// `deployments.apps`: the group-qualified resource.
@@ -542,6 +560,16 @@ pub fn karmada() -> Vec<ResourceDef> {
             source: Source::Karmada,
         })
         .collect()
+}
+
+/// A served built-in or Karmada resource, by group and plural (for tests).
+#[cfg(test)]
+pub fn served(group: &str, plural: &str) -> ResourceDef {
+    built_in()
+        .into_iter()
+        .chain(karmada())
+        .find(|d| d.group == group && d.plural == plural)
+        .unwrap_or_else(|| panic!("{plural}.{group} is not served"))
 }
 
 /// An immutable view of everything served at one moment.

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::error::{ApiError, Cause};
 use crate::handler::{Ctx, json_response, read_body, request_media, write_context};
 use crate::object;
-use crate::options::WriteOptions;
+use crate::options::{OptionsKind, WriteOptions};
 use crate::registry::{Registry, Subresource};
 use crate::resources::ScaleDef;
 
@@ -157,7 +157,7 @@ async fn write_scale(
 
 /// PUT .../scale.
 pub async fn update(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
-    let opts = WriteOptions::parse(&ctx.query)?;
+    let opts = WriteOptions::parse(&ctx.query, OptionsKind::Update)?;
     let bytes = read_body(ctx, body).await?;
     let media = request_media(ctx);
     let scale = crate::body::decode(&media, &bytes, "Scale", "v1")?.value;
@@ -167,9 +167,10 @@ pub async fn update(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
 /// PATCH .../scale: the patch applies to the current Scale, whose replicas then go to the
 /// object.
 pub async fn patch(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
-    let opts = WriteOptions::parse(&ctx.query)?;
-    let bytes = read_body(ctx, body).await?;
     let media = request_media(ctx);
+    crate::patch_handler::non_apply_patch_type(&media)?;
+    let opts = WriteOptions::parse(&ctx.query, OptionsKind::Patch { apply: false })?;
+    let bytes = read_body(ctx, body).await?;
     write_scale(ctx, &opts, |scale| {
         let mut patched =
             crate::patch_handler::apply_to(&media, scale, &bytes, "autoscaling", "v1", "Scale")?;

@@ -159,7 +159,10 @@ pub async fn serve<E: Encoder>(
     let state2 = state.clone();
     tokio::spawn(async move {
         let _open = state2.metrics.watch_started();
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = tokio::time::Instant::now()
+            .checked_add(timeout)
+            .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86400 * 365));
+        let schedule = bookmarks.map(|every| BookmarkSchedule { every, deadline });
         let _ = tokio::time::timeout_at(
             deadline,
             pump(
@@ -170,12 +173,38 @@ pub async fn serve<E: Encoder>(
                 &tx,
                 send_initial,
                 streaming_list,
-                bookmarks,
+                schedule,
             ),
         )
         .await;
     });
     Ok(stream_response(rx))
+}
+
+/// When a watch that allows bookmarks gets them: kube's cacheWatcher.nextBookmarkTime sends
+/// one about every `every` (a minute) and one two seconds before the watch's deadline, so a
+/// client resuming after the timeout starts from a recent resourceVersion.
+#[derive(Clone, Copy, Debug)]
+struct BookmarkSchedule {
+    every: Duration,
+    deadline: tokio::time::Instant,
+}
+
+impl BookmarkSchedule {
+    /// How long before the deadline the last bookmark goes out.
+    const BEFORE_DEADLINE: Duration = Duration::from_secs(2);
+
+    /// The next bookmark after `now`, if any: the earlier of `now + every` and the
+    /// pre-deadline one, none once that has passed.
+    fn next(&self, now: tokio::time::Instant) -> Option<tokio::time::Instant> {
+        let heartbeat = now.checked_add(self.every);
+        let pre_timeout = self.deadline.checked_sub(Self::BEFORE_DEADLINE);
+        let at = match (heartbeat, pre_timeout) {
+            (Some(h), Some(p)) => h.min(p),
+            (h, p) => h.or(p)?,
+        };
+        (at >= now).then_some(at)
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -187,7 +216,7 @@ async fn pump<E: Encoder>(
     tx: &mpsc::Sender<Bytes>,
     send_initial: bool,
     streaming_list: bool,
-    bookmarks: Option<Duration>,
+    bookmarks: Option<BookmarkSchedule>,
 ) {
     let mut last_rv = sub.revision;
     if send_initial {
@@ -218,17 +247,11 @@ async fn pump<E: Encoder>(
         last_rv = last_rv.max(ev.rv);
     }
     let mut rx = sub.rx;
-    let mut ticker = bookmarks.map(|d| {
-        let mut i = tokio::time::interval_at(tokio::time::Instant::now() + d, d);
-        i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        i
-    });
+    let mut next_bookmark = bookmarks.and_then(|b| b.next(tokio::time::Instant::now()));
     loop {
         let tick = async {
-            match ticker.as_mut() {
-                Some(t) => {
-                    t.tick().await;
-                }
+            match next_bookmark {
+                Some(at) => tokio::time::sleep_until(at).await,
                 None => std::future::pending::<()>().await,
             }
         };
@@ -268,6 +291,11 @@ async fn pump<E: Encoder>(
                 if tx.send(encoder.bookmark(last_rv, false)).await.is_err() {
                     return;
                 }
+                // After the pre-deadline bookmark none is left (`next` is then in the past).
+                next_bookmark = bookmarks.and_then(|b| {
+                    let now = tokio::time::Instant::now();
+                    b.next(now).filter(|at| *at > now)
+                });
             }
             _ = tx.closed() => return,
         }
@@ -336,5 +364,76 @@ mod tests {
         pumped.await.expect("pump");
         assert_eq!(cache.terminated_watchers(), 1);
         assert_eq!(cache.initializations(), 1, "no relist");
+    }
+
+    #[test]
+    fn bookmarks_come_every_interval_and_before_the_deadline() {
+        let now = tokio::time::Instant::now();
+        let s = BookmarkSchedule {
+            every: Duration::from_secs(60),
+            deadline: now + Duration::from_secs(3),
+        };
+        // A short watch: one bookmark two seconds before its end, then none.
+        assert_eq!(s.next(now), Some(now + Duration::from_secs(1)));
+        assert_eq!(s.next(now + Duration::from_millis(1500)), None);
+        // A long one: every minute, the last two seconds before the end.
+        let long = BookmarkSchedule {
+            every: Duration::from_secs(60),
+            deadline: now + Duration::from_secs(290),
+        };
+        assert_eq!(long.next(now), Some(now + Duration::from_secs(60)));
+        assert_eq!(
+            long.next(now + Duration::from_secs(250)),
+            Some(now + Duration::from_secs(288))
+        );
+        // Too short for any.
+        let tiny = BookmarkSchedule {
+            every: Duration::from_secs(60),
+            deadline: now + Duration::from_secs(1),
+        };
+        assert_eq!(tiny.next(now), None);
+    }
+
+    #[tokio::test]
+    async fn a_watch_gets_its_bookmark_before_the_deadline() {
+        let (_dir, _store, cache) = crate::watch_cache::tests::setup(CacheOptions::default()).await;
+        let sub = cache
+            .subscribe(None, &Filter::default())
+            .expect("subscribe");
+        let (tx, mut rx) = mpsc::channel(8);
+        let schedule = BookmarkSchedule {
+            every: Duration::from_secs(60),
+            deadline: tokio::time::Instant::now() + Duration::from_millis(2300),
+        };
+        let rev = cache.revision();
+        let pumped = tokio::spawn(async move {
+            let mut encoder = JsonEncoder {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+            };
+            let _ = tokio::time::timeout_at(
+                schedule.deadline,
+                pump(
+                    cache,
+                    sub,
+                    Filter::default(),
+                    &mut encoder,
+                    &tx,
+                    false,
+                    false,
+                    Some(schedule),
+                ),
+            )
+            .await;
+        });
+        let frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .expect("a bookmark before the deadline")
+            .expect("a frame");
+        let ev: serde_json::Value = serde_json::from_slice(&frame).expect("JSON event");
+        assert_eq!(ev["type"], "BOOKMARK");
+        assert_eq!(ev["object"]["metadata"]["resourceVersion"], rev.to_string());
+        pumped.await.expect("pump");
+        assert!(rx.recv().await.is_none(), "one bookmark, then the end");
     }
 }

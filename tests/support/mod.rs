@@ -205,6 +205,17 @@ impl Server {
         self.child.as_ref().map(Child::id)
     }
 
+    /// A kube-rs client with the admin kubeconfig that sees answers as sent (no retries of
+    /// 5xx with Retry-After).
+    pub async fn client(&self) -> kube::Client {
+        let kc = kube::config::Kubeconfig::read_from(&self.kubeconfig).expect("kubeconfig");
+        let mut cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .expect("config");
+        cfg.default_retry = false;
+        kube::Client::try_from(cfg).expect("client")
+    }
+
     /// Runs a future on the test's runtime (for kube-rs clients).
     pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
         self.rt.block_on(f)

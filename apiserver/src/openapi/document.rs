@@ -472,10 +472,11 @@ fn resource_paths(n: &Names<'_>, paths: &mut Map<String, Value>) {
         responses(&[("200", "OK")], STATUS),
         &kind_gvk,
     );
-    paths.insert(
-        scoped.clone(),
-        json!({"get": list, "post": create, "delete": delete_collection, "parameters": scope_params}),
-    );
+    let mut collection = json!({"get": list, "post": create, "parameters": scope_params});
+    if def.verbs().contains(&"deletecollection") {
+        collection["delete"] = delete_collection;
+    }
+    paths.insert(scoped.clone(), collection);
 
     if def.namespaced {
         let all = n.op(

@@ -2,8 +2,9 @@
 //! registers fake Nodes with allocatable cpu/memory/pods, gives Deployments, StatefulSets,
 //! ReplicaSets, DaemonSets, Jobs and Pods the status their controllers and kubelets would
 //! write once everything is running (after a configurable delay), and binds unscheduled
-//! Pods to its nodes as kube-scheduler would. Namespace deletion and garbage collection come
-//! from the API server's own kube-controller-manager controllers.
+//! Pods to its nodes as kube-scheduler would, and finishes their graceful deletion as their
+//! kubelet would. Namespace deletion and garbage collection come from the API server's own
+//! kube-controller-manager controllers.
 //!
 //! It creates no Pods of its own: workloads report ready replicas without pod objects, which
 //! keeps a member with thousands of workloads cheap. Pods that users create are run.
@@ -17,7 +18,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;
-use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
+use kube::api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
@@ -172,6 +173,37 @@ fn unscheduled(kind: &str, full: &serde_json::Value) -> bool {
             .is_empty()
 }
 
+/// How long a pod in graceful deletion (deletionTimestamp set, grace period above 0) has left:
+/// its kubelet stops the containers and then removes it with a grace period of 0. Simulated
+/// containers stop at once, so the simulator removes it after its usual delay (never later
+/// than the grace period).
+fn terminating_pod(kind: &str, o: &DynamicObject) -> Option<Duration> {
+    if kind != "Pod" || o.metadata.deletion_timestamp.is_none() {
+        return None;
+    }
+    let grace = o.metadata.deletion_grace_period_seconds?;
+    (grace > 0).then(|| Duration::from_secs(grace.unsigned_abs()))
+}
+
+/// Removes a terminating pod as its kubelet's status manager does: grace period 0, on
+/// condition that it is still the same pod.
+async fn remove_pod(api: Api<DynamicObject>, name: &str, uid: Option<String>) {
+    let params = DeleteParams {
+        grace_period_seconds: Some(0),
+        preconditions: Some(Preconditions {
+            uid,
+            resource_version: None,
+        }),
+        ..DeleteParams::default()
+    };
+    match api.delete(name, &params).await {
+        Ok(_) => {}
+        // Gone already, or replaced by a new pod of the same name.
+        Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => {}
+        Err(e) => tracing::warn!(pod = %name, error = %e, "simulated pod removal failed"),
+    }
+}
+
 /// The object as the pure status functions read it: its body plus the only metadata they use
 /// (name and generation). Serializing the whole metadata, managedFields and Karmada's
 /// annotations included, for every watch event was most of the simulator's cost.
@@ -270,7 +302,12 @@ async fn run_kind(
                     Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => {
                         let k = key(&o);
                         listed.insert(k.clone());
-                        if wanted(kind, &o, &nodes).is_some() {
+                        if let Some(grace) = terminating_pod(kind, &o) {
+                            let rev = format!("terminating:{}", revision(&o));
+                            if pending.get(&k).is_none_or(|(r, _)| *r != rev) {
+                                pending.insert(k.clone(), (rev, Instant::now() + delay.min(grace)));
+                            }
+                        } else if wanted(kind, &o, &nodes).is_some() {
                             let rev = revision(&o);
                             if pending.get(&k).is_none_or(|(r, _)| *r != rev) {
                                 pending.insert(k.clone(), (rev, Instant::now() + delay));
@@ -303,12 +340,21 @@ async fn run_kind(
                 for k in due {
                     pending.remove(&k);
                     let Some(o) = latest.get(&k) else { continue };
-                    let Some((desired, node)) = wanted(kind, o, &nodes) else { continue };
-                    let patch = workloads::status_patch(o.data.get("status"), &desired);
                     let api = match &k.0 {
                         ns if ns.is_empty() => Api::<DynamicObject>::all_with(client.clone(), &ar),
                         ns => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar),
                     };
+                    if terminating_pod(kind, o).is_some() {
+                        let permit = writes.clone().acquire_owned().await;
+                        let uid = o.metadata.uid.clone();
+                        tokio::spawn(async move {
+                            let _permit = permit;
+                            remove_pod(api, &k.1, uid).await;
+                        });
+                        continue;
+                    }
+                    let Some((desired, node)) = wanted(kind, o, &nodes) else { continue };
+                    let patch = workloads::status_patch(o.data.get("status"), &desired);
                     let permit = writes.clone().acquire_owned().await;
                     let client = client.clone();
                     tokio::spawn(async move {
