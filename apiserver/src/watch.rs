@@ -159,7 +159,10 @@ pub async fn serve<E: Encoder>(
     let state2 = state.clone();
     tokio::spawn(async move {
         let _open = state2.metrics.watch_started();
-        let deadline = tokio::time::Instant::now() + timeout;
+        // A timeout past what the clock can add (timeoutSeconds up to 2^63-1) is no deadline.
+        let deadline = tokio::time::Instant::now()
+            .checked_add(timeout)
+            .unwrap_or_else(far_future);
         let _ = tokio::time::timeout_at(
             deadline,
             pump(
@@ -176,6 +179,11 @@ pub async fn serve<E: Encoder>(
         .await;
     });
     Ok(stream_response(rx))
+}
+
+/// About thirty years from now: later than any watch lives, early enough for the clock.
+fn far_future() -> tokio::time::Instant {
+    tokio::time::Instant::now() + Duration::from_secs(30 * 365 * 24 * 3600)
 }
 
 #[allow(clippy::too_many_arguments)]
