@@ -32,7 +32,7 @@ pub struct MemberServeArgs {
     #[arg(long, env = "KARMADA_RS_NAME", default_value = "member")]
     pub name: String,
     /// Extra subject alternative names for the serving certificate.
-    #[arg(long = "tls-san", value_delimiter = ',')]
+    #[arg(long = "tls-san", env = "KARMADA_RS_TLS_SAN", value_delimiter = ',')]
     pub tls_sans: Vec<String>,
     #[command(flatten)]
     pub sim: SimulatorFlags,
