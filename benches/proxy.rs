@@ -7,7 +7,7 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use apiserver::proxy::transport::{self, Body, Dialer, HttpClient, TlsSettings};
