@@ -6,22 +6,6 @@ use serde_json::{Value, json};
 use crate::negotiation::parse_media_types;
 use crate::resources::{CatalogSnapshot, ResourceDef};
 
-/// The Kubernetes version this server reports (kubectl's dispatcher picks its binary by the
-/// minor version, so it must say 1.32).
-pub fn version() -> Value {
-    json!({
-        "major": "1",
-        "minor": "32",
-        "gitVersion": "v1.32.0",
-        "gitCommit": "karmada-rs",
-        "gitTreeState": "clean",
-        "buildDate": "2026-11-01T00:00:00Z",
-        "goVersion": "go1.23.3",
-        "compiler": "gc",
-        "platform": "linux/amd64",
-    })
-}
-
 /// Which aggregated discovery version the Accept header allows, if any.
 pub fn aggregated_version(accept: Option<&str>) -> Option<&'static str> {
     let ranges = parse_media_types(accept.unwrap_or(""));

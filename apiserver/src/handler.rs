@@ -26,7 +26,43 @@ use crate::watch;
 
 /// The axum router serving the whole API.
 pub fn router(state: Arc<ApiState>) -> Router {
-    Router::new().fallback(entry).with_state(state)
+    Router::new().fallback(entry_recovering).with_state(state)
+}
+
+/// [`entry`] behind [`recover_panics`].
+// axum boxes this handler's future once, with `entry`'s inside it; boxing `entry` again would
+// add a second allocation per request for nothing.
+#[allow(clippy::large_futures)]
+async fn entry_recovering(state: State<Arc<ApiState>>, req: http::Request<Body>) -> Response {
+    let (method, uri) = (req.method().clone(), req.uri().clone());
+    recover_panics(&method, &uri, entry(state, req)).await
+}
+
+/// The message of the 500 a panicking request gets (kube-apiserver's words).
+pub const PANIC_MESSAGE: &str =
+    "This request caused apiserver to panic. Look in the logs for details.";
+
+/// kube-apiserver's WithPanicRecovery: a request whose handling panics gets a 500 Status and
+/// an error log line naming it, instead of a dropped connection. (A panic while a response
+/// body is already streaming can only end that stream.)
+pub async fn recover_panics(
+    method: &Method,
+    uri: &http::Uri,
+    handling: impl std::future::Future<Output = Response>,
+) -> Response {
+    use futures::FutureExt;
+    match std::panic::AssertUnwindSafe(handling).catch_unwind().await {
+        Ok(resp) => resp,
+        Err(payload) => {
+            let cause = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown cause".into());
+            tracing::error!(%method, path = %uri.path(), panic = %cause, "apiserver panic'd");
+            ApiError::internal(PANIC_MESSAGE).into_response()
+        }
+    }
 }
 
 async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> Response {
@@ -141,15 +177,15 @@ impl Ctx {
 async fn handle(
     state: &Arc<ApiState>,
     req: http::Request<Body>,
-    info: RequestInfo,
+    mut info: RequestInfo,
     query: HashMap<String, Vec<String>>,
     audit: &mut crate::audit::RequestAudit,
 ) -> Result<Response, ApiError> {
     let (mut parts, body) = req.into_parts();
     audit.set_request(&info);
     let user = match state.delegated_auth() {
-        Some(d) => std::sync::Arc::new(d.admit(&mut parts, &info).await?),
-        None => auth::admit(state, &mut parts, &info, audit).await?,
+        Some(d) => std::sync::Arc::new(d.admit(&mut parts, &mut info, &query).await?),
+        None => auth::admit(state, &mut parts, &mut info, &query, audit).await?,
     };
     auth::scope(
         user.clone(),
@@ -256,7 +292,7 @@ async fn non_resource(
         return crate::openapi::serve(&snapshot, path, parts);
     }
     match path {
-        "/version" => Ok(json_response(StatusCode::OK, &discovery::version())),
+        "/version" => Ok(json_response(StatusCode::OK, &crate::version::info())),
         "/metrics" => {
             let text = state.metrics.render(&state.cache_stats());
             let mut resp = (StatusCode::OK, text).into_response();
@@ -733,4 +769,40 @@ pub fn write_context(ctx: &Ctx, opts: &WriteOptions) -> WriteContext {
 /// The Content-Type essence of a request.
 pub fn request_media(ctx: &Ctx) -> String {
     body::content_type(ctx.header(header::CONTENT_TYPE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    /// A handler that panics answers 500 with kube's message; one that does not is untouched.
+    #[tokio::test]
+    async fn panics_become_internal_errors() {
+        let uri: http::Uri = "/api/v1/configmaps?x=1".parse().unwrap();
+        let resp = recover_panics(&Method::GET, &uri, async {
+            let items: Vec<u8> = Vec::new();
+            // An index out of range, as a bug on a request path would be.
+            let at = items.len() + 3;
+            (StatusCode::OK, format!("{}", items[at])).into_response()
+        })
+        .await;
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], "application/json");
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        let status: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(status["kind"], "Status");
+        assert_eq!(status["code"], 500);
+        assert_eq!(status["reason"], "InternalError");
+        assert_eq!(
+            status["message"],
+            "Internal error occurred: This request caused apiserver to panic. Look in the logs for details."
+        );
+
+        let fine = recover_panics(&Method::GET, &uri, async {
+            (StatusCode::CREATED, "made").into_response()
+        })
+        .await;
+        assert_eq!(fine.status(), StatusCode::CREATED);
+    }
 }

@@ -4,6 +4,8 @@
 pub mod admission;
 pub mod aggregated;
 pub mod aggregator;
+#[cfg(test)]
+mod arbitrary_text;
 pub mod audit;
 pub mod auth;
 pub mod body;
@@ -40,6 +42,7 @@ pub mod state;
 pub mod status_write;
 pub mod table;
 pub mod tables;
+pub mod version;
 pub mod watch;
 pub mod watch_cache;
 

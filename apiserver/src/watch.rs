@@ -159,9 +159,10 @@ pub async fn serve<E: Encoder>(
     let state2 = state.clone();
     tokio::spawn(async move {
         let _open = state2.metrics.watch_started();
+        // A timeout past what the clock can add (timeoutSeconds up to 2^63-1) is no deadline.
         let deadline = tokio::time::Instant::now()
             .checked_add(timeout)
-            .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86400 * 365));
+            .unwrap_or_else(far_future);
         let schedule = bookmarks.map(|every| BookmarkSchedule { every, deadline });
         let _ = tokio::time::timeout_at(
             deadline,
@@ -205,6 +206,11 @@ impl BookmarkSchedule {
         };
         (at >= now).then_some(at)
     }
+}
+
+/// About thirty years from now: later than any watch lives, early enough for the clock.
+fn far_future() -> tokio::time::Instant {
+    tokio::time::Instant::now() + Duration::from_secs(30 * 365 * 24 * 3600)
 }
 
 #[allow(clippy::too_many_arguments)]

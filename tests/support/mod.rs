@@ -11,11 +11,6 @@ use std::time::{Duration, Instant};
 /// How long a test waits for a condition before failing.
 pub const DEADLINE: Duration = Duration::from_secs(60);
 
-/// Grants the admin user (`karmada-admin`) the proxy of every cluster, as Karmada's guide binds
-/// `system:admin` (system:masters passes the control plane, but unifiedAuth pushes member-side
-/// impersonation rules only for subjects bound explicitly).
-pub const ADMIN_PROXY_GRANT: &str = include_str!("admin-proxy-grant.yaml");
-
 /// Polls `f` until it returns `Some`, failing the test after `timeout`.
 pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let start = Instant::now();
@@ -549,4 +544,80 @@ pub fn pem_to_der(pem: &str) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD
         .decode(b64)
         .expect("PEM base64")
+}
+
+/// An answer as the server sent it.
+#[derive(Debug)]
+pub struct RawAnswer {
+    /// HTTP status.
+    pub status: u16,
+    /// The body read within two seconds (all of it unless the body is a stream).
+    pub body: String,
+    /// Whether the body ended within those two seconds (a watch stays open).
+    pub ended: bool,
+}
+
+impl Server {
+    /// Sends one request with the admin's certificate (`admin`) or no credentials at all, as
+    /// curl would; `Err` when no answer came (a dropped connection, a timeout).
+    pub fn raw(
+        &self,
+        admin: bool,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Result<RawAnswer, String> {
+        let url: http::Uri = self.url.parse().expect("server URL");
+        let ca = pem_to_der(&self.ca_pem());
+        let kubeconfig = self.kubeconfig.clone();
+        self.rt.block_on(async move {
+            let mut config = if admin {
+                let kc =
+                    kube::config::Kubeconfig::read_from(&kubeconfig).map_err(|e| e.to_string())?;
+                kube::Config::from_custom_kubeconfig(kc, &Default::default())
+                    .await
+                    .map_err(|e| e.to_string())?
+            } else {
+                let mut c = kube::Config::new(url);
+                c.root_cert = Some(vec![ca]);
+                c
+            };
+            // Answers as sent: no client-side retries.
+            config.default_retry = false;
+            let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+            let mut req = http::Request::builder().method(method).uri(path);
+            if let Some(ct) = content_type {
+                req = req.header("content-type", ct);
+            }
+            let req = req.body(body.to_vec().into()).map_err(|e| e.to_string())?;
+            let resp = tokio::time::timeout(Duration::from_secs(20), client.send(req))
+                .await
+                .map_err(|_| format!("{method} {path}: no answer within 20 s"))?
+                .map_err(|e| format!("{method} {path}: no answer: {e}"))?;
+            let status = resp.status().as_u16();
+            let mut stream = resp.into_body();
+            let mut bytes = Vec::new();
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+            let ended = loop {
+                match tokio::time::timeout_at(deadline, http_body_util::BodyExt::frame(&mut stream))
+                    .await
+                {
+                    Err(_) => break false,
+                    Ok(None) => break true,
+                    Ok(Some(Ok(frame))) => {
+                        if let Ok(data) = frame.into_data() {
+                            bytes.extend_from_slice(&data);
+                        }
+                    }
+                    Ok(Some(Err(e))) => return Err(format!("{method} {path}: body: {e}")),
+                }
+            };
+            Ok(RawAnswer {
+                status,
+                body: String::from_utf8_lossy(&bytes).into_owned(),
+                ended,
+            })
+        })
+    }
 }

@@ -136,4 +136,18 @@ mod tests {
             Err(ProtobufError::Malformed(_))
         ));
     }
+
+    /// Any text: an answer, never a panic; one with a character that is not ASCII is refused.
+    #[test]
+    fn arbitrary_text() {
+        use crate::arbitrary_text::{CASES, TextGen};
+        let special: Vec<char> = "0123456789.+-eEinumkKMGTP".chars().collect();
+        let mut g = TextGen::new(0x9b);
+        for _ in 0..CASES {
+            let s = g.text(&special, 30);
+            if check_syntax(&s).is_ok() {
+                assert!(s.is_ascii(), "{s:?}");
+            }
+        }
+    }
 }
