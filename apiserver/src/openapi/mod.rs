@@ -115,24 +115,6 @@ fn group_document(group: &str, version: &str, defs: &[Arc<ResourceDef>]) -> Arc<
     )
 }
 
-fn v2_fragment(group: &str, version: &str, defs: &[Arc<ResourceDef>]) -> Arc<v2::Fragment> {
-    static CACHE: OnceLock<VariantCache<v2::Fragment>> = OnceLock::new();
-    variant(
-        CACHE.get_or_init(Default::default),
-        group,
-        version,
-        defs,
-        || {
-            v2::fragment(&document::group_version_document(
-                group,
-                version,
-                defs,
-                Flavor::V2,
-            ))
-        },
-    )
-}
-
 /// The resources of each group-version of a snapshot.
 fn group_versions(snapshot: &CatalogSnapshot) -> Vec<(String, String, Vec<Arc<ResourceDef>>)> {
     let mut out = Vec::new();
@@ -218,11 +200,18 @@ pub struct SwaggerDocument {
 pub fn swagger(snapshot: &Arc<CatalogSnapshot>) -> Arc<SwaggerDocument> {
     static CACHE: OnceLock<SnapshotCache<SwaggerDocument>> = OnceLock::new();
     per_snapshot(CACHE.get_or_init(Default::default), snapshot, || {
-        let fragments: Vec<Arc<v2::Fragment>> = group_versions(snapshot)
-            .iter()
-            .map(|(group, version, defs)| v2_fragment(group, version, defs))
-            .collect();
-        let doc = v2::document(fragments.iter().map(|f| &**f));
+        // Built whole (not from cached per-group-version parts, as v3 is): it is asked for
+        // rarely, and the parts would hold the shared built-in schemas many times over.
+        let mut swagger = v2::Swagger::default();
+        for (group, version, defs) in group_versions(snapshot) {
+            swagger.add(&document::group_version_document(
+                &group,
+                &version,
+                &defs,
+                Flavor::V2,
+            ));
+        }
+        let doc = swagger.finish();
         SwaggerDocument {
             protobuf: Bytes::from(gnostic::encode(&doc)),
             json: Document::new(&doc),

@@ -276,59 +276,51 @@ fn path_item(item: &Value) -> Value {
     Value::Object(out)
 }
 
-/// The parts one group-version contributes: its paths and definitions, in v2 form.
-#[derive(Debug, Default, PartialEq)]
-pub struct Fragment {
-    /// Paths.
-    pub paths: Map<String, Value>,
-    /// Definitions.
-    pub definitions: Map<String, Value>,
+/// The document being assembled from group-version documents built for
+/// [`Flavor::V2`](super::document::Flavor::V2); the first of equally named paths or
+/// definitions is kept, as kube's merge keeps the first spec's (the shared built-in
+/// definitions are the same in every group-version).
+#[derive(Debug, Default)]
+pub struct Swagger {
+    paths: Map<String, Value>,
+    definitions: Map<String, Value>,
 }
 
-/// Converts a group-version document built for
-/// [`Flavor::V2`](super::document::Flavor::V2).
-pub fn fragment(v3: &Value) -> Fragment {
-    let paths = v3
-        .get("paths")
-        .and_then(Value::as_object)
-        .map(|p| p.iter().map(|(k, x)| (k.clone(), path_item(x))).collect())
-        .unwrap_or_default();
-    let definitions = v3
-        .pointer("/components/schemas")
-        .and_then(Value::as_object)
-        .map(|s| {
-            s.iter()
-                .map(|(k, x)| (k.clone(), definition(k, x)))
-                .collect()
-        })
-        .unwrap_or_default();
-    Fragment { paths, definitions }
-}
-
-/// The whole document from the fragments of every group-version (the first of equally
-/// named paths or definitions wins, as kube's merge keeps the first spec's).
-pub fn document<'a>(fragments: impl IntoIterator<Item = &'a Fragment>) -> Value {
-    let mut paths = Map::new();
-    let mut definitions = Map::new();
-    for f in fragments {
-        for (k, v) in &f.paths {
-            paths.entry(k.clone()).or_insert_with(|| v.clone());
+impl Swagger {
+    /// Adds a group-version's paths and definitions.
+    pub fn add(&mut self, v3: &Value) {
+        for (k, x) in v3
+            .get("paths")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            if !self.paths.contains_key(k) {
+                self.paths.insert(k.clone(), path_item(x));
+            }
         }
-        for (k, v) in &f.definitions {
-            definitions.entry(k.clone()).or_insert_with(|| v.clone());
+        let schemas = v3.pointer("/components/schemas").and_then(Value::as_object);
+        for (k, x) in schemas.into_iter().flatten() {
+            if !self.definitions.contains_key(k) {
+                self.definitions.insert(k.clone(), definition(k, x));
+            }
         }
     }
-    json!({
-        "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": super::document::INFO_VERSION},
-        "paths": paths,
-        "definitions": definitions,
-        "securityDefinitions": {
-            "BearerToken": {"type": "apiKey", "description": "Bearer Token authentication",
-                            "name": "authorization", "in": "header"}
-        },
-        "security": [{"BearerToken": []}],
-    })
+
+    /// The whole document.
+    pub fn finish(self) -> Value {
+        json!({
+            "swagger": "2.0",
+            "info": {"title": "Kubernetes", "version": super::document::INFO_VERSION},
+            "paths": self.paths,
+            "definitions": self.definitions,
+            "securityDefinitions": {
+                "BearerToken": {"type": "apiKey", "description": "Bearer Token authentication",
+                                "name": "authorization", "in": "header"}
+            },
+            "security": [{"BearerToken": []}],
+        })
+    }
 }
 
 #[cfg(test)]
@@ -548,9 +540,10 @@ pub(crate) mod tests {
                 },
             },
         });
-        let f = fragment(&json!({"paths": v3}));
+        let mut swagger = Swagger::default();
+        swagger.add(&json!({"paths": v3}));
         assert_eq!(
-            f.paths["/apis/g/v1/things/{name}"],
+            swagger.finish()["paths"]["/apis/g/v1/things/{name}"],
             json!({
                 "parameters": [{"name": "name", "in": "path", "required": true,
                                 "type": "string", "uniqueItems": true}],
