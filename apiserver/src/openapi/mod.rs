@@ -7,9 +7,14 @@
 //! handler serves it: one document, as JSON or as gnostic's protobuf (which kubectl asks
 //! for), both with the JSON's SHA-512 as ETag; kubectl needs it to validate `kind: List`.
 //!
+//! What aggregated API servers (APIServices with a service) publish joins both, as
+//! kube-aggregator's OpenAPI controllers merge it: their v3 group-version documents are
+//! listed and served in place of local ones, their v2 `/apis/` paths and definitions are
+//! merged into the v2 document.
+//!
 //! Documents are built and serialized once per catalog snapshot (built-in and Karmada
 //! group-versions once per process) and shared; v2 is built on its first request after a
-//! change of the catalog (a CRD).
+//! change of the catalog (a CRD) or of an aggregated server's documents.
 
 pub mod builtin;
 pub mod document;
@@ -31,7 +36,7 @@ use crate::resources::{CatalogSnapshot, ResourceDef};
 use document::Flavor;
 
 /// One serialized document.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Document {
     /// The JSON.
     pub bytes: Bytes,
@@ -43,13 +48,55 @@ pub struct Document {
 
 impl Document {
     fn new(v: &Value) -> Document {
-        let bytes = Bytes::from(serde_json::to_vec(v).unwrap_or_default());
+        Document::from_bytes(Bytes::from(serde_json::to_vec(v).unwrap_or_default()))
+    }
+
+    /// A document already serialized (one an aggregated API server published).
+    pub fn from_bytes(bytes: Bytes) -> Document {
         Document {
             etag: hash(&bytes),
             bytes,
             modified: SystemTime::now(),
         }
     }
+}
+
+/// What an aggregated API server (an APIService's backend) publishes, as kube-aggregator
+/// downloads it: its `/openapi/v2` document and the `/openapi/v3` document of the
+/// APIService's group-version.
+#[derive(Debug)]
+pub struct Published {
+    /// `/openapi/v2`, if it serves one.
+    pub v2: Option<Value>,
+    /// `/openapi/v3/apis/<group>/<version>`, if it serves one.
+    pub v3: Option<Document>,
+}
+
+impl Published {
+    /// Whether both publish the same documents.
+    pub fn same_as(&self, other: &Published) -> bool {
+        self.v2 == other.v2
+            && self.v3.as_ref().map(|d| &d.bytes) == other.v3.as_ref().map(|d| &d.bytes)
+    }
+}
+
+/// A group-version an aggregated API server serves, with what it publishes.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    /// Group.
+    pub group: String,
+    /// Version.
+    pub version: String,
+    /// Its documents.
+    pub published: Arc<Published>,
+}
+
+/// Whether two lists of remote documents are the same ones.
+fn same_remotes(a: &[Remote], b: &[Remote]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.group == y.group && x.version == y.version && Arc::ptr_eq(&x.published, &y.published)
+        })
 }
 
 /// kube-openapi's computeETag: `%X` of the SHA-512.
@@ -133,21 +180,33 @@ fn group_versions(snapshot: &CatalogSnapshot) -> Vec<(String, String, Vec<Arc<Re
 }
 
 fn build(snapshot: &CatalogSnapshot) -> Documents {
-    let mut groups = HashMap::new();
-    let mut root_paths = serde_json::Map::new();
-    for (group, version, defs) in group_versions(snapshot) {
-        let key = document::gv_key(&group, &version);
-        let doc = group_document(&group, &version, &defs);
-        root_paths.insert(
-            key.clone(),
-            json!({"serverRelativeURL": relative_url(&key, &doc.etag)}),
-        );
-        groups.insert(key, doc);
-    }
+    let groups: HashMap<String, Arc<Document>> = group_versions(snapshot)
+        .into_iter()
+        .map(|(group, version, defs)| {
+            (
+                document::gv_key(&group, &version),
+                group_document(&group, &version, &defs),
+            )
+        })
+        .collect();
     Documents {
-        root: Document::new(&json!({"paths": root_paths})),
+        root: root_document(&groups),
         groups,
     }
+}
+
+/// `/openapi/v3`: every group-version's document with its hash.
+fn root_document(groups: &HashMap<String, Arc<Document>>) -> Document {
+    let root_paths: serde_json::Map<String, Value> = groups
+        .iter()
+        .map(|(key, doc)| {
+            (
+                key.clone(),
+                json!({"serverRelativeURL": relative_url(key, &doc.etag)}),
+            )
+        })
+        .collect();
+    Document::new(&json!({"paths": root_paths}))
 }
 
 fn relative_url(key: &str, etag: &str) -> String {
@@ -195,28 +254,88 @@ pub struct SwaggerDocument {
     pub protobuf: Bytes,
 }
 
-/// The v2 document of a catalog snapshot, built on first use and kept while the snapshot
-/// lives.
-pub fn swagger(snapshot: &Arc<CatalogSnapshot>) -> Arc<SwaggerDocument> {
-    static CACHE: OnceLock<SnapshotCache<SwaggerDocument>> = OnceLock::new();
-    per_snapshot(CACHE.get_or_init(Default::default), snapshot, || {
-        // Built whole (not from cached per-group-version parts, as v3 is): it is asked for
-        // rarely, and the parts would hold the shared built-in schemas many times over.
-        let mut swagger = v2::Swagger::default();
-        for (group, version, defs) in group_versions(snapshot) {
-            swagger.add(&document::group_version_document(
-                &group,
-                &version,
-                &defs,
-                Flavor::V2,
-            ));
+/// The v2 document of a catalog snapshot and the aggregated API servers, built on first use
+/// and kept while the snapshot lives and the remote documents stay the same.
+pub fn swagger(snapshot: &Arc<CatalogSnapshot>, remote: &[Remote]) -> Arc<SwaggerDocument> {
+    type Cache = Mutex<Vec<(Weak<CatalogSnapshot>, Vec<Remote>, Arc<SwaggerDocument>)>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let mut cache = CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    cache.retain(|(w, _, _)| w.strong_count() > 0);
+    if let Some((_, _, doc)) = cache.iter().find(|(w, r, _)| {
+        std::ptr::eq(w.as_ptr(), Arc::as_ptr(snapshot)) && same_remotes(r, remote)
+    }) {
+        return doc.clone();
+    }
+    // Built whole (not from cached per-group-version parts, as v3 is): it is asked for
+    // rarely, and the parts would hold the shared built-in schemas many times over.
+    let mut swagger = v2::Swagger::default();
+    for (group, version, defs) in group_versions(snapshot) {
+        if remote
+            .iter()
+            .any(|r| r.group == group && r.version == version)
+        {
+            continue;
         }
-        let doc = swagger.finish();
-        SwaggerDocument {
-            protobuf: Bytes::from(gnostic::encode(&doc)),
-            json: Document::new(&doc),
+        swagger.add(&document::group_version_document(
+            &group,
+            &version,
+            &defs,
+            Flavor::V2,
+        ));
+    }
+    for r in remote {
+        if let Some(spec) = &r.published.v2 {
+            swagger.merge(spec);
         }
-    })
+    }
+    let doc = swagger.finish();
+    let built = Arc::new(SwaggerDocument {
+        protobuf: Bytes::from(gnostic::encode(&doc)),
+        json: Document::new(&doc),
+    });
+    cache.push((Arc::downgrade(snapshot), remote.to_vec(), built.clone()));
+    // A snapshot outlives the documents of remote servers it was combined with.
+    if cache.len() > VARIANTS_KEPT {
+        cache.remove(0);
+    }
+    built
+}
+
+/// The v3 documents with the aggregated API servers' group-versions in place of local ones.
+fn v3_documents(snapshot: &Arc<CatalogSnapshot>, remote: &[Remote]) -> Arc<Documents> {
+    type Cache = Mutex<Option<(Arc<Documents>, Vec<Remote>, Arc<Documents>)>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let local = documents(snapshot);
+    if remote.is_empty() {
+        return local;
+    }
+    let mut cache = CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some((l, r, merged)) = &*cache
+        && Arc::ptr_eq(l, &local)
+        && same_remotes(r, remote)
+    {
+        return merged.clone();
+    }
+    let mut groups = local.groups.clone();
+    for r in remote {
+        let key = document::gv_key(&r.group, &r.version);
+        groups.remove(&key);
+        if let Some(doc) = &r.published.v3 {
+            groups.insert(key, Arc::new(doc.clone()));
+        }
+    }
+    let merged = Arc::new(Documents {
+        root: root_document(&groups),
+        groups,
+    });
+    *cache = Some((local, remote.to_vec(), merged.clone()));
+    merged
 }
 
 /// Whether the path is one this module answers.
@@ -354,7 +473,11 @@ fn respond(
 }
 
 /// Serves `/openapi/v2`: JSON or gnostic's protobuf by the Accept header, 406 otherwise.
-fn serve_v2(snapshot: &Arc<CatalogSnapshot>, parts: &http::request::Parts) -> Response {
+fn serve_v2(
+    snapshot: &Arc<CatalogSnapshot>,
+    remote: &[Remote],
+    parts: &http::request::Parts,
+) -> Response {
     let accept = parts
         .headers
         .get(header::ACCEPT)
@@ -366,7 +489,7 @@ fn serve_v2(snapshot: &Arc<CatalogSnapshot>, parts: &http::request::Parts) -> Re
             r
         }
         Some(protobuf) => {
-            let doc = swagger(snapshot);
+            let doc = swagger(snapshot, remote);
             if protobuf {
                 respond(&doc.json, &doc.protobuf, PROTOBUF_V2, parts)
             } else {
@@ -378,16 +501,19 @@ fn serve_v2(snapshot: &Arc<CatalogSnapshot>, parts: &http::request::Parts) -> Re
     resp
 }
 
-/// Serves `/openapi/v2`, `/openapi/v3` and `/openapi/v3/<group-version>`.
+/// Serves `/openapi/v2`, `/openapi/v3` and `/openapi/v3/<group-version>` of the catalog and
+/// of the group-versions aggregated API servers serve (`remote`), as kube-aggregator merges
+/// them.
 pub fn serve(
     snapshot: &Arc<CatalogSnapshot>,
+    remote: &[Remote],
     path: &str,
     parts: &http::request::Parts,
 ) -> Result<Response, ApiError> {
     if path == "/openapi/v2" {
-        return Ok(serve_v2(snapshot, parts));
+        return Ok(serve_v2(snapshot, remote, parts));
     }
-    let docs = documents(snapshot);
+    let docs = v3_documents(snapshot, remote);
     let key = path.trim_start_matches("/openapi/v3").trim_matches('/');
     if key.is_empty() {
         return Ok(respond(
@@ -476,7 +602,7 @@ mod tests {
     async fn root_hash_redirect_and_negotiation() {
         let catalog = catalog();
         let snapshot = catalog.snapshot();
-        let root = serve(&snapshot, "/openapi/v3", &request("/openapi/v3", None)).unwrap();
+        let root = serve(&snapshot, &[], "/openapi/v3", &request("/openapi/v3", None)).unwrap();
         assert_eq!(root.status(), StatusCode::OK);
         let root = body_json(root).await;
         let url = root["paths"]["apis/apps/v1"]["serverRelativeURL"]
@@ -491,6 +617,7 @@ mod tests {
 
         let ok = serve(
             &snapshot,
+            &[],
             "/openapi/v3/apis/apps/v1",
             &request(&url, Some("application/json")),
         )
@@ -502,6 +629,7 @@ mod tests {
 
         let stale = serve(
             &snapshot,
+            &[],
             "/openapi/v3/apis/apps/v1",
             &request("/openapi/v3/apis/apps/v1?hash=ABC", None),
         )
@@ -511,6 +639,7 @@ mod tests {
 
         let plain = serve(
             &snapshot,
+            &[],
             "/openapi/v3/apis/apps/v1",
             &request("/openapi/v3/apis/apps/v1", None),
         )
@@ -520,6 +649,7 @@ mod tests {
 
         let pb = serve(
             &snapshot,
+            &[],
             "/openapi/v3/apis/apps/v1",
             &request(
                 "/openapi/v3/apis/apps/v1",
@@ -531,6 +661,7 @@ mod tests {
 
         let missing = serve(
             &snapshot,
+            &[],
             "/openapi/v3/apis/nope/v1",
             &request("/openapi/v3/apis/nope/v1", None),
         );
@@ -617,8 +748,8 @@ mod tests {
     fn the_document_reads_as_kubectl_reads_it() {
         let catalog = catalog();
         catalog.set_custom(crate::crd::definition::resource_defs(&crontab_crd(false)));
-        let doc: Value =
-            serde_json::from_slice(&swagger(&catalog.snapshot()).json.bytes).unwrap_or_default();
+        let doc: Value = serde_json::from_slice(&swagger(&catalog.snapshot(), &[]).json.bytes)
+            .unwrap_or_default();
         assert_eq!(doc["swagger"], "2.0");
         let definitions = doc["definitions"].as_object().cloned().unwrap_or_default();
         let errors = v2::tests::kubectl_parse_errors(&definitions);
@@ -714,8 +845,8 @@ mod tests {
     fn a_root_that_keeps_unknown_fields_is_a_bare_object() {
         let catalog = catalog();
         catalog.set_custom(crate::crd::definition::resource_defs(&crontab_crd(true)));
-        let doc: Value =
-            serde_json::from_slice(&swagger(&catalog.snapshot()).json.bytes).unwrap_or_default();
+        let doc: Value = serde_json::from_slice(&swagger(&catalog.snapshot(), &[]).json.bytes)
+            .unwrap_or_default();
         assert_eq!(
             by_gvk(&doc, "stable.example.com", "v1", "CronTab").cloned(),
             Some(
@@ -728,7 +859,7 @@ mod tests {
     #[test]
     fn protobuf_holds_the_same_document() {
         let catalog = catalog();
-        let doc = swagger(&catalog.snapshot());
+        let doc = swagger(&catalog.snapshot(), &[]);
         let json: Value = serde_json::from_slice(&doc.json.bytes).unwrap_or_default();
         let pb = gnostic::Document::decode(doc.protobuf.clone()).unwrap_or_default();
         assert_eq!(pb.swagger, "2.0");
@@ -860,7 +991,8 @@ mod tests {
     async fn representations_etags_and_changes() {
         let catalog = catalog();
         let snapshot = catalog.snapshot();
-        let v2 = |accept, inm| serve(&snapshot, "/openapi/v2", &v2_request(accept, inm)).unwrap();
+        let v2 =
+            |accept, inm| serve(&snapshot, &[], "/openapi/v2", &v2_request(accept, inm)).unwrap();
 
         let json = v2(None, None);
         assert_eq!(json.status(), StatusCode::OK);
@@ -901,9 +1033,11 @@ mod tests {
             if let Ok(v) = HeaderValue::from_str(&http_date(t)) {
                 parts.headers.insert(header::IF_MODIFIED_SINCE, v);
             }
-            serve(&snapshot, "/openapi/v2", &parts).unwrap().status()
+            serve(&snapshot, &[], "/openapi/v2", &parts)
+                .unwrap()
+                .status()
         };
-        let built = swagger(&snapshot).json.modified;
+        let built = swagger(&snapshot, &[]).json.modified;
         assert_eq!(
             since(built + Duration::from_secs(5)),
             StatusCode::NOT_MODIFIED
@@ -931,10 +1065,13 @@ mod tests {
         assert_eq!(refused.headers()[header::VARY], "Accept");
 
         // Same snapshot: the same document; a CRD change: a new one, and back.
-        assert!(Arc::ptr_eq(&swagger(&snapshot), &swagger(&snapshot)));
+        assert!(Arc::ptr_eq(
+            &swagger(&snapshot, &[]),
+            &swagger(&snapshot, &[])
+        ));
         catalog.set_custom(crate::crd::definition::resource_defs(&crontab_crd(false)));
-        let with_crd = swagger(&catalog.snapshot());
-        assert_ne!(with_crd.json.etag, swagger(&snapshot).json.etag);
+        let with_crd = swagger(&catalog.snapshot(), &[]);
+        assert_ne!(with_crd.json.etag, swagger(&snapshot, &[]).json.etag);
         let has_crontab = |d: &SwaggerDocument| {
             serde_json::from_slice::<Value>(&d.json.bytes).is_ok_and(|v| {
                 v["definitions"]
@@ -943,10 +1080,10 @@ mod tests {
             })
         };
         assert!(has_crontab(&with_crd));
-        assert!(!has_crontab(&swagger(&snapshot)));
+        assert!(!has_crontab(&swagger(&snapshot, &[])));
         catalog.set_custom(vec![]);
-        let without = swagger(&catalog.snapshot());
+        let without = swagger(&catalog.snapshot(), &[]);
         assert!(!has_crontab(&without));
-        assert_eq!(without.json.bytes, swagger(&snapshot).json.bytes);
+        assert_eq!(without.json.bytes, swagger(&snapshot, &[]).json.bytes);
     }
 }

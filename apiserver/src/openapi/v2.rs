@@ -284,6 +284,7 @@ fn path_item(item: &Value) -> Value {
 pub struct Swagger {
     paths: Map<String, Value>,
     definitions: Map<String, Value>,
+    parameters: Map<String, Value>,
 }
 
 impl Swagger {
@@ -307,9 +308,99 @@ impl Swagger {
         }
     }
 
+    /// Merges an aggregated API server's v2 document as kube-aggregator does: only its
+    /// `/apis/` paths and what they refer to (`FilterSpecByPathsWithoutSideEffects`), a path
+    /// already present is kept, and a definition or shared parameter whose name is taken by a
+    /// different one is renamed `NAME_v2` (`_v3`, ...) with the references to it
+    /// (`MergeSpecsIgnorePathConflictRenamingDefinitionsAndParameters`).
+    pub fn merge(&mut self, spec: &Value) {
+        let paths: Vec<(&String, &Value)> = spec
+            .get("paths")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| k.starts_with("/apis/"))
+            .collect();
+        let empty = Map::new();
+        let their_defs = spec
+            .get("definitions")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let their_params = spec
+            .get("parameters")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let mut wanted = std::collections::BTreeSet::new();
+        let mut pending: Vec<String> = Vec::new();
+        for (_, item) in &paths {
+            references(item, &mut pending);
+        }
+        while let Some(r) = pending.pop() {
+            if !wanted.insert(r.clone()) {
+                continue;
+            }
+            if let Some(d) = r
+                .strip_prefix(DEFINITIONS_REF_PREFIX)
+                .and_then(|n| their_defs.get(n))
+            {
+                references(d, &mut pending);
+            }
+            if let Some(p) = r
+                .strip_prefix(PARAMETERS_REF_PREFIX)
+                .and_then(|n| their_params.get(n))
+            {
+                references(p, &mut pending);
+            }
+        }
+        let mut renames: std::collections::HashMap<String, String> = Default::default();
+        let mut added: Vec<(bool, String, &Value)> = Vec::new();
+        for r in &wanted {
+            let (prefix, theirs, ours, is_definition) = match r.strip_prefix(DEFINITIONS_REF_PREFIX)
+            {
+                Some(_) => (DEFINITIONS_REF_PREFIX, their_defs, &self.definitions, true),
+                None => (PARAMETERS_REF_PREFIX, their_params, &self.parameters, false),
+            };
+            let Some(name) = r.strip_prefix(prefix) else {
+                continue;
+            };
+            let Some(value) = theirs.get(name) else {
+                continue;
+            };
+            let mut new_name = name.to_string();
+            let mut n = 2;
+            while ours.get(&new_name).is_some_and(|v| v != value) {
+                new_name = format!("{name}_v{n}");
+                n += 1;
+            }
+            if new_name != name {
+                renames.insert(r.clone(), format!("{prefix}{new_name}"));
+            }
+            if !ours.contains_key(&new_name) {
+                added.push((is_definition, new_name, value));
+            }
+        }
+        for (is_definition, name, value) in added {
+            let mut value = value.clone();
+            rename_references(&mut value, &renames);
+            let into = if is_definition {
+                &mut self.definitions
+            } else {
+                &mut self.parameters
+            };
+            into.insert(name, value);
+        }
+        for (k, item) in paths {
+            if !self.paths.contains_key(k) {
+                let mut item = item.clone();
+                rename_references(&mut item, &renames);
+                self.paths.insert(k.clone(), item);
+            }
+        }
+    }
+
     /// The whole document.
     pub fn finish(self) -> Value {
-        json!({
+        let mut doc = json!({
             "swagger": "2.0",
             "info": {"title": "Kubernetes", "version": super::document::INFO_VERSION},
             "paths": self.paths,
@@ -319,7 +410,53 @@ impl Swagger {
                                 "name": "authorization", "in": "header"}
             },
             "security": [{"BearerToken": []}],
-        })
+        });
+        if !self.parameters.is_empty() {
+            doc["parameters"] = Value::Object(self.parameters);
+        }
+        doc
+    }
+}
+
+/// Where shared parameters live in a v2 document.
+const PARAMETERS_REF_PREFIX: &str = "#/parameters/";
+
+/// Adds every `$ref` under `v` to `out`.
+fn references(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match (k.as_str(), x) {
+                    ("$ref", Value::String(r)) => out.push(r.clone()),
+                    _ => references(x, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| references(x, out)),
+        _ => {}
+    }
+}
+
+/// Rewrites the `$ref`s under `v` that `renames` maps.
+fn rename_references(v: &mut Value, renames: &std::collections::HashMap<String, String>) {
+    if renames.is_empty() {
+        return;
+    }
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match x {
+                    Value::String(r) if k == "$ref" => {
+                        if let Some(new) = renames.get(r.as_str()) {
+                            *r = new.clone();
+                        }
+                    }
+                    _ => rename_references(x, renames),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| rename_references(x, renames)),
+        _ => {}
     }
 }
 
@@ -418,6 +555,77 @@ pub(crate) mod tests {
                 "{name}: {errors:#?}"
             );
         }
+    }
+
+    #[test]
+    fn aggregated_documents_merge_as_kube_aggregator_merges_them() {
+        let mut swagger = Swagger::default();
+        swagger.add(&json!({
+            "paths": {"/api/v1/pods": {"get": {"operationId": "ours"}}},
+            "components": {"schemas": {
+                "meta.ObjectMeta": {"type": "object", "properties": {"name": {"type": "string"}}},
+                "meta.Status": {"type": "object", "description": "Ours."},
+            }},
+        }));
+        swagger.merge(&json!({
+            "swagger": "2.0",
+            "paths": {
+                "/apis/metrics.k8s.io/v1beta1/nodes": {"get": {
+                    "parameters": [{"$ref": "#/parameters/pretty"}],
+                    "responses": {"200": {"schema": {"$ref": "#/definitions/metrics.NodeMetricsList"}},
+                                  "401": {"schema": {"$ref": "#/definitions/meta.Status"}}}}},
+                "/api/v1/pods": {"get": {"operationId": "theirs"}},
+                "/version/": {"get": {"responses": {"200": {"schema": {"$ref": "#/definitions/version.Info"}}}}},
+            },
+            "definitions": {
+                "metrics.NodeMetricsList": {"type": "object", "properties": {
+                    "metadata": {"$ref": "#/definitions/meta.ObjectMeta"},
+                    "items": {"type": "array", "items": {"$ref": "#/definitions/metrics.NodeMetrics"}}}},
+                "metrics.NodeMetrics": {"type": "object", "properties": {
+                    "status": {"$ref": "#/definitions/meta.Status"}}},
+                "meta.ObjectMeta": {"type": "object", "properties": {"name": {"type": "string"}}},
+                "meta.Status": {"type": "object", "description": "Theirs."},
+                "version.Info": {"type": "object"},
+                "unused.Thing": {"type": "object"},
+            },
+            "parameters": {"pretty": {"name": "pretty", "in": "query", "type": "string"}},
+        }));
+        let doc = swagger.finish();
+        // Only /apis/ paths, and ours wins a conflict.
+        assert_eq!(doc["paths"]["/api/v1/pods"]["get"]["operationId"], "ours");
+        assert!(doc["paths"].get("/version/").is_none());
+        let nodes = &doc["paths"]["/apis/metrics.k8s.io/v1beta1/nodes"]["get"];
+        assert_eq!(nodes["parameters"][0]["$ref"], "#/parameters/pretty");
+        assert_eq!(doc["parameters"]["pretty"]["in"], "query");
+        // Only what the kept paths refer to; the same definition once; a different one
+        // under another name, with the references to it.
+        let defs = doc["definitions"].as_object().cloned().unwrap_or_default();
+        let names: Vec<&str> = defs.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "meta.ObjectMeta",
+                "meta.Status",
+                "meta.Status_v2",
+                "metrics.NodeMetrics",
+                "metrics.NodeMetricsList"
+            ]
+        );
+        assert_eq!(defs["meta.Status"]["description"], "Ours.");
+        assert_eq!(defs["meta.Status_v2"]["description"], "Theirs.");
+        assert_eq!(
+            defs["metrics.NodeMetrics"]["properties"]["status"]["$ref"],
+            "#/definitions/meta.Status_v2"
+        );
+        assert_eq!(
+            nodes["responses"]["401"]["schema"]["$ref"],
+            "#/definitions/meta.Status_v2"
+        );
+        assert_eq!(
+            defs["metrics.NodeMetricsList"]["properties"]["metadata"]["$ref"],
+            "#/definitions/meta.ObjectMeta"
+        );
+        assert!(kubectl_parse_errors(&defs).is_empty());
     }
 
     #[test]
