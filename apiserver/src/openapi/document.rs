@@ -1,7 +1,9 @@
 //! One group-version's OpenAPI v3 document, shaped like kube-apiserver's: a path per
 //! collection, item and subresource with its operations (each tagged
 //! `x-kubernetes-group-version-kind` and `x-kubernetes-action`, parameters inline), and
-//! `components.schemas` with every kind, its list and what they refer to.
+//! `components.schemas` with every kind, its list and what they refer to. The same builder
+//! makes the group-version's part of the v2 document ([`Flavor::V2`], converted by
+//! [`super::v2`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
