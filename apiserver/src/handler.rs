@@ -289,7 +289,8 @@ async fn non_resource(
     let path = info.path.trim_end_matches('/');
     let snapshot = state.catalog.snapshot();
     if crate::openapi::handles(path) {
-        return crate::openapi::serve(&snapshot, path, parts);
+        let remote = crate::aggregator::openapi(&state.aggregator.table());
+        return crate::openapi::serve(&snapshot, &remote, path, parts);
     }
     match path {
         "/version" => Ok(json_response(StatusCode::OK, &crate::version::info())),

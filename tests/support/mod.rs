@@ -151,19 +151,7 @@ impl Server {
                 .expect("open server log");
             cmd.env("KARMADA_RS_LOG", "debug").stderr(file);
         }
-        let mut child = cmd.spawn().expect("spawn karmada-rs");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("karmada-rs control plane serving at ") {
-                    let _ = tx.send(url.trim().to_string());
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(DEADLINE)
-            .expect("karmada-rs did not report its URL");
+        let (child, url) = spawn_serving(&mut cmd, "karmada-rs control plane serving at ");
         // Restarts reuse the port, so kubeconfigs and clients stay valid.
         self.bind = url.trim_start_matches("https://").to_string();
         self.url = url;
@@ -233,28 +221,12 @@ impl Server {
 
     /// Runs kubectl and returns stdout, failing the test on a non-zero exit.
     pub fn kubectl_ok(&self, args: &[&str]) -> String {
-        let out = self.kubectl(args);
-        assert!(
-            out.status.success(),
-            "kubectl {} failed: {}{}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        stdout_of_success(args, self.kubectl(args))
     }
 
     /// Runs kubectl with stdin and returns stdout, failing the test on a non-zero exit.
     pub fn kubectl_stdin_ok(&self, args: &[&str], stdin: &str) -> String {
-        let out = self.kubectl_stdin(args, stdin);
-        assert!(
-            out.status.success(),
-            "kubectl {} failed: {}{}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        stdout_of_success(args, self.kubectl_stdin(args, stdin))
     }
 
     /// Runs kubectl expecting failure; returns stderr.
@@ -282,6 +254,38 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The stdout of a kubectl run with `args`, failing the test on a non-zero exit.
+pub fn stdout_of_success(args: &[&str], out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "kubectl {} failed: {}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Spawns a `karmada-rs` command whose stdout is piped and waits for the line starting with
+/// `prefix` (`karmada-rs control plane serving at `); returns the process and the rest of
+/// the line (its URL).
+pub fn spawn_serving(cmd: &mut Command, prefix: &'static str) -> (Child, String) {
+    let mut child = cmd.spawn().expect("spawn karmada-rs");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix(prefix) {
+                let _ = tx.send(url.trim().to_string());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(DEADLINE)
+        .unwrap_or_else(|_| panic!("karmada-rs did not print {prefix:?}"));
+    (child, url)
 }
 
 /// A kubectl command for a kubeconfig, with its own discovery/HTTP cache directory.
@@ -619,5 +623,64 @@ impl Server {
                 ended,
             })
         })
+    }
+}
+
+/// A running `karmada-rs member serve` (a simulated member cluster's API server).
+pub struct MemberServer {
+    pub dir: tempfile::TempDir,
+    pub url: String,
+    pub kubeconfig: PathBuf,
+    cache_dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl MemberServer {
+    /// Starts a member named `name` and waits until it is ready.
+    pub fn start(name: &str) -> MemberServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_karmada-rs"));
+        cmd.args(["member", "serve", "--name", name, "--data-dir"])
+            .arg(dir.path())
+            .env(
+                "KARMADA_RS_LOG",
+                std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "warn".into()),
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let (child, url) = spawn_serving(&mut cmd, "karmada-rs member serving at ");
+        let m = MemberServer {
+            kubeconfig: dir.path().join("kubeconfig"),
+            cache_dir: dir.path().join("kubectl-cache"),
+            dir,
+            url,
+            child: Some(child),
+        };
+        wait_for("the member to be ready", DEADLINE, || {
+            m.kubectl(&["get", "--raw", "/readyz"])
+                .status
+                .success()
+                .then_some(())
+        });
+        m
+    }
+
+    /// A `kubectl` command using the member's kubeconfig and a private cache.
+    pub fn kubectl_cmd(&self) -> Command {
+        kubectl_cmd(&self.kubeconfig, &self.cache_dir)
+    }
+
+    /// Runs kubectl with arguments.
+    pub fn kubectl(&self, args: &[&str]) -> Output {
+        run(self.kubectl_cmd().args(args))
+    }
+}
+
+impl Drop for MemberServer {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 }
