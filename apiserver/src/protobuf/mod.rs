@@ -95,7 +95,39 @@ pub fn supported_kinds() -> impl Iterator<Item = (&'static str, &'static str)> {
     KINDS.iter().map(|k| (k.api_version, k.kind))
 }
 
+/// Decodes any protobuf body this server writes (objects, lists' kinds aside, and response
+/// kinds such as Status) into JSON; for reading responses back (audit, tests).
+pub fn decode_response(body: &[u8]) -> Result<Value, ProtobufError> {
+    decode_envelope(body, Ctx::default(), true, |api_version, kind| {
+        // Legacy discovery documents leave their apiVersion out (`stripVersionEncoder`).
+        let api_version = if api_version.is_empty() {
+            "v1"
+        } else {
+            api_version
+        };
+        find(api_version, kind).map(|k| k.convert)
+    })
+}
+
 fn decode_nested(body: &[u8], ctx: Ctx) -> Result<Value, ProtobufError> {
+    decode_envelope(body, ctx, false, |api_version, kind| {
+        KINDS
+            .iter()
+            .find(|k| k.api_version == api_version && k.kind == kind)
+            .map(|k| k.convert)
+            .or_else(|| (kind == "DeleteOptions").then_some(convert::<meta::DeleteOptions>))
+    })
+}
+
+/// The converter of a body's kind.
+type Converter = fn(&[u8], Ctx) -> Result<Value, ProtobufError>;
+
+fn decode_envelope(
+    body: &[u8],
+    ctx: Ctx,
+    unversioned: bool,
+    lookup: impl Fn(&str, &str) -> Option<Converter>,
+) -> Result<Value, ProtobufError> {
     let envelope = body.strip_prefix(MAGIC.as_slice()).ok_or_else(|| {
         ProtobufError::Malformed("the body does not start with the protobuf magic k8s\\0".into())
     })?;
@@ -111,17 +143,12 @@ fn decode_nested(body: &[u8], ctx: Ctx) -> Result<Value, ProtobufError> {
     let type_meta = unknown.type_meta.unwrap_or_default();
     let api_version = type_meta.api_version.unwrap_or_default();
     let kind = type_meta.kind.unwrap_or_default();
-    if api_version.is_empty() || kind.is_empty() {
+    if (api_version.is_empty() && !unversioned) || kind.is_empty() {
         return Err(ProtobufError::Malformed(format!(
             "the envelope does not name its object: apiVersion {api_version:?}, kind {kind:?}"
         )));
     }
-    let found = KINDS
-        .iter()
-        .find(|k| k.api_version == api_version && k.kind == kind)
-        .map(|k| k.convert)
-        .or_else(|| (kind == "DeleteOptions").then_some(convert::<meta::DeleteOptions>));
-    let Some(convert) = found else {
+    let Some(convert) = lookup(&api_version, &kind) else {
         return Err(ProtobufError::UnsupportedKind { api_version, kind });
     };
     let raw = unknown.raw.unwrap_or_default();
@@ -132,7 +159,9 @@ fn decode_nested(body: &[u8], ctx: Ctx) -> Result<Value, ProtobufError> {
     };
     let mut object = serde_json::Map::with_capacity(fields.len() + 2);
     object.insert("kind".into(), Value::String(kind));
-    object.insert("apiVersion".into(), Value::String(api_version));
+    if !api_version.is_empty() {
+        object.insert("apiVersion".into(), Value::String(api_version));
+    }
     object.extend(fields);
     Ok(Value::Object(object))
 }
@@ -151,7 +180,7 @@ fn encode_message<M: Message + FromJson>(v: &Value, enc: Enc) -> Result<Vec<u8>,
 struct Kind {
     api_version: &'static str,
     kind: &'static str,
-    convert: fn(&[u8], Ctx) -> Result<Value, ProtobufError>,
+    convert: Converter,
     encode: fn(&Value, Enc) -> Result<Vec<u8>, ProtobufError>,
     /// A message of the kind with every field set (tests).
     #[cfg(test)]
