@@ -69,14 +69,6 @@ fn unwrap_envelope(body: &[u8]) -> (String, String, Vec<u8>) {
     )
 }
 
-async fn client(s: &Server) -> kube::Client {
-    let kc = kube::config::Kubeconfig::read_from(&s.kubeconfig).expect("kubeconfig");
-    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-        .await
-        .expect("config");
-    kube::Client::try_from(cfg).expect("client")
-}
-
 fn request(
     method: &str,
     path: &str,
@@ -97,76 +89,74 @@ fn request(
     b.body(body).expect("request")
 }
 
-/// Sends a raw request with an Accept header (none when `None`) and reads the whole answer.
-fn call(
-    s: &Server,
-    c: &kube::Client,
-    method: &str,
-    path: &str,
-    accept: Option<&str>,
-    body: Option<Value>,
-) -> Answer {
-    s.block_on(async {
-        let resp = c
-            .send(request(method, path, accept, body))
-            .await
-            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
-        let status = resp.status().as_u16();
-        let content_type = resp
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        let body = resp
-            .into_body()
-            .collect()
-            .await
-            .expect("body")
-            .to_bytes()
-            .to_vec();
-        Answer {
-            status,
-            content_type,
-            body,
-        }
-    })
+/// A server with two ConfigMaps and a Pod, and a client sending raw requests to it.
+struct Env {
+    s: Server,
+    c: kube::Client,
 }
 
-fn get(s: &Server, c: &kube::Client, path: &str, accept: &str) -> Answer {
-    call(s, c, "GET", path, Some(accept), None)
+impl Env {
+    fn start() -> Env {
+        let s = Server::start();
+        let c = s.block_on(support::kube_client(&s.kubeconfig));
+        let env = Env { s, c };
+        env.kubectl(&[
+            "create",
+            "configmap",
+            "c1",
+            "--from-literal=a=b",
+            "--from-literal=port=8080",
+        ]);
+        env.kubectl(&["create", "configmap", "c2", "--from-literal=x=y"]);
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p1", "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx:1.25",
+                "ports": [{"containerPort": 80, "name": "http"}],
+                "resources": {"limits": {"cpu": 0.5, "memory": "128Mi"}}}]}});
+        let created = env.call("POST", "/api/v1/namespaces/default/pods", None, Some(pod));
+        assert_eq!(
+            created.status,
+            201,
+            "{}",
+            String::from_utf8_lossy(&created.body)
+        );
+        env
+    }
+
+    fn kubectl(&self, args: &[&str]) -> String {
+        self.s.kubectl_ok(args)
+    }
+
+    /// Sends a raw request with an Accept header (none when `None`); reads the whole answer.
+    fn call(&self, method: &str, path: &str, accept: Option<&str>, body: Option<Value>) -> Answer {
+        self.s.block_on(async {
+            let resp = self
+                .c
+                .send(request(method, path, accept, body))
+                .await
+                .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+            let status = resp.status().as_u16();
+            let content_type = content_type(resp.headers());
+            let body = resp.into_body().collect().await.expect("body").to_bytes();
+            Answer {
+                status,
+                content_type,
+                body: body.to_vec(),
+            }
+        })
+    }
+
+    fn get(&self, path: &str, accept: &str) -> Answer {
+        self.call("GET", path, Some(accept), None)
+    }
 }
 
-fn setup() -> (Server, kube::Client) {
-    let s = Server::start();
-    let c = s.block_on(client(&s));
-    s.kubectl_ok(&[
-        "create",
-        "configmap",
-        "c1",
-        "--from-literal=a=b",
-        "--from-literal=port=8080",
-    ]);
-    s.kubectl_ok(&["create", "configmap", "c2", "--from-literal=x=y"]);
-    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p1", "labels": {"app": "web"}},
-        "spec": {"containers": [{"name": "c", "image": "nginx:1.25",
-            "ports": [{"containerPort": 80, "name": "http"}],
-            "resources": {"limits": {"cpu": 0.5, "memory": "128Mi"}}}]}});
-    let created = call(
-        &s,
-        &c,
-        "POST",
-        "/api/v1/namespaces/default/pods",
-        None,
-        Some(pod),
-    );
-    assert_eq!(
-        created.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&created.body)
-    );
-    (s, c)
+fn content_type(headers: &http::HeaderMap) -> String {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
 }
 
 /// The Status of a protobuf error answer.
@@ -176,15 +166,15 @@ fn protobuf_status(a: &Answer) -> Status {
 
 #[test]
 fn protobuf_objects_lists_and_errors() {
-    let (s, c) = setup();
+    let env = Env::start();
     let path = "/api/v1/namespaces/default/configmaps/c1";
-    let json = get(&s, &c, path, "application/json").json();
+    let json = env.get(path, "application/json").json();
     for accept in [
         PROTOBUF,
         CLIENT_GO,
         "application/*;q=0.5, application/vnd.kubernetes.protobuf",
     ] {
-        let a = get(&s, &c, path, accept);
+        let a = env.get(path, accept);
         assert_eq!(a.status, 200);
         let cm: ConfigMap = a.message("v1", "ConfigMap");
         let meta = cm.metadata.expect("metadata");
@@ -212,14 +202,10 @@ fn protobuf_objects_lists_and_errors() {
     }
 
     // Lists: every item, with the list's metadata.
-    let json = get(
-        &s,
-        &c,
-        "/api/v1/namespaces/default/configmaps",
-        "application/json",
-    )
-    .json();
-    let a = get(&s, &c, "/api/v1/namespaces/default/configmaps", PROTOBUF);
+    let json = env
+        .get("/api/v1/namespaces/default/configmaps", "application/json")
+        .json();
+    let a = env.get("/api/v1/namespaces/default/configmaps", PROTOBUF);
     let list: ConfigMapList = a.message("v1", "ConfigMapList");
     let names: Vec<_> = list
         .items
@@ -232,12 +218,7 @@ fn protobuf_objects_lists_and_errors() {
         json["metadata"]["resourceVersion"].as_str()
     );
     // A cut page carries its continue token and remaining count.
-    let a = get(
-        &s,
-        &c,
-        "/api/v1/namespaces/default/configmaps?limit=1",
-        PROTOBUF,
-    );
+    let a = env.get("/api/v1/namespaces/default/configmaps?limit=1", PROTOBUF);
     let page: ConfigMapList = a.message("v1", "ConfigMapList");
     let meta = page.metadata.unwrap();
     assert_eq!(page.items.len(), 1);
@@ -245,7 +226,7 @@ fn protobuf_objects_lists_and_errors() {
     assert_eq!(meta.remaining_item_count, Some(1));
 
     // Pods: nested structs, int-or-string, canonical quantities.
-    let a = get(&s, &c, "/api/v1/namespaces/default/pods/p1", PROTOBUF);
+    let a = env.get("/api/v1/namespaces/default/pods/p1", PROTOBUF);
     let pod: Pod = a.message("v1", "Pod");
     let spec = pod.spec.unwrap();
     let container = &spec.containers[0];
@@ -255,25 +236,15 @@ fn protobuf_objects_lists_and_errors() {
     assert_eq!(limits["cpu"].string.as_deref(), Some("500m"));
     assert_eq!(limits["memory"].string.as_deref(), Some("128Mi"));
     assert_eq!(spec.restart_policy.as_deref(), Some("Always"));
-    let a = get(&s, &c, "/api/v1/pods", CLIENT_GO);
+    let a = env.get("/api/v1/pods", CLIENT_GO);
     let pods: PodList = a.message("v1", "PodList");
     assert_eq!(pods.items.len(), 1);
     // Status subresource: the object.
-    let a = get(
-        &s,
-        &c,
-        "/api/v1/namespaces/default/pods/p1/status",
-        PROTOBUF,
-    );
+    let a = env.get("/api/v1/namespaces/default/pods/p1/status", PROTOBUF);
     let _: Pod = a.message("v1", "Pod");
 
     // Errors are Status messages in protobuf too.
-    let a = get(
-        &s,
-        &c,
-        "/api/v1/namespaces/default/configmaps/missing",
-        CLIENT_GO,
-    );
+    let a = env.get("/api/v1/namespaces/default/configmaps/missing", CLIENT_GO);
     assert_eq!(a.status, 404);
     let st = protobuf_status(&a);
     assert_eq!(st.code, Some(404));
@@ -288,9 +259,7 @@ fn protobuf_objects_lists_and_errors() {
     assert_eq!(details.kind.as_deref(), Some("configmaps"));
 
     // Writes answer in the negotiated form as well, and deletes their Status or object.
-    let a = call(
-        &s,
-        &c,
+    let a = env.call(
         "POST",
         "/api/v1/namespaces/default/configmaps",
         Some(PROTOBUF),
@@ -299,9 +268,7 @@ fn protobuf_objects_lists_and_errors() {
     assert_eq!(a.status, 201);
     let cm: ConfigMap = a.message("v1", "ConfigMap");
     assert_eq!(cm.data["k"], "v");
-    let a = call(
-        &s,
-        &c,
+    let a = env.call(
         "DELETE",
         "/api/v1/namespaces/default/configmaps/c3",
         Some(PROTOBUF),
@@ -313,65 +280,62 @@ fn protobuf_objects_lists_and_errors() {
     assert_eq!(st.details.unwrap().name.as_deref(), Some("c3"));
 }
 
-/// Reads length-prefixed frames of a protobuf watch until `want` frames arrived or the stream
-/// ended, doing `during` once the first `after` frames are in.
-fn protobuf_watch(
-    s: &Server,
-    c: &kube::Client,
-    path: &str,
-    accept: &str,
-    want: usize,
-    after: usize,
-    during: impl FnOnce(),
-) -> (String, Vec<WatchEvent>) {
-    s.block_on(async {
-        let resp = c
-            .send(request("GET", path, Some(accept), None))
-            .await
-            .expect("watch");
-        assert_eq!(resp.status().as_u16(), 200);
-        let content_type = resp
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        let mut body = resp.into_body();
-        let mut buf: Vec<u8> = Vec::new();
-        let mut events = Vec::new();
-        let mut during = Some(during);
-        let deadline = Instant::now() + DEADLINE;
-        while events.len() < want {
-            if events.len() >= after
-                && let Some(f) = during.take()
-            {
-                // kubectl runs blocking: off the runtime's thread.
-                tokio::task::block_in_place(f);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            let frame = tokio::time::timeout(left, body.frame())
+impl Env {
+    /// Reads length-prefixed frames of a protobuf watch until `want` frames arrived or the stream
+    /// ended, doing `during` once the first `after` frames are in.
+    fn watch(
+        &self,
+        path: &str,
+        accept: &str,
+        want: usize,
+        after: usize,
+        during: impl FnOnce(),
+    ) -> (String, Vec<WatchEvent>) {
+        self.s.block_on(async {
+            let resp = self
+                .c
+                .send(request("GET", path, Some(accept), None))
                 .await
-                .expect("watch frames in time");
-            match frame {
-                Some(Ok(f)) => {
-                    if let Ok(data) = f.into_data() {
-                        buf.extend_from_slice(&data);
+                .expect("watch");
+            assert_eq!(resp.status().as_u16(), 200);
+            let content_type = content_type(resp.headers());
+            let mut body = resp.into_body();
+            let mut buf: Vec<u8> = Vec::new();
+            let mut events = Vec::new();
+            let mut during = Some(during);
+            let deadline = Instant::now() + DEADLINE;
+            while events.len() < want {
+                if events.len() >= after
+                    && let Some(f) = during.take()
+                {
+                    // kubectl runs blocking: off the runtime's thread.
+                    tokio::task::block_in_place(f);
+                }
+                let left = deadline.saturating_duration_since(Instant::now());
+                let frame = tokio::time::timeout(left, body.frame())
+                    .await
+                    .expect("watch frames in time");
+                match frame {
+                    Some(Ok(f)) => {
+                        if let Ok(data) = f.into_data() {
+                            buf.extend_from_slice(&data);
+                        }
                     }
+                    Some(Err(e)) => panic!("watch body: {e}"),
+                    None => break,
                 }
-                Some(Err(e)) => panic!("watch body: {e}"),
-                None => break,
-            }
-            while buf.len() >= 4 {
-                let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
-                if buf.len() < 4 + len {
-                    break;
+                while buf.len() >= 4 {
+                    let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+                    if buf.len() < 4 + len {
+                        break;
+                    }
+                    events.push(WatchEvent::decode(&buf[4..4 + len]).expect("WatchEvent"));
+                    buf.drain(..4 + len);
                 }
-                events.push(WatchEvent::decode(&buf[4..4 + len]).expect("WatchEvent"));
-                buf.drain(..4 + len);
             }
-        }
-        (content_type, events)
-    })
+            (content_type, events)
+        })
+    }
 }
 
 fn event_object(ev: &WatchEvent) -> (String, String, Vec<u8>) {
@@ -380,18 +344,16 @@ fn event_object(ev: &WatchEvent) -> (String, String, Vec<u8>) {
 
 #[test]
 fn protobuf_watch_streams() {
-    let (s, c) = setup();
-    let (ct, events) = protobuf_watch(
-        &s,
-        &c,
+    let env = Env::start();
+    let (ct, events) = env.watch(
         "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=30",
         CLIENT_GO,
         5,
         2,
         || {
-            s.kubectl_ok(&["create", "configmap", "c3", "--from-literal=n=1"]);
-            s.kubectl_ok(&["label", "configmap", "c3", "tier=gold"]);
-            s.kubectl_ok(&["delete", "configmap", "c3"]);
+            env.kubectl(&["create", "configmap", "c3", "--from-literal=n=1"]);
+            env.kubectl(&["label", "configmap", "c3", "tier=gold"]);
+            env.kubectl(&["delete", "configmap", "c3"]);
         },
     );
     assert_eq!(ct, "application/vnd.kubernetes.protobuf;stream=watch");
@@ -432,10 +394,7 @@ fn protobuf_watch_streams() {
 
     // A streaming list: initial events, then the initial-events-end bookmark whose list
     // blueprint is an empty ConfigMapList in protobuf.
-    let (_, events) = protobuf_watch(
-        &s,
-        &c,
-        "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=30",
+    let (_, events) = env.watch("/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=30",
         PROTOBUF,
         3,
         3,
@@ -460,9 +419,7 @@ fn protobuf_watch_streams() {
     assert!(ConfigMapList::decode(&raw[..]).unwrap().items.is_empty());
 
     // Pods.
-    let (_, events) = protobuf_watch(
-        &s,
-        &c,
+    let (_, events) = env.watch(
         "/api/v1/pods?watch=1&timeoutSeconds=30",
         PROTOBUF,
         1,
@@ -481,9 +438,7 @@ fn protobuf_watch_streams() {
         Some("p1")
     );
     // Watches cannot be YAML.
-    let a = get(
-        &s,
-        &c,
+    let a = env.get(
         "/api/v1/namespaces/default/configmaps?watch=1",
         "application/yaml",
     );
@@ -496,8 +451,8 @@ fn protobuf_watch_streams() {
 
 #[test]
 fn custom_resources_and_karmada_kinds() {
-    let (s, c) = setup();
-    s.kubectl_stdin_ok(
+    let env = Env::start();
+    env.s.kubectl_stdin_ok(
         &["apply", "-f", "-"],
         r#"apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -515,9 +470,7 @@ spec:
 "#,
     );
     support::wait_for("the widgets API", DEADLINE, || {
-        (get(
-            &s,
-            &c,
+        (env.get(
             "/apis/example.com/v1/namespaces/default/widgets",
             "application/json",
         )
@@ -525,7 +478,7 @@ spec:
             == 200)
             .then_some(())
     });
-    s.kubectl_stdin_ok(
+    env.s.kubectl_stdin_ok(
         &["apply", "-f", "-"],
         "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 3}\n",
     );
@@ -538,14 +491,14 @@ spec:
         "/apis/cluster.karmada.io/v1alpha1/clusters",
     ] {
         // Protobuf only: 406, the Status itself in protobuf (errors have no such restriction).
-        let a = get(&s, &c, path, PROTOBUF);
+        let a = env.get(path, PROTOBUF);
         assert_eq!(a.status, 406, "{path}");
         let st = protobuf_status(&a);
         assert_eq!(st.reason.as_deref(), Some("NotAcceptable"), "{path}");
         assert_eq!(st.code, Some(406));
         assert_eq!(st.message.as_deref(), Some(not_acceptable));
         // client-go's list: JSON.
-        let a = get(&s, &c, path, CLIENT_GO);
+        let a = env.get(path, CLIENT_GO);
         assert_eq!(
             (a.status, a.content_type.as_str()),
             (200, "application/json"),
@@ -553,19 +506,14 @@ spec:
         );
         a.json();
     }
-    let a = get(
-        &s,
-        &c,
+    let a = env.get(
         "/apis/example.com/v1/namespaces/default/widgets?watch=1",
         PROTOBUF,
     );
     assert_eq!(a.status, 406);
     assert_eq!(protobuf_status(&a).message.as_deref(), Some(not_acceptable));
     // Metadata-only forms are served in protobuf for any kind (the client-go metadata client).
-    let a = get(
-        &s,
-        &c,
-        "/apis/example.com/v1/namespaces/default/widgets",
+    let a = env.get("/apis/example.com/v1/namespaces/default/widgets",
         "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
     );
     let list: PartialObjectMetadataList = a.message("meta.k8s.io/v1", "PartialObjectMetadataList");
@@ -573,18 +521,14 @@ spec:
         list.items[0].metadata.as_ref().unwrap().name.as_deref(),
         Some("w1")
     );
-    let a = get(
-        &s,
-        &c,
+    let a = env.get(
         "/apis/example.com/v1/namespaces/default/widgets/w1",
         "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
     );
     let pom: PartialObjectMetadata = a.message("meta.k8s.io/v1", "PartialObjectMetadata");
     assert_eq!(pom.metadata.unwrap().name.as_deref(), Some("w1"));
     // A list asked as one object (and the reverse) is refused as kube words it.
-    let a = get(
-        &s,
-        &c,
+    let a = env.get(
         "/apis/example.com/v1/namespaces/default/widgets",
         "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
     );
@@ -593,9 +537,7 @@ spec:
         a.json()["message"],
         "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)"
     );
-    let a = get(
-        &s,
-        &c,
+    let a = env.get(
         "/api/v1/namespaces/default/configmaps/c1",
         "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json",
     );
@@ -608,15 +550,15 @@ spec:
 
 #[test]
 fn yaml_tables_and_not_acceptable() {
-    let (s, c) = setup();
+    let env = Env::start();
     // YAML of an object and a list: the same documents as JSON.
     for path in [
         "/api/v1/namespaces/default/configmaps/c1",
         "/api/v1/namespaces/default/configmaps",
         "/api/v1/namespaces/default/pods/p1",
     ] {
-        let json = get(&s, &c, path, "application/json").json();
-        let a = get(&s, &c, path, "application/yaml");
+        let json = env.get(path, "application/json").json();
+        let a = env.get(path, "application/yaml");
         assert_eq!(
             (a.status, a.content_type.as_str()),
             (200, "application/yaml")
@@ -625,9 +567,7 @@ fn yaml_tables_and_not_acceptable() {
         let yaml: Value = serde_yaml::from_str(&text).unwrap();
         assert_eq!(yaml, json, "{text}");
     }
-    let a = get(
-        &s,
-        &c,
+    let a = env.get(
         "/api/v1/namespaces/default/configmaps/c1",
         "application/yaml",
     );
@@ -642,7 +582,7 @@ fn yaml_tables_and_not_acceptable() {
 
     // Nothing acceptable: 406, the Status as indented JSON.
     for accept in ["text/html", "application/json;v=v1", "text/*, image/png"] {
-        let a = get(&s, &c, "/api/v1/namespaces/default/configmaps/c1", accept);
+        let a = env.get("/api/v1/namespaces/default/configmaps/c1", accept);
         assert_eq!(
             (a.status, a.content_type.as_str()),
             (406, "application/json"),
@@ -662,36 +602,27 @@ fn yaml_tables_and_not_acceptable() {
 
     // Tables: JSON or YAML; kube serves no protobuf Table.
     let table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
-    let a = get(&s, &c, "/api/v1/namespaces/default/configmaps", table);
+    let a = env.get("/api/v1/namespaces/default/configmaps", table);
     assert_eq!(a.json()["kind"], "Table");
-    let a = get(
-        &s,
-        &c,
+    let a = env.get(
         "/api/v1/namespaces/default/configmaps",
         "application/yaml;as=Table;v=v1;g=meta.k8s.io",
     );
     let yaml: Value = serde_yaml::from_slice(&a.body).unwrap();
     assert_eq!(yaml["kind"], "Table");
     assert_eq!(yaml["rows"][0]["cells"][0], "c1");
-    let a = get(
-        &s,
-        &c,
+    let a = env.get(
         "/api/v1/namespaces/default/configmaps",
         "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io",
     );
     assert_eq!(a.status, 406);
-    let a = get(
-        &s,
-        &c,
-        "/api/v1/namespaces/default/configmaps",
+    let a = env.get("/api/v1/namespaces/default/configmaps",
         "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/vnd.kubernetes.protobuf",
     );
     let _: ConfigMapList = a.message("v1", "ConfigMapList");
 
     // Metadata-only lists in JSON and protobuf.
-    let a = get(
-        &s,
-        &c,
+    let a = env.get(
         "/api/v1/namespaces/default/configmaps",
         "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
     );
@@ -701,9 +632,7 @@ fn yaml_tables_and_not_acceptable() {
     assert!(list["items"][0].get("data").is_none());
 
     // Indented JSON: ?pretty=true, or a curl User-Agent.
-    let a = get(
-        &s,
-        &c,
+    let a = env.get(
         "/api/v1/namespaces/default/configmaps/c1?pretty=true",
         "application/json",
     );
@@ -717,35 +646,28 @@ fn yaml_tables_and_not_acceptable() {
 
 #[test]
 fn subresources_and_discovery() {
-    let (s, c) = setup();
-    s.kubectl_ok(&[
+    let env = Env::start();
+    env.kubectl(&[
         "create",
         "deployment",
         "web",
         "--image=nginx",
         "--replicas=2",
     ]);
-    let a = get(
-        &s,
-        &c,
+    let a = env.get(
         "/apis/apps/v1/namespaces/default/deployments/web/scale",
         PROTOBUF,
     );
     let scale: Scale = a.message("autoscaling/v1", "Scale");
     assert_eq!(scale.spec.unwrap().replicas, Some(2));
-    let a = get(
-        &s,
-        &c,
+    let a = env.get(
         "/apis/apps/v1/namespaces/default/deployments/web/status",
         CLIENT_GO,
     );
     let d: Deployment = a.message("apps/v1", "Deployment");
     assert_eq!(d.spec.unwrap().replicas, Some(2));
     // A protobuf scale update.
-    let a = call(
-        &s,
-        &c,
-        "PUT",
+    let a = env.call("PUT",
         "/apis/apps/v1/namespaces/default/deployments/web/scale",
         Some(PROTOBUF),
         Some(
@@ -757,10 +679,10 @@ fn subresources_and_discovery() {
     assert_eq!(scale.spec.unwrap().replicas, Some(3));
 
     // Legacy discovery documents; /api's keeps no apiVersion (kube's stripVersionEncoder).
-    let a = get(&s, &c, "/api", PROTOBUF);
+    let a = env.get("/api", PROTOBUF);
     let versions: APIVersions = a.message("", "APIVersions");
     assert_eq!(versions.versions, vec!["v1"]);
-    let a = get(&s, &c, "/apis", PROTOBUF);
+    let a = env.get("/apis", PROTOBUF);
     let groups: APIGroupList = a.message("v1", "APIGroupList");
     assert!(
         groups
@@ -768,7 +690,7 @@ fn subresources_and_discovery() {
             .iter()
             .any(|g| g.name.as_deref() == Some("apps"))
     );
-    let a = get(&s, &c, "/apis/apps/v1", PROTOBUF);
+    let a = env.get("/apis/apps/v1", PROTOBUF);
     let resources: APIResourceList = a.message("v1", "APIResourceList");
     let deployments = resources
         .resources
@@ -784,10 +706,7 @@ fn subresources_and_discovery() {
             .contains(&"watch".to_string())
     );
     // Aggregated discovery in protobuf names its conversion in the Content-Type.
-    let a = get(
-        &s,
-        &c,
-        "/apis",
+    let a = env.get("/apis",
         "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
     );
     let ct = a.content_type.clone();
@@ -807,9 +726,9 @@ fn subresources_and_discovery() {
             .any(|g| g.metadata.as_ref().and_then(|m| m.name.as_deref()) == Some("apps"))
     );
     // /version is JSON whatever the Accept header.
-    let a = get(&s, &c, "/version", PROTOBUF);
+    let a = env.get("/version", PROTOBUF);
     assert_eq!(a.json()["major"], "1");
-    let a = get(&s, &c, "/apis/apps/v1", "text/html");
+    let a = env.get("/apis/apps/v1", "text/html");
     assert_eq!(a.status, 406);
 }
 

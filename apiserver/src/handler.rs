@@ -544,7 +544,7 @@ pub fn render_written(
         (ctx.neg.media, ctx.neg.target, &written.stored)
         && let Some(body) = crate::json_splice::with_resource_version(stored, *rv)
     {
-        let body = output::encode_json(MediaType::Json, ctx.neg.pretty, body.into())?;
+        let body = output::encode_json(MediaType::Json, ctx.neg.pretty, body)?;
         let mut resp = output::respond(status, MediaType::Json.as_str(), body);
         add_warnings(&mut resp, &warnings);
         return Ok(resp);

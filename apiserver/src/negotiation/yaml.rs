@@ -175,8 +175,8 @@ impl Emitter {
         self.increase_indent(true, false);
         let allow_breaks = !ctx.simple_key;
         match style {
-            Style::Plain => self.plain(value, allow_breaks),
-            Style::SingleQuoted => self.single_quoted(value, allow_breaks),
+            Style::Plain => self.plain_or_single_quoted(value, allow_breaks, false),
+            Style::SingleQuoted => self.plain_or_single_quoted(value, allow_breaks, true),
             Style::DoubleQuoted => self.double_quoted(value, allow_breaks),
             Style::Literal => self.literal(value),
         }
@@ -240,45 +240,15 @@ impl Emitter {
         self.indention = self.indention && is_indention;
     }
 
-    fn plain(&mut self, value: &str, allow_breaks: bool) {
-        if !self.whitespace {
+    /// `yaml_emitter_write_plain_scalar` and `..._single_quoted_scalar`, which differ only in
+    /// the quotes (doubled inside) and in folding never at the value's ends, where a plain
+    /// scalar has no spaces anyway.
+    fn plain_or_single_quoted(&mut self, value: &str, allow_breaks: bool, quoted: bool) {
+        if quoted {
+            self.write_indicator("'", true, false, false);
+        } else if !self.whitespace {
             self.put(b' ');
         }
-        let bytes = value.as_bytes();
-        let mut spaces = false;
-        let mut breaks = false;
-        for (i, c) in value.char_indices() {
-            if c == ' ' {
-                let next_is_space = bytes.get(i + 1) == Some(&b' ');
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && !next_is_space {
-                    self.write_indent();
-                } else {
-                    self.write_char(c);
-                }
-                spaces = true;
-            } else if is_break(c) {
-                if !breaks && c == '\n' {
-                    self.put_break();
-                }
-                self.write_break(c);
-                self.indention = true;
-                breaks = true;
-            } else {
-                if breaks {
-                    self.write_indent();
-                }
-                self.write_char(c);
-                self.indention = false;
-                spaces = false;
-                breaks = false;
-            }
-        }
-        self.whitespace = false;
-        self.indention = false;
-    }
-
-    fn single_quoted(&mut self, value: &str, allow_breaks: bool) {
-        self.write_indicator("'", true, false, false);
         let bytes = value.as_bytes();
         let mut spaces = false;
         let mut breaks = false;
@@ -308,7 +278,7 @@ impl Emitter {
                 if breaks {
                     self.write_indent();
                 }
-                if c == '\'' {
+                if quoted && c == '\'' {
                     self.put(b'\'');
                 }
                 self.write_char(c);
@@ -317,7 +287,9 @@ impl Emitter {
                 breaks = false;
             }
         }
-        self.write_indicator("'", false, false, false);
+        if quoted {
+            self.write_indicator("'", false, false, false);
+        }
         self.whitespace = false;
         self.indention = false;
     }

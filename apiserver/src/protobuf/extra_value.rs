@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::ProtobufError;
-use super::json::{Ctx, Enc, FromJson, ToJson, mistyped, under};
+use super::json::{Ctx, Enc, FromJson, ToJson, list_from_json, mistyped};
 
 macro_rules! extra_value {
     ($($ty:path),*) => {$(
@@ -31,14 +31,7 @@ macro_rules! extra_value {
         impl FromJson for $ty {
             fn from_json(v: &Value, enc: Enc) -> Result<Self, ProtobufError> {
                 let items = v.as_array().ok_or_else(|| mistyped("an array of strings", v))?;
-                let items = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, item)| {
-                        String::from_json(item, enc).map_err(|e| under(&format!("[{i}]"), e))
-                    })
-                    .collect::<Result<_, _>>()?;
-                Ok(Self { items })
+                Ok(Self { items: list_from_json(items, enc)? })
             }
 
             fn zero() -> Option<Self> {

@@ -141,14 +141,10 @@ impl<T: FromJson> FieldFromJson for Option<T> {
         if mode == Mode::Inline {
             return T::from_parent(obj, enc, seen).map(Some);
         }
-        let value = obj.get(name);
-        if value.is_some() {
-            *seen += 1;
-        }
-        match value {
-            Some(v) if !v.is_null() => T::from_json(v, enc).map(Some).map_err(|e| under(name, e)),
+        match present(obj, name, seen) {
+            Some(v) => T::from_json(v, enc).map(Some).map_err(|e| under(name, e)),
             // Go's JSON decoder leaves a field that is absent or null at its zero value.
-            _ => Ok(match mode {
+            None => Ok(match mode {
                 Mode::Ptr | Mode::PtrNull => None,
                 Mode::Omit | Mode::Always | Mode::Inline => T::zero(),
             }),
@@ -172,6 +168,25 @@ fn element<T: FromJson>(v: &Value, enc: Enc) -> Result<T, ProtobufError> {
     T::from_json(v, enc)
 }
 
+/// The elements of a JSON array, errors naming their index.
+pub(crate) fn list_from_json<T: FromJson>(
+    items: &[Value],
+    enc: Enc,
+) -> Result<Vec<T>, ProtobufError> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| element(item, enc).map_err(|e| under(&format!("[{i}]"), e)))
+        .collect()
+}
+
+/// `obj[name]` unless absent or `null`; `seen` counts the key when present.
+fn present<'a>(obj: &'a Map<String, Value>, name: &str, seen: &mut usize) -> Option<&'a Value> {
+    let value = obj.get(name)?;
+    *seen += 1;
+    (!value.is_null()).then_some(value)
+}
+
 impl<T: FromJson> FieldFromJson for Vec<T> {
     fn take(
         obj: &Map<String, Value>,
@@ -180,19 +195,10 @@ impl<T: FromJson> FieldFromJson for Vec<T> {
         enc: Enc,
         seen: &mut usize,
     ) -> Result<Self, ProtobufError> {
-        let Some(value) = obj.get(name) else {
-            return Ok(Vec::new());
-        };
-        *seen += 1;
-        match value {
-            Value::Null => Ok(Vec::new()),
-            Value::Array(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| element(item, enc).map_err(|e| under(&format!("[{i}]"), e)))
-                .collect::<Result<_, _>>()
-                .map_err(|e| under(name, e)),
-            other => Err(under(name, mistyped("an array", other))),
+        match present(obj, name, seen) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => list_from_json(items, enc).map_err(|e| under(name, e)),
+            Some(other) => Err(under(name, mistyped("an array", other))),
         }
     }
 }
@@ -205,13 +211,9 @@ impl<T: FromJson> FieldFromJson for BTreeMap<String, T> {
         enc: Enc,
         seen: &mut usize,
     ) -> Result<Self, ProtobufError> {
-        let Some(value) = obj.get(name) else {
-            return Ok(BTreeMap::new());
-        };
-        *seen += 1;
-        match value {
-            Value::Null => Ok(BTreeMap::new()),
-            Value::Object(entries) => entries
+        match present(obj, name, seen) {
+            None => Ok(BTreeMap::new()),
+            Some(Value::Object(entries)) => entries
                 .iter()
                 .map(|(k, v)| {
                     element(v, enc)
@@ -219,7 +221,7 @@ impl<T: FromJson> FieldFromJson for BTreeMap<String, T> {
                         .map_err(|e| under(name, under(k, e)))
                 })
                 .collect(),
-            other => Err(under(name, mistyped("an object", other))),
+            Some(other) => Err(under(name, mistyped("an object", other))),
         }
     }
 }

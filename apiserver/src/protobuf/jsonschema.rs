@@ -8,7 +8,7 @@ use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use serde_json::Value;
 
 use super::ProtobufError;
-use super::json::{Ctx, Enc, FromJson, ToJson, mistyped, under};
+use super::json::{Ctx, Enc, FromJson, ToJson, list_from_json, mistyped};
 
 fn array<T: ToJson>(items: &[T], ctx: Ctx) -> Result<Value, ProtobufError> {
     items
@@ -66,20 +66,12 @@ impl ToJson for JsonSchemaPropsOrStringArray {
     }
 }
 
-fn list<T: FromJson>(items: &[Value], enc: Enc) -> Result<Vec<T>, ProtobufError> {
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| T::from_json(item, enc).map_err(|e| under(&format!("[{i}]"), e)))
-        .collect()
-}
-
 impl FromJson for JsonSchemaPropsOrArray {
     fn from_json(v: &Value, enc: Enc) -> Result<Self, ProtobufError> {
         match v {
             Value::Array(items) => Ok(JsonSchemaPropsOrArray {
                 schema: None,
-                j_son_schemas: list(items, enc)?,
+                j_son_schemas: list_from_json(items, enc)?,
             }),
             Value::Object(_) => Ok(JsonSchemaPropsOrArray {
                 schema: Some(Box::new(FromJson::from_json(v, enc)?)),
@@ -123,7 +115,7 @@ impl FromJson for JsonSchemaPropsOrStringArray {
         match v {
             Value::Array(items) => Ok(JsonSchemaPropsOrStringArray {
                 schema: None,
-                property: list(items, enc)?,
+                property: list_from_json(items, enc)?,
             }),
             Value::Object(_) => Ok(JsonSchemaPropsOrStringArray {
                 schema: Some(FromJson::from_json(v, enc)?),
