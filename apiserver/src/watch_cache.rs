@@ -1510,6 +1510,45 @@ pub(crate) mod tests {
     }
 
     #[tokio::test]
+    async fn protobuf_frames_are_built_once_per_event_and_type() {
+        let (_d, store, cache) = setup(CacheOptions::default()).await;
+        let mut watcher = cache
+            .subscribe(None, &Filter::default())
+            .expect("subscribe")
+            .rx;
+        store
+            .create("/registry/configmaps/default/p", cm("p", json!({})))
+            .await
+            .expect("create");
+        let ev = next(&mut watcher).await;
+        let builds = std::sync::atomic::AtomicUsize::new(0);
+        let build = |t: EventType, obj: &CachedObject| {
+            builds.fetch_add(1, Ordering::Relaxed);
+            Some(Bytes::from(format!("{}:{}", t.as_str(), obj.name())))
+        };
+        // Every protobuf watcher of the event shares one frame per event type...
+        for _ in 0..3 {
+            let f = ev.shared_frame(FrameFormat::Protobuf, EventType::Added, build);
+            assert_eq!(f.as_deref(), Some(&b"ADDED:p"[..]));
+        }
+        assert_eq!(builds.load(Ordering::Relaxed), 1);
+        let f = ev.shared_frame(FrameFormat::Protobuf, EventType::Deleted, build);
+        assert_eq!(f.as_deref(), Some(&b"DELETED:p"[..]));
+        assert_eq!(builds.load(Ordering::Relaxed), 2);
+        // ...apart from the JSON frames, and a frame that cannot be built is not kept.
+        assert!(
+            ev.frame(EventType::Added)
+                .starts_with(b"{\"type\":\"ADDED\"")
+        );
+        assert!(
+            ev.shared_frame(FrameFormat::Protobuf, EventType::Modified, |_, _| None)
+                .is_none()
+        );
+        let f = ev.shared_frame(FrameFormat::Protobuf, EventType::Modified, build);
+        assert_eq!(f.as_deref(), Some(&b"MODIFIED:p"[..]));
+    }
+
+    #[tokio::test]
     async fn frames_are_kept_only_for_the_newest_events() {
         let (_d, store, cache) = setup(CacheOptions::default()).await;
         let mut watcher = cache
