@@ -3,33 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::negotiation::parse_media_types;
 use crate::resources::{CatalogSnapshot, ResourceDef};
-
-/// Which aggregated discovery version the Accept header allows, if any.
-pub fn aggregated_version(accept: Option<&str>) -> Option<&'static str> {
-    let ranges = parse_media_types(accept.unwrap_or(""));
-    let wants = |v: &str| {
-        ranges.iter().any(|r| {
-            r.essence == "application/json"
-                && r.param("g") == Some("apidiscovery.k8s.io")
-                && r.param("v") == Some(v)
-                && r.param("as") == Some("APIGroupDiscoveryList")
-        })
-    };
-    if wants("v2") {
-        Some("v2")
-    } else if wants("v2beta1") {
-        Some("v2beta1")
-    } else {
-        None
-    }
-}
-
-/// The Content-Type of an aggregated discovery answer.
-pub fn aggregated_content_type(version: &str) -> String {
-    format!("application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList")
-}
 
 fn group_version(group: &str, version: &str) -> String {
     if group.is_empty() {
@@ -237,19 +211,6 @@ pub fn aggregated(snapshot: &CatalogSnapshot, core: bool, version: &str) -> Valu
 mod tests {
     use super::*;
     use crate::resources::{Catalog, built_in, karmada};
-
-    #[test]
-    fn aggregated_negotiation() {
-        let kubectl = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
-        assert_eq!(aggregated_version(Some(kubectl)), Some("v2"));
-        assert_eq!(
-            aggregated_version(Some(
-                "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
-            )),
-            Some("v2beta1")
-        );
-        assert_eq!(aggregated_version(Some("application/json")), None);
-    }
 
     #[test]
     fn documents() {

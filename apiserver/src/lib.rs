@@ -27,6 +27,7 @@ pub mod negotiation;
 pub mod object;
 pub mod openapi;
 pub mod options;
+pub mod output;
 pub mod patch;
 pub mod patch_handler;
 pub mod protobuf;

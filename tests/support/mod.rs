@@ -536,6 +536,15 @@ impl Server {
     }
 }
 
+/// A kube-rs client for a kubeconfig (the admin's is [`Server::kubeconfig`]).
+pub async fn kube_client(kubeconfig: &Path) -> kube::Client {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("config");
+    kube::Client::try_from(cfg).expect("client")
+}
+
 /// The DER bytes of the first certificate of a PEM bundle.
 pub fn pem_to_der(pem: &str) -> Vec<u8> {
     use base64::Engine;
