@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use storage::{RangeRequest, Store};
 
 use crate::admission::{self, Operation};
+use crate::conversion;
 use crate::error::{ApiError, success_status};
 use crate::managed_fields;
 use crate::object;
@@ -124,7 +125,7 @@ impl<'a> Registry<'a> {
         let (kv, _) = store_of(self.state).get(&key).await?;
         let kv = kv.ok_or_else(|| self.not_found(name))?;
         let obj = object::from_stored(&kv.value, kv.mod_revision)?;
-        Ok(crate::crd::on_read(&self.def, &obj).unwrap_or(obj))
+        Ok(conversion::served(&self.def, obj))
     }
 
     /// Reads one object with kube's resourceVersion semantics for get (`"0"`: from cache).
@@ -491,6 +492,21 @@ impl<'a> Registry<'a> {
                 object::meta_mut(&mut candidate).insert("name".into(), Value::String(name));
             }
             self.prepare_for_create(&mut candidate);
+            // Field ownership is recorded in the version written (kube's field manager runs
+            // before conversion to the storage version).
+            let converting = conversion::converts(&self.def);
+            if converting {
+                if !ctx.apply {
+                    managed_fields::track_update(
+                        &self.def,
+                        None,
+                        &mut candidate,
+                        &ctx.manager,
+                        Subresource::Main,
+                    );
+                }
+                conversion::to_storage(&self.def, &mut candidate)?;
+            }
             admission::admit(
                 self.state,
                 &self.def,
@@ -501,7 +517,7 @@ impl<'a> Registry<'a> {
                 ctx,
             )
             .await?;
-            if !ctx.apply {
+            if !ctx.apply && !converting {
                 managed_fields::track_update(
                     &self.def,
                     None,
@@ -512,13 +528,16 @@ impl<'a> Registry<'a> {
             }
             let name = object::name(&candidate).to_string();
             if ctx.dry_run {
-                return Ok(Written::unstored(candidate));
+                return Ok(Written::unstored(conversion::served(&self.def, candidate)));
             }
             let key = self.key(ns, &name)?;
             let bytes = object::to_stored(&candidate)?;
             match store_of(self.state).create(&key, bytes.clone()).await {
                 Ok(kv) => {
                     object::set_resource_version(&mut candidate, kv.mod_revision);
+                    if converting {
+                        return Ok(Written::unstored(conversion::served(&self.def, candidate)));
+                    }
                     return Ok(Written {
                         obj: candidate,
                         stored: Some((bytes, kv.mod_revision)),
@@ -688,19 +707,31 @@ impl<'a> Registry<'a> {
         F: FnMut(&Value) -> Result<Value, ApiError>,
     {
         let key = self.key(ns, name)?;
+        let converting = conversion::converts(&self.def);
+        let status_view = status_view && !converting;
         loop {
             let (kv, _) = store_of(self.state).get(&key).await?;
             let kv = kv.ok_or_else(|| self.not_found(name))?;
+            // `stored` is the object in its storage version when the resource serves another.
+            let mut stored = None;
             let (current, kept) = if status_view {
                 crate::status_write::from_stored(&kv.value, kv.mod_revision)?
             } else {
                 let current = object::from_stored(&kv.value, kv.mod_revision)?;
-                let current = crate::crd::on_read(&self.def, &current).unwrap_or(current);
-                (current, None)
+                match conversion::on_read(&self.def, &current) {
+                    Some(view) => {
+                        if converting {
+                            stored = Some(current);
+                        }
+                        (view, None)
+                    }
+                    None => (current, None),
+                }
             };
-            // The answers that carry the object as a value need it whole.
+            // The answers that carry the object as a value need it whole, and as served.
             let whole = |obj: Value| match &kept {
                 Some(kept) => kept.complete(obj),
+                None if converting => Ok(conversion::served(&self.def, obj)),
                 None => Ok(obj),
             };
             let mut new = mutate(&current)?;
@@ -710,6 +741,19 @@ impl<'a> Registry<'a> {
             {
                 return Err(ApiError::stale(&self.def.group, &self.def.plural, name));
             }
+            if converting {
+                if !ctx.apply {
+                    managed_fields::track_update(
+                        &self.def,
+                        Some(&current),
+                        &mut new,
+                        &ctx.manager,
+                        sub,
+                    );
+                }
+                conversion::to_storage(&self.def, &mut new)?;
+            }
+            let current = stored.unwrap_or(current);
             self.prepare_for_update(sub, &mut new, &current)?;
             admission::admit(
                 self.state,
@@ -721,7 +765,7 @@ impl<'a> Registry<'a> {
                 ctx,
             )
             .await?;
-            if !ctx.apply {
+            if !ctx.apply && !converting {
                 managed_fields::track_update(
                     &self.def,
                     Some(&current),
@@ -765,6 +809,9 @@ impl<'a> Registry<'a> {
             {
                 Ok(kv) => {
                     object::set_resource_version(&mut new, kv.mod_revision);
+                    if converting {
+                        return Ok(Written::unstored(whole(new)?));
+                    }
                     return Ok(Written {
                         obj: new,
                         stored: Some((bytes, kv.mod_revision)),
@@ -989,11 +1036,15 @@ impl<'a> Registry<'a> {
                 }
                 crate::crd::mark_terminating(&self.def, &mut updated);
             } else if !changed_finalizers {
-                return Ok(DeleteOutcome::Terminating(current));
+                return Ok(DeleteOutcome::Terminating(conversion::served(
+                    &self.def, current,
+                )));
             }
             object::set_finalizers(&mut updated, &finalizers);
             if opts.dry_run {
-                return Ok(DeleteOutcome::Terminating(updated));
+                return Ok(DeleteOutcome::Terminating(conversion::served(
+                    &self.def, updated,
+                )));
             }
             let bytes = object::to_stored(&updated)?;
             match store_of(self.state)
@@ -1002,7 +1053,9 @@ impl<'a> Registry<'a> {
             {
                 Ok(kv) => {
                     object::set_resource_version(&mut updated, kv.mod_revision);
-                    return Ok(DeleteOutcome::Terminating(updated));
+                    return Ok(DeleteOutcome::Terminating(conversion::served(
+                        &self.def, updated,
+                    )));
                 }
                 Err(storage::Error::Conflict { .. }) => continue,
                 Err(storage::Error::NotFound { .. }) => return Err(self.not_found(name)),

@@ -73,7 +73,7 @@ fn kind_schema(def: &ResourceDef, components: &mut BTreeMap<String, Value>) -> S
         }
         Source::Karmada => {
             let name = rest_friendly_name(&def.group, &def.version, &def.kind);
-            let schema = karmada_api::schema::openapi_schema(&def.kind).cloned();
+            let schema = karmada_api::schema::openapi_schema_at(&def.version, &def.kind).cloned();
             let schema = resource_schema(def, schema, components);
             components.insert(name.clone(), schema);
             name
