@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 
 use netproxy::testing::ForwardProxy;
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::{DEADLINE, Server, kubectl_cmd, run, wait_for};
 
 /// A running `karmada-rs member serve`, reachable as `<name>.invalid` through the proxies.
@@ -300,6 +300,21 @@ fn member_behind_a_socks5_proxy() {
         .expect("proxy");
     let url = format!("socks5://karmada:p%40ss@{}", proxy.addr());
     joined_and_managed_through(&cp, &member, &proxy, &url, false);
+    // SOCKS5 has no headers: a proxyHeader is accepted with a warning that it does nothing.
+    let out = cp.kubectl(&[
+        "patch",
+        "clusters.cluster.karmada.io",
+        "via-socks",
+        "--type=merge",
+        "-p",
+        &json!({"spec": {"proxyHeader": {"X-Ignored": "1"}}}).to_string(),
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Warning: spec.proxyHeader") && stderr.contains("socks5"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -108,6 +108,15 @@ pub async fn admit(
     Ok(())
 }
 
+/// The API warnings of an admitted write, as admission webhooks return them: the fields of a
+/// Karmada object that are accepted without effect (main-resource writes).
+pub fn warnings(def: &ResourceDef, sub: Subresource, obj: &Value) -> Vec<String> {
+    if def.source != Source::Karmada || sub != Subresource::Main {
+        return Vec::new();
+    }
+    karmada_api::ineffective::warnings(&def.kind, obj)
+}
+
 /// A Karmada admission refusal as the API error kube-apiserver would return.
 pub fn karmada_error(def: &ResourceDef, obj: &Value, e: &karmada_api::AdmissionError) -> ApiError {
     let name = object::name(obj);

@@ -441,8 +441,9 @@ pub fn render_written(
     ctx: &Ctx,
     status: StatusCode,
     written: &crate::registry::Written,
-    warnings: Vec<String>,
+    mut warnings: Vec<String>,
 ) -> Result<Response, ApiError> {
+    warnings.extend(written.warnings.iter().cloned());
     if let (Output::Json, Some((stored, rv))) = (&ctx.output, &written.stored)
         && let Some(body) = crate::json_splice::with_resource_version(stored, *rv)
     {

@@ -526,9 +526,11 @@ impl<'a> Registry<'a> {
                     Subresource::Main,
                 );
             }
+            let warnings = admission::warnings(&self.def, Subresource::Main, &candidate);
             let name = object::name(&candidate).to_string();
             if ctx.dry_run {
-                return Ok(Written::unstored(conversion::served(&self.def, candidate)));
+                return Ok(Written::unstored(conversion::served(&self.def, candidate))
+                    .with_warnings(warnings));
             }
             let key = self.key(ns, &name)?;
             let bytes = object::to_stored(&candidate)?;
@@ -536,12 +538,14 @@ impl<'a> Registry<'a> {
                 Ok(kv) => {
                     object::set_resource_version(&mut candidate, kv.mod_revision);
                     if converting {
-                        return Ok(Written::unstored(conversion::served(&self.def, candidate)));
+                        return Ok(Written::unstored(conversion::served(&self.def, candidate))
+                            .with_warnings(warnings));
                     }
                     return Ok(Written {
                         obj: candidate,
                         stored: Some((bytes, kv.mod_revision)),
                         partial: false,
+                        warnings,
                     });
                 }
                 Err(storage::Error::AlreadyExists { current, .. }) => {
@@ -774,16 +778,17 @@ impl<'a> Registry<'a> {
                     sub,
                 );
             }
+            let warnings = admission::warnings(&self.def, sub, &new);
             let bytes = match &kept {
                 Some(kept) => kept.to_stored(&new)?,
                 None => object::to_stored(&new)?,
             };
             if bytes == kv.value {
                 // No change: kube skips the write and keeps the resourceVersion.
-                return Ok(Written::unstored(whole(current)?));
+                return Ok(Written::unstored(whole(current)?).with_warnings(warnings));
             }
             if ctx.dry_run {
-                return Ok(Written::unstored(whole(new)?));
+                return Ok(Written::unstored(whole(new)?).with_warnings(warnings));
             }
             if object::is_terminating(&new)
                 && object::finalizers(&new).is_empty()
@@ -793,7 +798,7 @@ impl<'a> Registry<'a> {
                 match store_of(self.state).delete(&key, kv.mod_revision).await {
                     Ok((_, rev)) => {
                         object::set_resource_version(&mut new, rev);
-                        return Ok(Written::unstored(whole(new)?));
+                        return Ok(Written::unstored(whole(new)?).with_warnings(warnings));
                     }
                     Err(storage::Error::Conflict { .. }) if user_rv.is_none() => continue,
                     Err(storage::Error::Conflict { .. }) => {
@@ -810,12 +815,13 @@ impl<'a> Registry<'a> {
                 Ok(kv) => {
                     object::set_resource_version(&mut new, kv.mod_revision);
                     if converting {
-                        return Ok(Written::unstored(whole(new)?));
+                        return Ok(Written::unstored(whole(new)?).with_warnings(warnings));
                     }
                     return Ok(Written {
                         obj: new,
                         stored: Some((bytes, kv.mod_revision)),
                         partial: kept.is_some(),
+                        warnings,
                     });
                 }
                 Err(storage::Error::Conflict { .. }) if user_rv.is_none() => continue,
@@ -1170,6 +1176,8 @@ pub struct Written {
     /// `obj` has only the members a status write reads (`status_write`); the stored bytes
     /// have them all.
     partial: bool,
+    /// The API warnings admission returned (kube sends them as `Warning` headers).
+    pub warnings: Vec<String>,
 }
 
 impl Written {
@@ -1178,7 +1186,13 @@ impl Written {
             obj,
             stored: None,
             partial: false,
+            warnings: Vec::new(),
         }
+    }
+
+    fn with_warnings(mut self, warnings: Vec<String>) -> Written {
+        self.warnings = warnings;
+        self
     }
 
     /// The object as served.
