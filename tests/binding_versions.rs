@@ -341,27 +341,28 @@ fn v1alpha1_lists_and_watches_convert() {
     let api: kube::Api<v1alpha1::ResourceBinding> = kube::Api::namespaced(client, "default");
     let (tx, rx) = std::sync::mpsc::channel::<(String, v1alpha1::ResourceBinding)>();
     let watch_api = api.clone();
-    let handle = s.block_on(async move {
+    let mut stream = s.block_on(async move {
         let list = watch_api.list(&Default::default()).await.unwrap();
         let rv = list.metadata.resource_version.unwrap_or_default();
-        let mut stream = watch_api
+        watch_api
             .watch(&kube::api::WatchParams::default().timeout(60), &rv)
             .await
             .unwrap()
-            .boxed();
-        tokio::spawn(async move {
-            while let Some(Ok(event)) = stream.next().await {
-                let sent = match event {
-                    kube::api::WatchEvent::Added(o) => tx.send(("ADDED".into(), o)),
-                    kube::api::WatchEvent::Modified(o) => tx.send(("MODIFIED".into(), o)),
-                    kube::api::WatchEvent::Deleted(o) => tx.send(("DELETED".into(), o)),
-                    _ => Ok(()),
-                };
-                if sent.is_err() {
-                    break;
-                }
+            .boxed()
+    });
+    let runtime = s.block_on(async { tokio::runtime::Handle::current() });
+    let handle = runtime.spawn(async move {
+        while let Some(Ok(event)) = stream.next().await {
+            let sent = match event {
+                kube::api::WatchEvent::Added(o) => tx.send(("ADDED".into(), o)),
+                kube::api::WatchEvent::Modified(o) => tx.send(("MODIFIED".into(), o)),
+                kube::api::WatchEvent::Deleted(o) => tx.send(("DELETED".into(), o)),
+                _ => Ok(()),
+            };
+            if sent.is_err() {
+                break;
             }
-        })
+        }
     });
 
     // Written at v1alpha2 (as the controllers write), watched and listed at v1alpha1.

@@ -492,19 +492,22 @@ impl<'a> Registry<'a> {
                 object::meta_mut(&mut candidate).insert("name".into(), Value::String(name));
             }
             self.prepare_for_create(&mut candidate);
-            // Field ownership is recorded in the version written (kube's field manager runs
-            // before conversion to the storage version).
-            let converting = conversion::converts(&self.def);
-            if converting {
+            let track = |obj: &mut Value| {
                 if !ctx.apply {
                     managed_fields::track_update(
                         &self.def,
                         None,
-                        &mut candidate,
+                        obj,
                         &ctx.manager,
                         Subresource::Main,
                     );
                 }
+            };
+            // Field ownership is recorded in the version written (kube's field manager runs
+            // before conversion to the storage version).
+            let converting = conversion::converts(&self.def);
+            if converting {
+                track(&mut candidate);
                 conversion::to_storage(&self.def, &mut candidate)?;
             }
             admission::admit(
@@ -517,14 +520,8 @@ impl<'a> Registry<'a> {
                 ctx,
             )
             .await?;
-            if !ctx.apply && !converting {
-                managed_fields::track_update(
-                    &self.def,
-                    None,
-                    &mut candidate,
-                    &ctx.manager,
-                    Subresource::Main,
-                );
+            if !converting {
+                track(&mut candidate);
             }
             let warnings = admission::warnings(&self.def, Subresource::Main, &candidate);
             let name = object::name(&candidate).to_string();
@@ -745,16 +742,14 @@ impl<'a> Registry<'a> {
             {
                 return Err(ApiError::stale(&self.def.group, &self.def.plural, name));
             }
-            if converting {
+            let track = |old: &Value, obj: &mut Value| {
                 if !ctx.apply {
-                    managed_fields::track_update(
-                        &self.def,
-                        Some(&current),
-                        &mut new,
-                        &ctx.manager,
-                        sub,
-                    );
+                    managed_fields::track_update(&self.def, Some(old), obj, &ctx.manager, sub);
                 }
+            };
+            // Field ownership is recorded in the version written, before conversion.
+            if converting {
+                track(&current, &mut new);
                 conversion::to_storage(&self.def, &mut new)?;
             }
             let current = stored.unwrap_or(current);
@@ -769,14 +764,8 @@ impl<'a> Registry<'a> {
                 ctx,
             )
             .await?;
-            if !ctx.apply && !converting {
-                managed_fields::track_update(
-                    &self.def,
-                    Some(&current),
-                    &mut new,
-                    &ctx.manager,
-                    sub,
-                );
+            if !converting {
+                track(&current, &mut new);
             }
             let warnings = admission::warnings(&self.def, sub, &new);
             let bytes = match &kept {

@@ -204,7 +204,7 @@ impl Proxy {
             ProxyScheme::Http => {
                 let mut tcp = tcp;
                 http_connect::tunnel(&mut tcp, &self.connect_headers, host, port).await?;
-                Ok(ProxyStream::Tcp(tcp))
+                Ok(MaybeTls::Plain(tcp))
             }
             ProxyScheme::Https => {
                 let tls = tls.ok_or_else(|| {
@@ -220,7 +220,7 @@ impl Proxy {
                     with_context(e, format!("TLS handshake with proxy {}", self.authority()))
                 })?;
                 http_connect::tunnel(&mut stream, &self.connect_headers, host, port).await?;
-                Ok(ProxyStream::Tls(Box::new(stream)))
+                Ok(MaybeTls::Tls(Box::new(stream)))
             }
             ProxyScheme::Socks5 => {
                 let mut tcp = tcp;
@@ -232,7 +232,7 @@ impl Proxy {
                     port,
                 )
                 .await?;
-                Ok(ProxyStream::Tcp(tcp))
+                Ok(MaybeTls::Plain(tcp))
             }
         }
     }
@@ -252,7 +252,7 @@ pub async fn connect(
         None => {
             let tcp = TcpStream::connect(authority(host, port)).await?;
             let _ = tcp.set_nodelay(true);
-            Ok(ProxyStream::Tcp(tcp))
+            Ok(MaybeTls::Plain(tcp))
         }
     }
 }
@@ -293,52 +293,56 @@ pub fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// A connection to the target: plain TCP (direct, or tunnelled through an HTTP or SOCKS5
-/// proxy) or a tunnel inside TLS to an HTTPS proxy.
+/// A connection, plain or inside TLS: to the target ([`ProxyStream`]: TCP, direct or
+/// tunnelled, or a tunnel inside TLS to an HTTPS proxy), or to whatever `S` reaches.
 #[derive(Debug)]
-pub enum ProxyStream {
-    /// TCP to the target or to a proxy relaying to it.
-    Tcp(TcpStream),
-    /// TLS to an HTTPS proxy relaying to the target.
-    Tls(Box<TlsStream<TcpStream>>),
+pub enum MaybeTls<S> {
+    /// Cleartext.
+    Plain(S),
+    /// TLS over `S`.
+    Tls(Box<TlsStream<S>>),
 }
 
-impl AsyncRead for ProxyStream {
+/// A connection to the target through a proxy or not: TCP (direct, or tunnelled through an
+/// HTTP or SOCKS5 proxy), or a tunnel inside TLS to an HTTPS proxy.
+pub type ProxyStream = MaybeTls<TcpStream>;
+
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for MaybeTls<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
-            ProxyStream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
-            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            MaybeTls::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            MaybeTls::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
 }
 
-impl AsyncWrite for ProxyStream {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for MaybeTls<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
         match self.get_mut() {
-            ProxyStream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
-            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            MaybeTls::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            MaybeTls::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
-            ProxyStream::Tcp(s) => Pin::new(s).poll_flush(cx),
-            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            MaybeTls::Plain(s) => Pin::new(s).poll_flush(cx),
+            MaybeTls::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
-            ProxyStream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
-            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            MaybeTls::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            MaybeTls::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 
@@ -348,20 +352,20 @@ impl AsyncWrite for ProxyStream {
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
         match self.get_mut() {
-            ProxyStream::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+            MaybeTls::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            MaybeTls::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
         }
     }
 
     fn is_write_vectored(&self) -> bool {
         match self {
-            ProxyStream::Tcp(s) => s.is_write_vectored(),
-            ProxyStream::Tls(s) => s.is_write_vectored(),
+            MaybeTls::Plain(s) => s.is_write_vectored(),
+            MaybeTls::Tls(s) => s.is_write_vectored(),
         }
     }
 }
 
-impl Connection for ProxyStream {
+impl<S> Connection for MaybeTls<S> {
     fn connected(&self) -> Connected {
         Connected::new()
     }

@@ -178,7 +178,7 @@ async fn https_proxies_are_verified_with_the_callers_tls_settings() {
     let mut s = connect(Some(&p), "echo.invalid", port, Some(&trusting))
         .await
         .unwrap();
-    assert!(matches!(s, ProxyStream::Tls(_)));
+    assert!(matches!(s, MaybeTls::Tls(_)));
     round_trip(&mut s).await;
     assert!(proxy.log().heads[0].contains("x-tenant: t1\r\n"));
 
