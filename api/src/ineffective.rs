@@ -60,6 +60,12 @@ pub const FAILOVER: &[Ineffective] = &[
         reason: "has no effect yet: karmada-rs does not implement failover, so workloads are not moved off failed clusters or away from unhealthy instances",
     },
     Ineffective {
+        kinds: PROPAGATION,
+        field: "spec.placement.clusterTolerations[*].tolerationSeconds",
+        only_when: None,
+        reason: "has no effect yet: karmada-rs does not evict workloads from clusters with NoExecute taints, so there is nothing to delay",
+    },
+    Ineffective {
         kinds: BINDINGS,
         field: "spec.gracefulEvictionTasks",
         only_when: None,
@@ -273,6 +279,8 @@ mod tests {
             "activationPreference": "Lazy",
             "schedulePriority": {"priorityClassSource": "KubePriorityClass", "priorityClassName": "high"},
             "placement": {"workloadAffinity": {"affinity": {"groupByLabelKey": "app"}},
+                          "clusterTolerations": [{"key": "a", "operator": "Exists", "effect": "NoSchedule"},
+                                                 {"key": "b", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}],
                           "spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 2},
                                                 {"spreadByLabel": "zone", "maxGroups": 1}]},
             "failover": {"application": {"decisionConditions": {"tolerationSeconds": 60}}},
@@ -287,6 +295,7 @@ mod tests {
             paths,
             [
                 "spec.failover",
+                "spec.placement.clusterTolerations[1].tolerationSeconds",
                 "spec.preemption",
                 "spec.activationPreference",
                 "spec.schedulePriority",
@@ -298,7 +307,7 @@ mod tests {
         );
         assert_eq!(warnings("ClusterPropagationPolicy", &pp).len(), paths.len());
         assert_eq!(
-            warnings("PropagationPolicy", &pp)[1],
+            warnings("PropagationPolicy", &pp)[2],
             "spec.preemption: has no effect: karmada-rs does not implement policy preemption, so templates claimed by another policy are not taken over"
         );
     }
