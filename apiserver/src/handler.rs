@@ -595,8 +595,9 @@ pub fn render_written(
     ctx: &Ctx,
     status: StatusCode,
     written: &crate::registry::Written,
-    warnings: Vec<String>,
+    mut warnings: Vec<String>,
 ) -> Result<Response, ApiError> {
+    warnings.extend(written.warnings.iter().cloned());
     if let (MediaType::Json, Target::Object, Some((stored, rv))) =
         (ctx.neg.media, ctx.neg.target, &written.stored)
         && let Some(body) = crate::json_splice::with_resource_version(stored, *rv)

@@ -11,6 +11,7 @@ pub mod auth;
 pub mod body;
 pub mod builtin;
 pub mod client;
+pub mod conversion;
 pub mod crd;
 pub mod discovery;
 pub mod error;

@@ -20,7 +20,7 @@ use crate::watch_cache::{CacheEvent, CachedObject, EventType};
 pub fn convertor(def: &ResourceDef) -> Arc<dyn TableConvertor> {
     match &def.source {
         Source::BuiltIn => Arc::new(StaticConvertor(convertor_for(&def.group, &def.kind))),
-        Source::Karmada => Arc::new(crate::karmada_tables::convertor(&def.kind)),
+        Source::Karmada => Arc::new(crate::karmada_tables::convertor(&def.version, &def.kind)),
         Source::Custom(c) => {
             let cols: Vec<PrinterColumn> = c
                 .printer_columns

@@ -141,7 +141,7 @@ impl CachedObject {
         stored: &Bytes,
         packed: Option<&Bytes>,
     ) -> Result<CachedObject, crate::error::ApiError> {
-        if !def.is_custom()
+        if crate::conversion::serves_stored_bytes(def)
             && fields::has_kind_fields(def)
             && let Some(splice) = crate::json_splice::Splice::find(stored)
         {
@@ -151,7 +151,7 @@ impl CachedObject {
             let body = Body::of_stored(stored, packed, splice);
             return Ok(CachedObject::indexed(def, key, rv, &value, body));
         }
-        if !def.is_custom()
+        if crate::conversion::serves_stored_bytes(def)
             && let Some((splice, metadata)) = crate::json_splice::Splice::find_with_metadata(stored)
             && let Ok(meta) = serde_json::from_slice::<MetaLite<'_>>(&stored[metadata])
         {
@@ -258,7 +258,7 @@ impl CachedObject {
 
     /// Builds a cached object from a served JSON value.
     pub fn from_value(def: &ResourceDef, key: Arc<str>, rv: i64, value: &Value) -> CachedObject {
-        let defaulted = crate::crd::on_read(def, value);
+        let defaulted = crate::conversion::on_read(def, value);
         let value = defaulted.as_ref().unwrap_or(value);
         let body = Body::Served(object::to_json_bytes(value));
         CachedObject::indexed(def, key, rv, value, body)

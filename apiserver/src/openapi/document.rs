@@ -108,7 +108,7 @@ fn kind_schema(
         }
         Source::Karmada => {
             let name = rest_friendly_name(&def.group, &def.version, &def.kind);
-            let schema = karmada_api::schema::openapi_schema(&def.kind).cloned();
+            let schema = karmada_api::schema::openapi_schema_at(&def.version, &def.kind).cloned();
             let schema = resource_schema(def, schema, components, flavor);
             components.insert(name.clone(), schema);
             name
