@@ -63,6 +63,110 @@ fn apply_three_way_merge(s: &Server) {
     assert!(again.contains("unchanged"), "{again}");
 }
 
+/// One manifest per stored built-in kind beyond the workloads, each applied, changed and
+/// applied again: kubectl's client-side apply sends a strategic merge patch for every kind it
+/// knows, so each needs the server's merge table (a 415 otherwise).
+const EVERY_KIND: &str = r#"
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+description: VALUE
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web}
+spec:
+  rules:
+    - host: VALUE.example.com
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: deny}
+spec:
+  podSelector: {matchLabels: {app: VALUE}}
+  policyTypes: [Ingress]
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: VALUE}}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, annotations: {note: VALUE}}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 5
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: example.com/fast
+parameters: {tier: VALUE}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: quota, annotations: {note: VALUE}}
+spec:
+  hard: {pods: "10"}
+---
+apiVersion: v1
+kind: LimitRange
+metadata: {name: limits, annotations: {note: VALUE}}
+spec:
+  limits:
+    - type: Container
+      default: {cpu: 100m}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv1, annotations: {note: VALUE}}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /tmp/pv1}
+---
+apiVersion: apps/v1
+kind: ControllerRevision
+metadata: {name: web-1, annotations: {note: VALUE}}
+data: {note: VALUE}
+revision: 1
+"#;
+
+fn apply_again_every_kind(s: &Server) {
+    s.kubectl_stdin_ok(&["apply", "-f", "-"], &EVERY_KIND.replace("VALUE", "blue"));
+    let out = s.kubectl_stdin_ok(&["apply", "-f", "-"], &EVERY_KIND.replace("VALUE", "green"));
+    assert_eq!(out.matches(" configured").count(), 10, "{out}");
+    let pc = s.get_json(&["priorityclass", "high"]);
+    assert_eq!(pc["description"], "green", "{pc}");
+    let pdb = s.get_json(&["pdb", "web"]);
+    assert_eq!(
+        pdb["spec"]["selector"],
+        serde_json::json!({"matchLabels": {"app": "green"}})
+    );
+    let sc = s.get_json(&["storageclass", "fast"]);
+    assert_eq!(sc["parameters"]["tier"], "green", "{sc}");
+    let again = s.kubectl_stdin_ok(&["apply", "-f", "-"], &EVERY_KIND.replace("VALUE", "green"));
+    // kubectl sends a `patchStrategy:"replace"` field whole on every apply (handleMapDiff), so
+    // a PodDisruptionBudget is "configured" each time, as against kube-apiserver.
+    assert_eq!(again.matches(" unchanged").count(), 9, "{again}");
+    assert!(
+        again.contains("poddisruptionbudget.policy/web configured"),
+        "{again}"
+    );
+    s.kubectl_stdin_ok(
+        &["delete", "-f", "-"],
+        &EVERY_KIND.replace("VALUE", "green"),
+    );
+}
+
 fn output_formats(s: &Server) {
     let table = s.kubectl_ok(&["get", "deployments"]);
     let header = table.lines().next().unwrap_or_default();
@@ -407,6 +511,7 @@ fn karmada_shaped_yaml(s: &Server) {
 fn suite(backend: Backend) {
     let s = Server::start_with(backend, &[]);
     apply_three_way_merge(&s);
+    apply_again_every_kind(&s);
     output_formats(&s);
     describe_and_edit(&s);
     patches_and_scale(&s);

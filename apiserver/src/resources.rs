@@ -692,3 +692,30 @@ impl Catalog {
         self.changed.subscribe()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patch::{GroupVersionKindRef, Schema};
+
+    /// kubectl's client-side apply and `kubectl patch` send strategic merge patches for every
+    /// kind it knows: each stored built-in kind needs its merge table, or the patch is a 415.
+    #[test]
+    fn every_stored_built_in_kind_takes_strategic_merge_patches() {
+        for def in built_in() {
+            if matches!(def.storage, Storage::Virtual) {
+                continue;
+            }
+            let gvk = GroupVersionKindRef {
+                group: &def.group,
+                version: &def.version,
+                kind: &def.kind,
+            };
+            assert!(
+                Schema::builtin(&gvk).is_some_and(|s| s.supports_strategic_merge()),
+                "{} has no strategic merge table",
+                def.kind
+            );
+        }
+    }
+}

@@ -61,6 +61,10 @@ pub(crate) const DEDUCED: NodeId = NodeId(1);
 pub(crate) const ATOMIC: NodeId = NodeId(2);
 /// A scalar.
 pub(crate) const SCALAR: NodeId = NodeId(3);
+/// A struct owned as a whole by server-side apply (`+structType=atomic`) that strategic merge
+/// patch replaces instead of merging (`patchStrategy:"replace"`, as on a PodDisruptionBudget's
+/// `spec.selector`).
+pub(crate) const REPLACED: NodeId = NodeId(4);
 
 /// How server-side apply treats a list.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,6 +118,8 @@ pub(crate) enum Node {
     Deduced,
     /// See [`ATOMIC`].
     Atomic,
+    /// See [`REPLACED`].
+    Replaced,
 }
 
 /// How server-side apply walks an object value.
@@ -183,7 +189,7 @@ impl Schema {
             Node::Map { elem, .. } => (*elem, false),
             Node::Open => (OPEN, true),
             Node::Deduced => (DEDUCED, false),
-            Node::Atomic | Node::Scalar | Node::List { .. } => (ATOMIC, false),
+            Node::Atomic | Node::Replaced | Node::Scalar | Node::List { .. } => (ATOMIC, false),
         }
     }
 
@@ -214,6 +220,11 @@ impl Schema {
             Node::List { list, .. } => list,
             _ => ATOMIC_LIST,
         }
+    }
+
+    /// Whether strategic merge patch replaces the object at `id` instead of merging into it.
+    pub(crate) fn smp_replaces(&self, id: NodeId) -> bool {
+        matches!(self.node(id), Node::Replaced)
     }
 
     /// How strategic merge patch merges a list at `id`.
@@ -276,13 +287,18 @@ impl Schema {
                 self.collect_list_extensions(*elem, path, out);
                 path.pop();
             }
+            Node::Replaced => {
+                let mut ext = serde_json::Map::new();
+                ext.insert("x-kubernetes-patch-strategy".into(), "replace".into());
+                out.push((path.clone(), ext));
+            }
             _ => {}
         }
     }
 }
 
-/// Builds a schema arena; the first nodes are always [`OPEN`], [`DEDUCED`], [`ATOMIC`] and
-/// [`SCALAR`].
+/// Builds a schema arena; the first nodes are always [`OPEN`], [`DEDUCED`], [`ATOMIC`],
+/// [`SCALAR`] and [`REPLACED`].
 pub(crate) struct Builder {
     nodes: Vec<Node>,
 }
@@ -290,7 +306,13 @@ pub(crate) struct Builder {
 impl Builder {
     pub(crate) fn new() -> Self {
         Builder {
-            nodes: vec![Node::Open, Node::Deduced, Node::Atomic, Node::Scalar],
+            nodes: vec![
+                Node::Open,
+                Node::Deduced,
+                Node::Atomic,
+                Node::Scalar,
+                Node::Replaced,
+            ],
         }
     }
 

@@ -11,7 +11,9 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
 
-use super::schema::{ATOMIC, Builder, GroupVersionKindRef, Node, NodeId, OPEN, SCALAR, Schema};
+use super::schema::{
+    ATOMIC, Builder, GroupVersionKindRef, Node, NodeId, OPEN, REPLACED, SCALAR, Schema,
+};
 
 /// One served kind: where its type starts in the shared arena and its Go zero value.
 struct Entry {
@@ -328,6 +330,32 @@ fn build() -> Table {
     let endpoints = kind_root(&mut b, &[]);
     add("", "v1", "Endpoints", endpoints, meta_only());
 
+    // Every list of these is `+listType=atomic` or untagged: only the root is special.
+    let persistent_volume = kind_root(&mut b, &[]);
+    add(
+        "",
+        "v1",
+        "PersistentVolume",
+        persistent_volume,
+        json!({"metadata": {"creationTimestamp": null}, "spec": {}, "status": {}}),
+    );
+    let resource_quota = kind_root(&mut b, &[]);
+    add(
+        "",
+        "v1",
+        "ResourceQuota",
+        resource_quota,
+        json!({"metadata": {"creationTimestamp": null}, "spec": {}, "status": {}}),
+    );
+    let limit_range = kind_root(&mut b, &[]);
+    add(
+        "",
+        "v1",
+        "LimitRange",
+        limit_range,
+        json!({"metadata": {"creationTimestamp": null}, "spec": {"limits": null}}),
+    );
+
     // apps/v1
     let deployment = workload(&mut b, pod_spec, &[]);
     add(
@@ -360,6 +388,16 @@ fn build() -> Table {
         "ReplicaSet",
         replica_set,
         workload_zero(json!({})),
+    );
+
+    // A RawExtension without content marshals to null.
+    let controller_revision = kind_root(&mut b, &[]);
+    add(
+        "apps",
+        "v1",
+        "ControllerRevision",
+        controller_revision,
+        json!({"metadata": {"creationTimestamp": null}, "data": null, "revision": 0}),
     );
 
     // batch/v1
@@ -468,6 +506,81 @@ fn build() -> Table {
         json!({"metadata": {"creationTimestamp": null}, "spec": {}, "status": {}}),
     );
 
+    // networking.k8s.io/v1: rules, tls, ingress/egress rules and policyTypes are atomic lists.
+    let ingress = kind_root(&mut b, &[]);
+    add(
+        "networking.k8s.io",
+        "v1",
+        "Ingress",
+        ingress,
+        json!({"metadata": {"creationTimestamp": null}, "spec": {}, "status": {"loadBalancer": {}}}),
+    );
+    let network_policy_spec = b.strukt(&[("podSelector", ATOMIC)]);
+    let network_policy = kind_root(&mut b, &[("spec", network_policy_spec)]);
+    add(
+        "networking.k8s.io",
+        "v1",
+        "NetworkPolicy",
+        network_policy,
+        json!({"metadata": {"creationTimestamp": null}, "spec": {"podSelector": {}}}),
+    );
+
+    // policy/v1: the selector is replaced by strategic merge patch (`patchStrategy:"replace"`).
+    let pdb_spec = b.strukt(&[("selector", REPLACED)]);
+    let pdb_conditions = conditions(&mut b);
+    let pdb_status = b.strukt(&[("conditions", pdb_conditions)]);
+    let pdb = kind_root(&mut b, &[("spec", pdb_spec), ("status", pdb_status)]);
+    add(
+        "policy",
+        "v1",
+        "PodDisruptionBudget",
+        pdb,
+        json!({
+            "metadata": {"creationTimestamp": null},
+            "spec": {},
+            "status": {
+                "disruptionsAllowed": 0,
+                "currentHealthy": 0,
+                "desiredHealthy": 0,
+                "expectedPods": 0,
+            },
+        }),
+    );
+
+    // autoscaling/v2: metrics, policies and currentMetrics are atomic lists.
+    let hpa_conditions = conditions(&mut b);
+    let hpa_status = b.strukt(&[("conditions", hpa_conditions)]);
+    let hpa = kind_root(&mut b, &[("status", hpa_status)]);
+    add(
+        "autoscaling",
+        "v2",
+        "HorizontalPodAutoscaler",
+        hpa,
+        json!({
+            "metadata": {"creationTimestamp": null},
+            "spec": {"scaleTargetRef": {"kind": "", "name": ""}, "maxReplicas": 0},
+            "status": {"desiredReplicas": 0, "currentMetrics": null},
+        }),
+    );
+
+    // scheduling.k8s.io/v1 and storage.k8s.io/v1
+    let priority_class = kind_root(&mut b, &[]);
+    add(
+        "scheduling.k8s.io",
+        "v1",
+        "PriorityClass",
+        priority_class,
+        json!({"metadata": {"creationTimestamp": null}, "value": 0}),
+    );
+    let storage_class = kind_root(&mut b, &[]);
+    add(
+        "storage.k8s.io",
+        "v1",
+        "StorageClass",
+        storage_class,
+        json!({"metadata": {"creationTimestamp": null}, "provisioner": ""}),
+    );
+
     // cluster.karmada.io/v1alpha1: Karmada's Go types carry no merge tags or list markers, so
     // every list (taints, conditions, apiEnablements...) is atomic and replaced.
     let cluster = kind_root(&mut b, &[]);
@@ -535,6 +648,16 @@ mod tests {
             ("apiregistration.k8s.io/v1", "APIService"),
             ("autoscaling/v1", "Scale"),
             ("cluster.karmada.io/v1alpha1", "Cluster"),
+            ("v1", "PersistentVolume"),
+            ("v1", "ResourceQuota"),
+            ("v1", "LimitRange"),
+            ("apps/v1", "ControllerRevision"),
+            ("networking.k8s.io/v1", "Ingress"),
+            ("networking.k8s.io/v1", "NetworkPolicy"),
+            ("policy/v1", "PodDisruptionBudget"),
+            ("autoscaling/v2", "HorizontalPodAutoscaler"),
+            ("scheduling.k8s.io/v1", "PriorityClass"),
+            ("storage.k8s.io/v1", "StorageClass"),
         ];
         for (api_version, kind) in served {
             let schema = Schema::builtin(&gvk(api_version, kind));

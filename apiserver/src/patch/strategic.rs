@@ -138,7 +138,10 @@ fn merge_map(
 
         let existing = original.remove(&key);
         let merged = match existing {
-            Some(Value::Object(current)) if kind(&patch_value) == Kind::Object => {
+            Some(Value::Object(current))
+                if kind(&patch_value) == Kind::Object
+                    && !schema.smp_replaces(schema.field(node, &key).0) =>
+            {
                 let child = schema.field(node, &key).0;
                 let Value::Object(patch_map) = patch_value else {
                     continue;

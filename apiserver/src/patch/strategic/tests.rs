@@ -464,3 +464,47 @@ fn go_stable_sort_matches_a_stable_sort_for_strict_orders() {
             .all(|w| w[0].0 < w[1].0 || (w[0].0 == w[1].0 && w[0].1 < w[1].1))
     );
 }
+
+/// `patchStrategy:"replace"` (a PodDisruptionBudget's selector): the patch's object replaces the
+/// stored one instead of merging into it; conditions beside it still merge by type.
+#[test]
+fn replace_strategy_replaces_objects() {
+    let pdb = json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "p"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web", "tier": "fe"}}},
+        "status": {"conditions": [{"type": "DisruptionAllowed", "status": "True"}]}});
+    run(vec![
+        Case {
+            name: "selector replaced",
+            kind: ("policy/v1", "PodDisruptionBudget"),
+            original: pdb.clone(),
+            patch: json!({"spec": {"selector": {"matchLabels": {"app": "api"}}}}),
+            want: json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                "metadata": {"name": "p"},
+                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "api"}}},
+                "status": {"conditions": [{"type": "DisruptionAllowed", "status": "True"}]}}),
+        },
+        Case {
+            name: "conditions merged by type",
+            kind: ("policy/v1", "PodDisruptionBudget"),
+            original: pdb.clone(),
+            patch: json!({"status": {"conditions": [{"type": "Other", "status": "False"}]}}),
+            want: json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": "p"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web", "tier": "fe"}}},
+            "status": {"conditions": [
+                {"type": "Other", "status": "False"},
+                {"type": "DisruptionAllowed", "status": "True"},
+            ]}}),
+        },
+        Case {
+            name: "priority class value changed",
+            kind: ("scheduling.k8s.io/v1", "PriorityClass"),
+            original: json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": "high"}, "value": 1000, "description": "a"}),
+            patch: json!({"value": 2000, "description": null}),
+            want: json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": "high"}, "value": 2000}),
+        },
+    ]);
+}
