@@ -572,10 +572,16 @@ fn custom_resources_follow_the_catalog() {
     wait_for("the namespace's widgets to be deleted", DEADLINE, || {
         (!exists(&widgets, "crs", "w1") && !exists(&configmaps, "crs", "of-w1")).then_some(())
     });
-    let w2 = rt
-        .block_on(Registry::new(&state, widgets.clone()).get("crs", "w2"))
-        .expect("w2 held by its finalizer");
-    assert!(w2["metadata"]["deletionTimestamp"].is_string());
+    // The namespace controller deletes the widgets one after the other: w1 can be gone before
+    // w2's delete is issued, so wait for w2 to be marked rather than expect it at once.
+    wait_for("w2 to be marked for deletion", DEADLINE, || {
+        let w2 = rt
+            .block_on(Registry::new(&state, widgets.clone()).get("crs", "w2"))
+            .expect("w2 held by its finalizer");
+        w2["metadata"]["deletionTimestamp"]
+            .is_string()
+            .then_some(())
+    });
     assert!(exists(&namespaces, "", "crs"));
     rt.block_on(Registry::new(&state, widgets.clone()).guaranteed_update(
         "crs",

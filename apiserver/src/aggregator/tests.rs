@@ -165,6 +165,23 @@ async fn wait_for_v2(cp: &ControlPlane, done: impl Fn(&Value) -> bool) -> Value 
     }
 }
 
+/// Polls `path` until it answers `want`: discovery follows an APIService's availability through
+/// the aggregator's own watch of it, a moment after the condition is written.
+async fn wait_for_status(cp: &ControlPlane, path: &str, want: StatusCode) {
+    let start = std::time::Instant::now();
+    loop {
+        let (status, _) = get(cp, path, "application/json").await;
+        if status == want {
+            return;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{path} answered {status}, never {want}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test]
 async fn routes_to_available_backends_as_the_front_proxy() {
     let cp = ControlPlane::start().await;
@@ -255,6 +272,7 @@ async fn routes_to_available_backends_as_the_front_proxy() {
     }
 
     // Discovery: legacy, per group, and aggregated.
+    wait_for_status(&cp, "/apis/metrics.k8s.io", StatusCode::OK).await;
     let (_, apis) = get(&cp, "/apis", "application/json").await;
     let apis: Value = serde_json::from_str(&apis).unwrap();
     assert!(
@@ -333,16 +351,27 @@ async fn routes_to_available_backends_as_the_front_proxy() {
         )),
         "{c}"
     );
-    let (status, body) = get(
-        &cp,
-        "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods",
-        "application/json",
-    )
-    .await;
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(body, "service unavailable\n");
-    let (status, _) = get(&cp, "/apis/metrics.k8s.io", "application/json").await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
+    // Until the routing table follows the condition, the request still reaches the backend,
+    // which answers its own 503; then the aggregator answers without asking it.
+    let start = std::time::Instant::now();
+    loop {
+        let (status, body) = get(
+            &cp,
+            "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods",
+            "application/json",
+        )
+        .await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        if body == "service unavailable\n" {
+            break;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the backend still answers: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    wait_for_status(&cp, "/apis/metrics.k8s.io", StatusCode::NOT_FOUND).await;
     wait_for_v2(&cp, |v2| v2["definitions"].get(node_metrics).is_none()).await;
     let (_, root) = get(&cp, "/openapi/v3", "application/json").await;
     let root: Value = serde_json::from_str(&root).unwrap();
