@@ -762,3 +762,42 @@ fn deletes_without_graceful_deletion_are_immediate() {
     assert_eq!(got.1["status"], "Success", "{}", got.1);
     assert!(!s.kubectl(&["get", "configmap", "c1"]).status.success());
 }
+
+/// deploymentStrategy.PrepareForUpdate bumps the generation on annotation changes too (the
+/// Deployment controller copies them to its ReplicaSets); other workloads count only the spec.
+#[test]
+fn deployment_generation_counts_annotations() {
+    let s = Server::start();
+    let manifests = r#"
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: postgres}]}
+"#;
+    s.kubectl_stdin_ok(&["create", "-f", "-"], manifests);
+    let generation =
+        |kind: &str, name: &str| s.get_json(&[kind, name])["metadata"]["generation"].clone();
+    s.kubectl_ok(&["annotate", "deployment", "web", "owner=ops"]);
+    s.kubectl_ok(&["annotate", "statefulset", "db", "owner=ops"]);
+    assert_eq!(generation("deployment", "web"), 2);
+    assert_eq!(generation("statefulset", "db"), 1);
+    // Labels are not copied that way: no bump for either.
+    s.kubectl_ok(&["label", "deployment", "web", "team=core"]);
+    assert_eq!(generation("deployment", "web"), 2);
+    s.kubectl_ok(&["annotate", "deployment", "web", "owner-"]);
+    assert_eq!(generation("deployment", "web"), 3);
+}

@@ -17,7 +17,7 @@ use crate::object;
 use crate::options::{
     ContinueToken, DeleteOptions, ListOptions, Propagation, RvMatch, WriteOptions,
 };
-use crate::resources::ResourceDef;
+use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
 use crate::watch_cache::{CachedObject, Filter};
 
@@ -988,7 +988,15 @@ impl<'a> Registry<'a> {
                 .and_then(|m| m.get("generation"))
                 .and_then(Value::as_i64)
                 .unwrap_or(1);
-            let changed = spec_changed(old, new, self.def.status);
+            // deploymentStrategy.PrepareForUpdate also counts annotations, because the
+            // Deployment controller copies them to its ReplicaSets.
+            let annotations_changed = || {
+                self.def.source == Source::BuiltIn
+                    && self.def.group == "apps"
+                    && self.def.kind == "Deployment"
+                    && annotations_of(old) != annotations_of(new)
+            };
+            let changed = spec_changed(old, new, self.def.status) || annotations_changed();
             object::meta_mut(new).insert(
                 "generation".into(),
                 json!(if changed { old_gen + 1 } else { old_gen }),
@@ -1292,6 +1300,14 @@ fn before_delete(def: &ResourceDef, obj: &mut Value, opts: &DeleteOptions) -> Gr
         m.insert("generation".into(), json!(g + 1));
     }
     GracefulDelete::Graceful(period)
+}
+
+/// An object's annotations, none and empty alike (as `apiequality.Semantic` compares maps).
+fn annotations_of(obj: &Value) -> Option<&serde_json::Map<String, Value>> {
+    object::meta(obj)
+        .and_then(|m| m.get("annotations"))
+        .and_then(Value::as_object)
+        .filter(|a| !a.is_empty())
 }
 
 /// A namespace is kept while `spec.finalizers` is not empty, even without metadata finalizers.
