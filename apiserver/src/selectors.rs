@@ -387,28 +387,23 @@ pub struct FieldSelector {
 }
 
 impl FieldSelector {
-    /// Parses `f=v,f2!=v2` with kube's `\` escaping.
+    /// Parses `f=v,f2!=v2` with kube's `\` escaping (`fields.ParseSelector`): terms split at
+    /// unescaped commas, each at its first operator, values unescaped strictly.
     pub fn parse(s: &str) -> Result<FieldSelector, SelectorError> {
         let mut terms = Vec::new();
-        if s.trim().is_empty() {
-            return Ok(FieldSelector::default());
-        }
-        for part in split_unescaped(s, ',') {
-            let (field, value, negated) = if let Some(i) = find_unescaped(&part, "!=") {
-                (&part[..i], &part[i + 2..], true)
-            } else if let Some(i) = find_unescaped(&part, "==") {
-                (&part[..i], &part[i + 2..], false)
-            } else if let Some(i) = find_unescaped(&part, "=") {
-                (&part[..i], &part[i + 1..], false)
-            } else {
+        for part in split_terms(s) {
+            if part.is_empty() {
+                continue;
+            }
+            let Some((field, op, value)) = split_term(part) else {
                 return Err(SelectorError(format!(
                     "invalid selector: '{s}'; can't understand '{part}'"
                 )));
             };
             terms.push(FieldTerm {
-                field: field.trim().to_string(),
-                value: unescape(value),
-                negated,
+                field: field.to_string(),
+                value: unescape_value(value)?,
+                negated: op == "!=",
             });
         }
         Ok(FieldSelector { terms })
@@ -436,61 +431,71 @@ impl FieldSelector {
     }
 }
 
-fn split_unescaped(s: &str, sep: char) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut escaped = false;
-    for c in s.chars() {
-        if escaped {
-            cur.push('\\');
-            cur.push(c);
-            escaped = false;
+/// `splitTerms`: the selector split at commas not escaped by a backslash (escapes kept).
+fn split_terms(s: &str) -> Vec<&str> {
+    if s.is_empty() {
+        return Vec::new();
+    }
+    let mut terms = Vec::new();
+    let (mut start, mut in_slash) = (0, false);
+    for (i, c) in s.char_indices() {
+        if in_slash {
+            in_slash = false;
         } else if c == '\\' {
-            escaped = true;
-        } else if c == sep {
-            out.push(std::mem::take(&mut cur));
-        } else {
-            cur.push(c);
+            in_slash = true;
+        } else if c == ',' {
+            terms.push(&s[start..i]);
+            start = i + 1;
         }
     }
-    out.push(cur);
-    out
+    terms.push(&s[start..]);
+    terms
 }
 
-/// The byte offset of the first `pat` (ASCII) not preceded by a `\\` escape. Compared as
-/// bytes: an escape followed by a multi-byte character skips into that character, where no
-/// ASCII byte can match, so the offset found is always a character boundary.
-fn find_unescaped(s: &str, pat: &str) -> Option<usize> {
-    let bytes = s.as_bytes();
-    let pat = pat.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\\' {
-            i += 2;
+/// `splitTerm`: field, operator and value at the first position where `!=`, `==` or `=`
+/// starts (escapes are not considered here: the value's unescaping rejects what is left).
+fn split_term(term: &str) -> Option<(&str, &'static str, &str)> {
+    term.char_indices().find_map(|(i, _)| {
+        ["!=", "==", "="].into_iter().find_map(|op| {
+            term[i..]
+                .starts_with(op)
+                .then(|| (&term[..i], op, &term[i + op.len()..]))
+        })
+    })
+}
+
+/// `fields.UnescapeValue`: `\\`, `\,` and `\=` stand for themselves; any other escape, a
+/// trailing backslash or an unescaped `,` or `=` is an error worded as kube's.
+fn unescape_value(s: &str) -> Result<String, SelectorError> {
+    let mut out = String::with_capacity(s.len());
+    let mut in_slash = false;
+    for c in s.chars() {
+        if in_slash {
+            if !matches!(c, '\\' | ',' | '=') {
+                return Err(SelectorError(format!(
+                    "invalid field selector: invalid escape sequence: \\{c}"
+                )));
+            }
+            out.push(c);
+            in_slash = false;
             continue;
         }
-        if bytes[i..].starts_with(pat) {
-            return Some(i);
-        }
-        i += 1;
-    }
-    None
-}
-
-fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let mut escaped = false;
-    for c in s.chars() {
-        if escaped {
-            out.push(c);
-            escaped = false;
-        } else if c == '\\' {
-            escaped = true;
-        } else {
-            out.push(c);
+        match c {
+            '\\' => in_slash = true,
+            ',' | '=' => {
+                return Err(SelectorError(format!(
+                    "invalid field selector: unescaped character in value: {c}"
+                )));
+            }
+            _ => out.push(c),
         }
     }
-    out
+    if in_slash {
+        return Err(SelectorError(
+            "invalid field selector: invalid escape sequence: \\".to_string(),
+        ));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -676,5 +681,44 @@ mod tests {
         assert!(FieldSelector::parse("é").is_err());
         assert!(LabelSelector::parse("é=1").is_err());
         assert!(LabelSelector::parse("a=é").is_err());
+    }
+
+    /// `fields.ParseSelector` and `UnescapeValue`, case by case.
+    #[test]
+    fn field_selector_escapes_as_kube() {
+        let ok = |s: &str| FieldSelector::parse(s).map(|f| f.terms).unwrap();
+        let term = |field: &str, value: &str, negated: bool| FieldTerm {
+            field: field.into(),
+            value: value.into(),
+            negated,
+        };
+        assert_eq!(
+            ok(r"metadata.name=a\,b"),
+            vec![term("metadata.name", r"a,b", false)]
+        );
+        assert_eq!(ok(r"a=x\\y\="), vec![term("a", r"x\y=", false)]);
+        assert_eq!(ok("a!=b,"), vec![term("a", "b", true)]);
+        assert_eq!(
+            ok("a==b,,c=d"),
+            vec![term("a", "b", false), term("c", "d", false)]
+        );
+        assert!(ok("").is_empty());
+        let err = |s: &str| FieldSelector::parse(s).unwrap_err().0;
+        assert_eq!(
+            err(r"metadata.name=web\"),
+            r"invalid field selector: invalid escape sequence: \"
+        );
+        assert_eq!(
+            err(r"metadata.name=w\eb"),
+            r"invalid field selector: invalid escape sequence: \e"
+        );
+        assert_eq!(
+            err("a=b=c"),
+            "invalid field selector: unescaped character in value: ="
+        );
+        assert_eq!(
+            err("abc"),
+            "invalid selector: 'abc'; can't understand 'abc'"
+        );
     }
 }
