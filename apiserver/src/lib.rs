@@ -4,8 +4,6 @@
 pub mod admission;
 pub mod aggregated;
 pub mod aggregator;
-#[cfg(test)]
-mod arbitrary_text;
 pub mod audit;
 pub mod auth;
 pub mod body;
@@ -29,20 +27,16 @@ pub mod object;
 pub mod openapi;
 pub mod options;
 pub mod output;
-pub mod patch;
 pub mod patch_handler;
-pub mod protobuf;
 pub mod proxy;
 pub mod registry;
 pub mod request_info;
 pub mod resources;
 pub mod scale;
 pub mod schema;
-pub mod selectors;
 pub mod server;
 pub mod state;
 pub mod status_write;
-pub mod table;
 pub mod tables;
 pub mod version;
 pub mod watch;
@@ -50,8 +44,8 @@ pub mod watch_cache;
 
 /// Decodes a Kubernetes protobuf request body into JSON.
 pub(crate) fn protobuf_body(bytes: &[u8]) -> Result<serde_json::Value, error::ApiError> {
-    protobuf::decode(bytes).map_err(|e| match e {
-        protobuf::ProtobufError::Malformed(m) => {
+    apimachinery::protobuf::decode(bytes).map_err(|e| match e {
+        apimachinery::protobuf::ProtobufError::Malformed(m) => {
             error::ApiError::bad_request(format!("malformed protobuf body: {m}"))
         }
         other => error::ApiError::unsupported_media_type_message(format!(

@@ -21,7 +21,6 @@ mod meta;
 mod names;
 mod others;
 mod pod;
-pub(crate) mod quantity;
 mod strategy;
 
 use std::collections::BTreeSet;

@@ -10,8 +10,8 @@ use super::field::{self, Bad, Path};
 use super::json;
 use super::meta;
 use super::names;
-use super::quantity::Quantity;
 use crate::error::Cause;
+use apimachinery::quantity::Quantity;
 
 const FILE_MODE_MSG: &str = "must be a number between 0 and 0777 (octal), both inclusive";
 
@@ -1167,7 +1167,7 @@ pub(crate) fn parse_resource_list(
             None => errs.push(field::invalid(
                 &p,
                 Bad::Raw(v.to_string()),
-                super::quantity::FORMAT_ERROR,
+                apimachinery::quantity::FORMAT_ERROR,
             )),
         }
     }
