@@ -15,4 +15,5 @@ pub mod patch;
 pub mod protobuf;
 pub mod quantity;
 pub mod selectors;
+pub mod status;
 pub mod table;

@@ -1,5 +1,11 @@
-//! A Kubernetes-compatible API server: HTTPS, authentication, request info, the generic
-//! registry over [`storage::Store`], the watch cache, discovery, OpenAPI and tables.
+//! A Kubernetes-compatible API server (k8s.io/apiserver and kube-aggregator's parts of
+//! kube-apiserver): HTTPS, request decoding and negotiation, authentication, authorization,
+//! admission, the generic registry over [`storage::Store`], the watch cache, discovery, OpenAPI,
+//! the aggregator and the cluster proxy.
+//!
+//! Pure algorithms (patches, selectors, printers, the protobuf codec) live in `apimachinery`,
+//! the built-in kinds' strategies in `kube-registry`; this crate must not depend on the
+//! controllers crate, and the lower crates must never depend on it.
 
 pub mod admission;
 pub mod aggregated;
@@ -7,7 +13,6 @@ pub mod aggregator;
 pub mod audit;
 pub mod auth;
 pub mod body;
-pub mod builtin;
 pub mod client;
 pub mod conversion;
 pub mod crd;

@@ -11,8 +11,8 @@ use super::json;
 use super::meta;
 use super::names;
 use super::pod;
-use crate::error::Cause;
 use apimachinery::quantity::Quantity;
+use apimachinery::status::Cause;
 
 /// core.MaxSecretSize.
 const MAX_SECRET_SIZE: usize = 1024 * 1024;
