@@ -9,8 +9,9 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::negotiation::{self, Endpoint, MediaType, pretty, yaml};
+use crate::negotiation::{self, Endpoint, MediaType};
 use apimachinery::protobuf::{Codec, ProtobufError};
+use apimachinery::serializer::{pretty, yaml};
 
 /// A document (a JSON value) in `media`.
 pub fn encode_value(media: MediaType, pretty: bool, value: &Value) -> Result<Vec<u8>, ApiError> {

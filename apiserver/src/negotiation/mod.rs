@@ -10,8 +10,6 @@
 //! `PartialObjectMetadata` forms. Tables are JSON or YAML.
 
 mod accept;
-pub mod pretty;
-pub mod yaml;
 
 use crate::error::ApiError;
 use apimachinery::table::TableVersion;

@@ -310,12 +310,12 @@ fn add_merge_extensions(
     kinds: &HashMap<(String, String, String), String>,
 ) {
     for ((group, version, kind), name) in kinds {
-        let gvk = apimachinery::patch::GroupVersionKindRef {
+        let gvk = crate::patch::GroupVersionKindRef {
             group,
             version,
             kind,
         };
-        let Some(merge) = apimachinery::patch::Schema::builtin(&gvk) else {
+        let Some(merge) = crate::patch::Schema::builtin(&gvk) else {
             continue;
         };
         for (path, extensions) in merge.list_extensions() {
