@@ -15,7 +15,7 @@
 //! Namespace presence/absence and `resourceVersion` are the server's to check.
 //!
 //! This crate has no I/O: it must not depend on an async runtime, an HTTP stack, storage or the
-//! API server; it depends only on `apimachinery` and the Karmada API types.
+//! API server itself; of this workspace it uses only `apimachinery` and the Karmada API types.
 
 mod apps;
 mod batch;
