@@ -273,6 +273,8 @@ impl Quantity {
     }
 
     /// Quantity.Cmp.
+    // Not `Ord`: `1` and `1000m` compare equal here but differ as representations (`PartialEq`).
+    #[allow(clippy::should_implement_trait)]
     pub fn cmp(&self, other: &Quantity) -> Ordering {
         self.cmp_value(other.mantissa, other.scale)
     }
