@@ -15,6 +15,8 @@ use std::process::Command;
 const SOURCES: &[&str] = &[
     "src",
     "api/src",
+    "apimachinery/src",
+    "registry/src",
     "storage/src",
     "apiserver/src",
     "controllers/src",

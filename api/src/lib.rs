@@ -2,6 +2,8 @@
 //! `cluster.karmada.io` as Karmada v1.18 defines them, plus everything an API server and the
 //! controllers need to treat them as Karmada does. The crate does no I/O.
 //!
+//! Must not depend on the server, storage or the controllers.
+//!
 //! - [`policy::v1alpha1`], [`work::v1alpha1`], [`work::v1alpha2`], [`cluster::v1alpha1`]: the
 //!   types, which serialize like Karmada's Go types and implement `kube::Resource`.
 //! - [`admit`] / [`admit_delete`]: CRD schema defaulting, pruning and validation plus Karmada's

@@ -3,12 +3,12 @@
 
 use serde_json::{Value, json};
 
-use crate::builtin;
 use crate::error::{ApiError, Cause};
 use crate::object;
 use crate::registry::{Subresource, WriteContext};
 use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
+use kube_registry::Strategy;
 
 /// The kind of write being admitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +48,7 @@ pub async fn admit(
     // RBAC privilege-escalation prevention runs first, as kube's policy-based storage does.
     crate::auth::rbac::escalation::check(state, def, obj, old)?;
     let (group, kind) = (def.group.as_str(), def.kind.as_str());
+    let strategy = kube_registry::strategy_for(group, kind);
     // A status write keeps everything but `.status` from the stored object (registry's
     // prepare_for_update), which was defaulted and validated when written: for built-in kinds
     // there is nothing left to default or validate (kube's status strategies validate only
@@ -56,11 +57,11 @@ pub async fn admit(
         return Ok(());
     }
     if def.source == Source::BuiltIn {
-        builtin::default_object(group, kind, obj);
+        strategy.default(obj);
         match (op, old) {
-            (Operation::Create, _) | (_, None) => builtin::prepare_for_create(group, kind, obj),
+            (Operation::Create, _) | (_, None) => strategy.prepare_for_create(obj),
             (Operation::Update, Some(old)) if sub == Subresource::Main => {
-                builtin::prepare_for_update(group, kind, obj, old)
+                strategy.prepare_for_update(obj, old)
             }
             _ => {}
         }
@@ -75,7 +76,7 @@ pub async fn admit(
         crate::crd::default_custom_resource(def, obj);
     }
     // kube validates metadata for every kind; the built-in rules add the kind's own checks.
-    let mut causes = builtin::validate(group, kind, obj, old);
+    let mut causes = strategy.validate(obj, old);
     causes.extend(crate::crd::validate(def, obj, old));
     if def.source == Source::Karmada
         && let Some(info) = karmada_api::kind_info(kind)
@@ -163,7 +164,7 @@ pub fn admit_delete(state: &ApiState, def: &ResourceDef, obj: &Value) -> Result<
 /// The error kube gives for an invalid name of this resource, if any (also used for names
 /// in URLs).
 pub fn name_error(def: &ResourceDef, name: &str) -> Option<String> {
-    builtin::validate_name(&def.group, &def.kind, name)
+    kube_registry::strategy_for(&def.group, &def.kind).validate_name(name)
 }
 
 /// The service CIDR clusterIPs are allocated from (kube's default 10.96.0.0/12).

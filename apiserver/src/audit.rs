@@ -317,8 +317,8 @@ async fn created_name(audit: &mut RequestAudit, resp: Response) -> Response {
         .get(http::header::CONTENT_TYPE)
         .and_then(|ct| ct.to_str().ok())
         .unwrap_or("");
-    let object = if content_type.starts_with(crate::protobuf::CONTENT_TYPE) {
-        crate::protobuf::decode_response(&bytes)
+    let object = if content_type.starts_with(apimachinery::protobuf::CONTENT_TYPE) {
+        apimachinery::protobuf::decode_response(&bytes)
             .ok()
             .and_then(|v| serde_json::from_value::<Object>(v).ok())
     } else if content_type.starts_with("application/yaml") {

@@ -9,16 +9,8 @@ use serde_json::{Value, json};
 
 use crate::resources::ResourceDef;
 
-/// One field problem of an Invalid (422) error, as metav1.StatusCause.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Cause {
-    /// e.g. `FieldValueRequired`.
-    pub reason: String,
-    /// e.g. `Required value`.
-    pub message: String,
-    /// e.g. `metadata.name`.
-    pub field: String,
-}
+/// One field problem of an Invalid (422) error (defined with the validation that produces it).
+pub use apimachinery::status::Cause;
 
 /// Details of a Status (metav1.StatusDetails).
 #[derive(Clone, Debug, Default, PartialEq)]

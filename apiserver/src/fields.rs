@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::object;
 use crate::resources::{ResourceDef, Source};
-use crate::selectors::FieldSelector;
+use apimachinery::selectors::FieldSelector;
 
 /// The kind-specific selectable fields (beyond metadata.name/namespace) and where to read
 /// them: a built-in kind's table, or a custom resource's selectableFields. Borrowed, because

@@ -272,7 +272,7 @@ fn resource_endpoint(
             "token" => ("authentication.k8s.io/v1".to_string(), "TokenRequest"),
             _ => (def.api_version(), def.kind.as_str()),
         };
-        crate::protobuf::Codec::for_kind(&api_version, kind).is_some()
+        apimachinery::protobuf::Codec::for_kind(&api_version, kind).is_some()
     };
     let watch_list = info.verb == "watch"
         && ListOptions::parse_watch(query)
@@ -723,16 +723,19 @@ pub fn render_list(ctx: &Ctx, meta: &ListMeta, items: ListItems<'_>) -> Result<R
     };
     let partial_version = match neg.target {
         Target::PartialObjectMetadataList(v) => v,
-        _ => crate::table::TableVersion::V1,
+        _ => apimachinery::table::TableVersion::V1,
     };
     let body = if neg.media == MediaType::Protobuf {
         let item = if partial {
-            crate::protobuf::Codec::for_kind(partial_version.api_version(), "PartialObjectMetadata")
+            apimachinery::protobuf::Codec::for_kind(
+                partial_version.api_version(),
+                "PartialObjectMetadata",
+            )
         } else {
-            crate::protobuf::Codec::for_kind(&ctx.def.api_version(), &ctx.def.kind)
+            apimachinery::protobuf::Codec::for_kind(&ctx.def.api_version(), &ctx.def.kind)
         }
         .ok_or_else(|| ApiError::internal(format!("{kind} has no protobuf encoding")))?;
-        let mut list = crate::protobuf::ListWriter::new(&api_version, &kind, item);
+        let mut list = apimachinery::protobuf::ListWriter::new(&api_version, &kind, item);
         for i in 0..items.len() {
             let value = items.value(i);
             let value = if partial {
@@ -792,8 +795,8 @@ async fn watch_req(ctx: &Ctx) -> Result<Response, ApiError> {
     // The deprecated `/watch/.../NAME` path watches one object (kube's ListResource).
     if is_item_path(&ctx.info) {
         if opts.field_selector.is_empty() {
-            opts.field_selector = crate::selectors::FieldSelector {
-                terms: vec![crate::selectors::FieldTerm {
+            opts.field_selector = apimachinery::selectors::FieldSelector {
+                terms: vec![apimachinery::selectors::FieldTerm {
                     field: "metadata.name".into(),
                     value: ctx.info.name.clone(),
                     negated: false,
@@ -819,7 +822,7 @@ async fn watch_req(ctx: &Ctx) -> Result<Response, ApiError> {
         Target::PartialObjectMetadata(version) => {
             let blueprint = watch_list
                 .then(|| {
-                    let codec = crate::protobuf::Codec::for_kind(
+                    let codec = apimachinery::protobuf::Codec::for_kind(
                         version.api_version(),
                         "PartialObjectMetadata",
                     )?;
@@ -846,7 +849,7 @@ async fn watch_req(ctx: &Ctx) -> Result<Response, ApiError> {
         // sends the object itself (watchEmbeddedEncoder).
         Target::Object | Target::PartialObjectMetadataList(_) => {
             let api_version = ctx.def.api_version();
-            let codec = crate::protobuf::Codec::for_kind(&api_version, &ctx.def.kind);
+            let codec = apimachinery::protobuf::Codec::for_kind(&api_version, &ctx.def.kind);
             let blueprint = watch_list
                 .then(|| list_blueprint(media, &api_version, &ctx.def.list_kind, codec?))
                 .flatten();
@@ -875,11 +878,11 @@ fn list_blueprint(
     media: MediaType,
     api_version: &str,
     list_kind: &str,
-    item: crate::protobuf::Codec,
+    item: apimachinery::protobuf::Codec,
 ) -> Option<String> {
     use base64::Engine as _;
     let bytes = match media {
-        MediaType::Protobuf => crate::protobuf::ListWriter::new(api_version, list_kind, item)
+        MediaType::Protobuf => apimachinery::protobuf::ListWriter::new(api_version, list_kind, item)
             .finish(&json!({}))
             .ok()?,
         // The JSON encoder ends its document with a newline.

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::table::{ColumnDefinition, Row, TableConvertor};
+use apimachinery::table::{ColumnDefinition, Row, TableConvertor};
 
 /// The convertor of a Karmada kind at one of its served versions.
 pub fn convertor(version: &str, kind: &str) -> KarmadaConvertor {

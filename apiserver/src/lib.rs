@@ -1,15 +1,18 @@
-//! A Kubernetes-compatible API server: HTTPS, authentication, request info, the generic
-//! registry over [`storage::Store`], the watch cache, discovery, OpenAPI and tables.
+//! A Kubernetes-compatible API server (k8s.io/apiserver and kube-aggregator's parts of
+//! kube-apiserver): HTTPS, request decoding and negotiation, authentication, authorization,
+//! admission, the generic registry over [`storage::Store`], the watch cache, discovery, OpenAPI,
+//! the aggregator and the cluster proxy.
+//!
+//! Pure algorithms (patches, selectors, printers, the protobuf codec) live in `apimachinery`,
+//! the built-in kinds' strategies in `kube-registry`; this crate must not depend on the
+//! controllers crate, and the lower crates must never depend on it.
 
 pub mod admission;
 pub mod aggregated;
 pub mod aggregator;
-#[cfg(test)]
-mod arbitrary_text;
 pub mod audit;
 pub mod auth;
 pub mod body;
-pub mod builtin;
 pub mod client;
 pub mod conversion;
 pub mod crd;
@@ -29,20 +32,16 @@ pub mod object;
 pub mod openapi;
 pub mod options;
 pub mod output;
-pub mod patch;
 pub mod patch_handler;
-pub mod protobuf;
 pub mod proxy;
 pub mod registry;
 pub mod request_info;
 pub mod resources;
 pub mod scale;
 pub mod schema;
-pub mod selectors;
 pub mod server;
 pub mod state;
 pub mod status_write;
-pub mod table;
 pub mod tables;
 pub mod version;
 pub mod watch;
@@ -50,8 +49,8 @@ pub mod watch_cache;
 
 /// Decodes a Kubernetes protobuf request body into JSON.
 pub(crate) fn protobuf_body(bytes: &[u8]) -> Result<serde_json::Value, error::ApiError> {
-    protobuf::decode(bytes).map_err(|e| match e {
-        protobuf::ProtobufError::Malformed(m) => {
+    apimachinery::protobuf::decode(bytes).map_err(|e| match e {
+        apimachinery::protobuf::ProtobufError::Malformed(m) => {
             error::ApiError::bad_request(format!("malformed protobuf body: {m}"))
         }
         other => error::ApiError::unsupported_media_type_message(format!(

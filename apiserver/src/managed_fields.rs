@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
-use crate::patch::{self, GroupVersionKindRef, Schema};
 use crate::registry::Subresource;
 use crate::resources::{ResourceDef, Source};
+use apimachinery::patch::{self, GroupVersionKindRef, Schema};
 
 /// Built-in and Karmada schemas never change: build each once.
 fn static_schemas() -> &'static Mutex<HashMap<String, Arc<Schema>>> {

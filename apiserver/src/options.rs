@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, Cause};
 use crate::request_info::parse_bool;
-use crate::selectors::{FieldSelector, LabelSelector};
+use apimachinery::selectors::{FieldSelector, LabelSelector};
 
 fn first<'a>(q: &'a HashMap<String, Vec<String>>, k: &str) -> Option<&'a str> {
     q.get(k).and_then(|v| v.first()).map(String::as_str)

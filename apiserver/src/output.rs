@@ -9,8 +9,9 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::negotiation::{self, Endpoint, MediaType, pretty, yaml};
-use crate::protobuf::{Codec, ProtobufError};
+use crate::negotiation::{self, Endpoint, MediaType};
+use apimachinery::protobuf::{Codec, ProtobufError};
+use apimachinery::serializer::{pretty, yaml};
 
 /// A document (a JSON value) in `media`.
 pub fn encode_value(media: MediaType, pretty: bool, value: &Value) -> Result<Vec<u8>, ApiError> {
@@ -56,7 +57,11 @@ fn encode_protobuf(value: &Value) -> Result<Vec<u8>, ApiError> {
         ApiError::internal(format!("{kind} in {api_version} has no protobuf encoding"))
     })?;
     let message = codec.message(value).map_err(protobuf_error)?;
-    Ok(crate::protobuf::envelope(api_version, kind, &[&message]))
+    Ok(apimachinery::protobuf::envelope(
+        api_version,
+        kind,
+        &[&message],
+    ))
 }
 
 /// An object that could not be encoded: a server error, as `SerializeObject` reports it.
@@ -66,7 +71,7 @@ pub fn protobuf_error(e: ProtobufError) -> ApiError {
 }
 
 /// `meta.AsPartialObjectMetadata`: the object's metadata under `meta.k8s.io`'s kind.
-pub fn partial_object_metadata(obj: &Value, version: crate::table::TableVersion) -> Value {
+pub fn partial_object_metadata(obj: &Value, version: apimachinery::table::TableVersion) -> Value {
     serde_json::json!({
         "kind": "PartialObjectMetadata",
         "apiVersion": version.api_version(),
@@ -170,7 +175,7 @@ mod tests {
         let (_, ct, pb) =
             body(form(Some("application/vnd.kubernetes.protobuf"), None).render(&e)).await;
         assert_eq!(ct, "application/vnd.kubernetes.protobuf");
-        let decoded = crate::protobuf::decode_response(&pb).unwrap();
+        let decoded = apimachinery::protobuf::decode_response(&pb).unwrap();
         assert_eq!(decoded, e.status_json());
 
         let (_, ct, yaml) = body(form(Some("application/yaml"), None).render(&e)).await;

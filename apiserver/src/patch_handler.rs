@@ -11,8 +11,8 @@ use crate::handler::{Ctx, read_body, render_written, request_media, write_contex
 use crate::managed_fields;
 use crate::object;
 use crate::options::{OptionsKind, WriteOptions};
-use crate::patch::{self, GroupVersionKindRef, PatchError};
 use crate::registry::{Registry, Subresource};
+use apimachinery::patch::{self, GroupVersionKindRef, PatchError};
 
 /// The patch formats kube-apiserver accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -167,7 +167,7 @@ pub fn add_selector_name(info: &mut RequestInfo, query: &HashMap<String, Vec<Str
     if (info.verb == "list" || info.verb == "watch")
         && info.name.is_empty()
         && let Some(fs) = query.get("fieldSelector").and_then(|v| v.first())
-        && let Ok(sel) = crate::selectors::FieldSelector::parse(fs)
+        && let Ok(sel) = apimachinery::selectors::FieldSelector::parse(fs)
         && let Some(name) = sel.exact_name()
     {
         info.name = name.to_string();

@@ -12,9 +12,9 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::openapi::builtin::{self, OBJECT_META, SCHEMA_REF_PREFIX};
 use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
+use apimachinery::openapi::builtin::{self, OBJECT_META, SCHEMA_REF_PREFIX};
 
 /// Removes fields the kind's schema does not know and returns their paths, in the order kube
 /// reports them.

@@ -9,12 +9,12 @@ use serde_json::Value;
 use crate::error::ApiError;
 use crate::handler::Ctx;
 use crate::resources::{ResourceDef, Source};
-use crate::table::{
+use crate::watch::Encoder;
+use crate::watch_cache::{CacheEvent, CachedObject, EventType};
+use apimachinery::table::{
     CustomColumnsConvertor, IncludeObject, ListMeta, PrinterColumn, TableConvertor, TableOptions,
     TableVersion, build_table, convertor_for, parse_include_object,
 };
-use crate::watch::Encoder;
-use crate::watch_cache::{CacheEvent, CachedObject, EventType};
 
 /// The convertor of a resource.
 pub fn convertor(def: &ResourceDef) -> Arc<dyn TableConvertor> {
@@ -35,10 +35,10 @@ pub fn convertor(def: &ResourceDef) -> Arc<dyn TableConvertor> {
 struct StaticConvertor(&'static dyn TableConvertor);
 
 impl TableConvertor for StaticConvertor {
-    fn columns(&self) -> &[crate::table::ColumnDefinition] {
+    fn columns(&self) -> &[apimachinery::table::ColumnDefinition] {
         self.0.columns()
     }
-    fn row(&self, obj: &Value, now: jiff::Timestamp) -> crate::table::Row {
+    fn row(&self, obj: &Value, now: jiff::Timestamp) -> apimachinery::table::Row {
         self.0.row(obj, now)
     }
     fn always_sends_headers(&self) -> bool {

@@ -14,14 +14,14 @@ use tokio::sync::mpsc;
 use crate::error::ApiError;
 use crate::negotiation::MediaType;
 use crate::options::{ListOptions, RvMatch};
-use crate::protobuf::Codec;
 use crate::resources::ResourceDef;
 use crate::state::ApiState;
-use crate::table::TableVersion;
 use crate::watch_cache::{
     CacheError, CacheEvent, CachedObject, EventType, Filter, FrameFormat, RecvError, WatchCache,
     frame,
 };
+use apimachinery::protobuf::Codec;
+use apimachinery::table::TableVersion;
 
 /// Turns each outgoing event into its wire form (JSON, protobuf, or a one-row Table).
 pub trait Encoder: Send + 'static {
@@ -114,7 +114,7 @@ pub struct ProtobufEncoder {
 /// A protobuf watch frame of `object` encoded with `codec`; `None` (logged) when it cannot be.
 fn protobuf_frame(codec: &Codec, t: &str, object: &serde_json::Value) -> Option<Bytes> {
     match codec.object(object) {
-        Ok(body) => Some(Bytes::from(crate::protobuf::watch_event(t, &body))),
+        Ok(body) => Some(Bytes::from(apimachinery::protobuf::watch_event(t, &body))),
         Err(e) => {
             tracing::warn!(error = %e, kind = codec.kind(), "watch event cannot be encoded as protobuf; watch closed");
             None
@@ -127,7 +127,7 @@ fn protobuf_error(status: &ApiError) -> Bytes {
     let body = Codec::for_kind("v1", "Status")
         .and_then(|c| c.object(&status.status_json()).ok())
         .unwrap_or_default();
-    Bytes::from(crate::protobuf::watch_event("ERROR", &body))
+    Bytes::from(apimachinery::protobuf::watch_event("ERROR", &body))
 }
 
 impl Encoder for ProtobufEncoder {

@@ -19,7 +19,7 @@ use tokio::sync::watch;
 use crate::fields;
 use crate::object;
 use crate::resources::ResourceDef;
-use crate::selectors::{FieldSelector, LabelSelector, Labels};
+use apimachinery::selectors::{FieldSelector, LabelSelector, Labels};
 
 /// One object as the cache holds it: its served JSON and what selectors need.
 #[derive(Debug)]
@@ -1240,7 +1240,7 @@ impl WatchCache {
 pub(crate) mod tests {
     use super::*;
     use crate::resources::built_in;
-    use crate::selectors::LabelSelector;
+    use apimachinery::selectors::LabelSelector;
     use bytes::Bytes;
     use serde_json::json;
     use std::collections::HashMap;

@@ -1,5 +1,7 @@
 //! Certificates and kubeconfig files: the control plane's CA, serving and client
 //! certificates (rcgen), created on first start and reused afterwards.
+//!
+//! Must not depend on the server, storage, controllers or an async runtime.
 
 mod kubeconfig;
 mod pki;

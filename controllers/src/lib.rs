@@ -1,6 +1,9 @@
 //! Karmada's controllers for karmada-rs: the propagation pipeline from resource templates to
 //! member clusters and back.
 //!
+//! Must not depend on the API server crate (nor storage): the control plane is reached through
+//! `kube::Client` only.
+//!
 //! ```text
 //! template + (Cluster)PropagationPolicy --detector--> (Cluster)ResourceBinding
 //!   --scheduler--> spec.clusters --binding--> Work per cluster (karmada-es-<cluster>)

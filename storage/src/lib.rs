@@ -1,5 +1,8 @@
 //! Storage with etcd v3 semantics: the [`Store`] trait and its backends.
 //!
+//! Must not depend on Kubernetes or Karmada types, nor on any other crate of this workspace:
+//! it stores bytes under keys.
+//!
 //! - [`embedded::EmbeddedStore`]: the default, in process, durable in one data directory.
 //! - [`etcd::EtcdStore`]: an etcd v3 cluster.
 //! - [`compactor`]: periodic compaction the way kube-apiserver does it, for either backend.

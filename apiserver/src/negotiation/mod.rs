@@ -10,11 +10,9 @@
 //! `PartialObjectMetadata` forms. Tables are JSON or YAML.
 
 mod accept;
-pub mod pretty;
-pub mod yaml;
 
 use crate::error::ApiError;
-use crate::table::TableVersion;
+use apimachinery::table::TableVersion;
 
 pub use accept::{Clause, parse as parse_accept};
 
@@ -38,7 +36,7 @@ impl MediaType {
         match self {
             MediaType::Json => "application/json",
             MediaType::Yaml => "application/yaml",
-            MediaType::Protobuf => crate::protobuf::CONTENT_TYPE,
+            MediaType::Protobuf => apimachinery::protobuf::CONTENT_TYPE,
         }
     }
 

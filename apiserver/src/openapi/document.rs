@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::builtin::{
+use crate::resources::{ResourceDef, Source, Storage};
+use apimachinery::openapi::builtin::{
     self, DELETE_OPTIONS, LIST_META, OBJECT_META, PATCH, SCALE, SCHEMA_REF_PREFIX, STATUS,
 };
-use crate::resources::{ResourceDef, Source, Storage};
 
 /// Which OpenAPI document a group-version's schemas are built for: custom and Karmada kinds
 /// differ (kube's CRD builder filters their schemas for kubectl's v2 validation).

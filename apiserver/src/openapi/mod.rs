@@ -16,9 +16,7 @@
 //! group-versions once per process) and shared; v2 is built on its first request after a
 //! change of the catalog (a CRD) or of an aggregated server's documents.
 
-pub mod builtin;
 pub mod document;
-pub mod gnostic;
 pub mod v2;
 
 use std::collections::HashMap;
@@ -33,6 +31,7 @@ use serde_json::{Value, json};
 
 use crate::error::ApiError;
 use crate::resources::{CatalogSnapshot, ResourceDef};
+use apimachinery::openapi::gnostic;
 use document::Flavor;
 
 /// One serialized document.

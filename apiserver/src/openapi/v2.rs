@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::builtin::SCHEMA_REF_PREFIX;
+use apimachinery::openapi::builtin::SCHEMA_REF_PREFIX;
 
 /// Where definitions live in a v2 document.
 pub const DEFINITIONS_REF_PREFIX: &str = "#/definitions/";

@@ -1,15 +1,21 @@
-//! Defaulting and validation of Kubernetes built-in kinds, as kube-apiserver 1.32 does them, on
-//! objects in Kubernetes JSON (`serde_json::Value`).
+//! The built-in kinds' registry strategies, as k8s.io/kubernetes/pkg/registry and the
+//! validation and defaulting of pkg/apis/* give them to kube-apiserver 1.32: defaulting,
+//! PrepareForCreate/PrepareForUpdate and validation of objects in Kubernetes JSON
+//! (`serde_json::Value`).
 //!
-//! The registry calls, in kube's order:
-//! - create: [`default_object`] (decoding) → fill uid/creationTimestamp/name → [`prepare_for_create`]
-//!   (strategy PrepareForCreate) → [`validate`] with `old = None`;
-//! - update: [`default_object`] → [`prepare_for_update`] (rest.BeforeUpdate + PrepareForUpdate) →
-//!   [`validate`] with `old = Some(stored)`.
+//! The server reaches all of it through one interface, [`Strategy`] ([`strategy_for`] gives the
+//! strategy of a group and kind), and calls, in kube's order:
+//! - create: [`Strategy::default`] (decoding) → fill uid/creationTimestamp/name →
+//!   [`Strategy::prepare_for_create`] → [`Strategy::validate`] with `old = None`;
+//! - update: [`Strategy::default`] → [`Strategy::prepare_for_update`] (rest.BeforeUpdate +
+//!   PrepareForUpdate) → [`Strategy::validate`] with `old = Some(stored)`.
 //!
-//! [`validate`] expects a defaulted object, as kube validates only after decoding applied the
+//! Validation expects a defaulted object, as kube validates only after decoding applied the
 //! defaults (`terminationGracePeriodSeconds: Required value` is what an undefaulted pod gets).
-//! Namespace presence/absence and `resourceVersion` are the registry's to check.
+//! Namespace presence/absence and `resourceVersion` are the server's to check.
+//!
+//! This crate has no I/O: it must not depend on an async runtime, an HTTP stack, storage or the
+//! API server itself; of this workspace it uses only `apimachinery` and the Karmada API types.
 
 mod apps;
 mod batch;
@@ -21,14 +27,13 @@ mod meta;
 mod names;
 mod others;
 mod pod;
-pub(crate) mod quantity;
 mod strategy;
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::error::Cause;
+use apimachinery::status::Cause;
 
 pub use names::{is_dns1123_label, is_dns1123_subdomain};
 
@@ -36,7 +41,7 @@ pub use names::{is_dns1123_label, is_dns1123_subdomain};
 /// create): pod spec and container defaults, workload strategies, Service traffic policies and
 /// IP families, Secret `stringData` folding, canonical quantities, and so on. Unknown kinds
 /// are left alone.
-pub fn default_object(group: &str, kind: &str, obj: &mut Value) {
+pub(crate) fn default_object(group: &str, kind: &str, obj: &mut Value) {
     defaults::default_object(group, kind, obj);
 }
 
@@ -44,7 +49,7 @@ pub fn default_object(group: &str, kind: &str, obj: &mut Value) {
 /// `{"phase": "Pending"}` for a PVC, `{"loadBalancer": {}}` for a Service), adds the
 /// `kubernetes` finalizer to a Namespace, records a CRD's storage version, and generates a
 /// Job's selector and template labels from `metadata.uid` (which must be set before).
-pub fn prepare_for_create(group: &str, kind: &str, obj: &mut Value) {
+pub(crate) fn prepare_for_create(group: &str, kind: &str, obj: &mut Value) {
     strategy::prepare_for_create(group, kind, obj);
 }
 
@@ -53,7 +58,7 @@ pub fn prepare_for_create(group: &str, kind: &str, obj: &mut Value) {
 /// stored `status` of kinds with a status subresource and a Namespace's `spec.finalizers`;
 /// for a Service, re-fills allocated values the client omitted (clusterIP(s), nodePorts,
 /// healthCheckNodePort) and drops the ones a type change makes unused.
-pub fn prepare_for_update(group: &str, kind: &str, new: &mut Value, old: &Value) {
+pub(crate) fn prepare_for_update(group: &str, kind: &str, new: &mut Value, old: &Value) {
     strategy::prepare_for_update(group, kind, new, old);
 }
 
@@ -95,7 +100,7 @@ fn uses_core_meta(group: &str) -> bool {
 /// The problem with `name` as the name of a `group`/`kind` object, in kube's words (several
 /// problems are joined with `, `); `None` when the name is valid. For CRDs and APIServices only
 /// the format is checked here, not the `plural.group` / `version.group` match.
-pub fn validate_name(group: &str, kind: &str, name: &str) -> Option<String> {
+pub(crate) fn validate_name(group: &str, kind: &str, name: &str) -> Option<String> {
     let msgs = name_rule(group, kind)(name, false);
     (!msgs.is_empty()).then(|| msgs.join(", "))
 }
@@ -104,7 +109,7 @@ pub fn validate_name(group: &str, kind: &str, name: &str) -> Option<String> {
 /// (`old = Some(stored object)`), as metav1.StatusCauses (`field`, `reason`, and `message` =
 /// kube's ErrorBody, e.g. `Required value`). Empty means valid. Kinds this module does not
 /// know get kube's generic ObjectMeta checks only (as custom resources do).
-pub fn validate(group: &str, kind: &str, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+pub(crate) fn validate(group: &str, kind: &str, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
     let rule = name_rule(group, kind);
     let name_fn: ObjectNameFn = match (group, kind) {
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
@@ -163,6 +168,57 @@ pub fn validate(group: &str, kind: &str, obj: &Value, old: Option<&Value>) -> Ve
     let mut seen = BTreeSet::new();
     errs.retain(|c| seen.insert((c.field.clone(), c.reason.clone(), c.message.clone())));
     errs
+}
+
+/// What the server asks of a kind's registry strategy: kube's rest.RESTCreateStrategy and
+/// RESTUpdateStrategy (PrepareForCreate, PrepareForUpdate, Validate, ValidateUpdate) plus the
+/// defaulting its decoder applies and the name rule of its ObjectMeta validation.
+pub trait Strategy: Send + Sync {
+    /// Applies the defaults decoding applies (what `kubectl get -o yaml` shows after a create).
+    fn default(&self, obj: &mut Value);
+    /// kube's PrepareForCreate (`metadata.uid` must be set before).
+    fn prepare_for_create(&self, obj: &mut Value);
+    /// kube's rest.BeforeUpdate and PrepareForUpdate, given the stored object.
+    fn prepare_for_update(&self, new: &mut Value, old: &Value);
+    /// The problem with `name` as this kind's object name, in kube's words; `None` when valid.
+    fn validate_name(&self, name: &str) -> Option<String>;
+    /// Validation on create (`old = None`) or update (`old = Some(stored)`); empty when valid.
+    fn validate(&self, obj: &Value, old: Option<&Value>) -> Vec<Cause>;
+}
+
+/// The strategy of one built-in kind; kinds this crate does not know are left as they are and
+/// get kube's generic ObjectMeta checks only (as custom resources do).
+#[derive(Clone, Copy, Debug)]
+pub struct BuiltinStrategy<'a> {
+    group: &'a str,
+    kind: &'a str,
+}
+
+/// The strategy of the kind `kind` in API group `group` (`""` for the core group).
+pub fn strategy_for<'a>(group: &'a str, kind: &'a str) -> BuiltinStrategy<'a> {
+    BuiltinStrategy { group, kind }
+}
+
+impl Strategy for BuiltinStrategy<'_> {
+    fn default(&self, obj: &mut Value) {
+        default_object(self.group, self.kind, obj);
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        prepare_for_create(self.group, self.kind, obj);
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        prepare_for_update(self.group, self.kind, new, old);
+    }
+
+    fn validate_name(&self, name: &str) -> Option<String> {
+        validate_name(self.group, self.kind, name)
+    }
+
+    fn validate(&self, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
+        validate(self.group, self.kind, obj, old)
+    }
 }
 
 #[cfg(test)]

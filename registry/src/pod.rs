@@ -10,8 +10,8 @@ use super::field::{self, Bad, Path};
 use super::json;
 use super::meta;
 use super::names;
-use super::quantity::Quantity;
-use crate::error::Cause;
+use apimachinery::quantity::Quantity;
+use apimachinery::status::Cause;
 
 const FILE_MODE_MSG: &str = "must be a number between 0 and 0777 (octal), both inclusive";
 
@@ -1167,7 +1167,7 @@ pub(crate) fn parse_resource_list(
             None => errs.push(field::invalid(
                 &p,
                 Bad::Raw(v.to_string()),
-                super::quantity::FORMAT_ERROR,
+                apimachinery::quantity::FORMAT_ERROR,
             )),
         }
     }
@@ -1177,7 +1177,7 @@ pub(crate) fn parse_resource_list(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtin::defaults::default_pod_template;
+    use crate::defaults::default_pod_template;
     use serde_json::json;
 
     fn check(template: Value) -> Vec<(String, String)> {

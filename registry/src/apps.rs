@@ -8,7 +8,7 @@ use super::json;
 use super::meta;
 use super::names;
 use super::pod;
-use crate::error::Cause;
+use apimachinery::status::Cause;
 
 fn spec(obj: &Value) -> &Value {
     static EMPTY: Value = Value::Null;

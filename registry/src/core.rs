@@ -11,8 +11,8 @@ use super::json;
 use super::meta;
 use super::names;
 use super::pod;
-use super::quantity::Quantity;
-use crate::error::Cause;
+use apimachinery::quantity::Quantity;
+use apimachinery::status::Cause;
 
 /// core.MaxSecretSize.
 const MAX_SECRET_SIZE: usize = 1024 * 1024;
@@ -845,7 +845,7 @@ pub(crate) fn validate_pvc_spec(s: &Value, path: &Path, errs: &mut Vec<Cause>) {
             _ => errs.push(field::invalid(
                 &storage_path,
                 Bad::Raw(v.to_string()),
-                super::quantity::FORMAT_ERROR,
+                apimachinery::quantity::FORMAT_ERROR,
             )),
         },
     }

@@ -11,7 +11,7 @@ use super::json;
 use super::meta;
 use super::names;
 use super::pod;
-use crate::error::Cause;
+use apimachinery::status::Cause;
 
 const CONTROLLER_UID: &str = "batch.kubernetes.io/controller-uid";
 const JOB_NAME: &str = "batch.kubernetes.io/job-name";

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::json::{
     self, default_int, default_nil, default_str, each_mut, field, obj_mut, with_mut,
 };
-use super::quantity::Quantity;
+use apimachinery::quantity::Quantity;
 
 /// Applies kube's defaults for `group`/`kind` in place.
 pub(crate) fn default_object(group: &str, kind: &str, obj: &mut Value) {

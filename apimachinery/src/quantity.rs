@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 /// ErrFormatWrong.
-pub(crate) const FORMAT_ERROR: &str =
+pub const FORMAT_ERROR: &str =
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 /// ErrSuffix.
 const SUFFIX_ERROR: &str = "unable to parse quantity's suffix";
@@ -20,7 +20,7 @@ enum Format {
 
 /// A parsed quantity: `mantissa * 10^scale`.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Quantity {
+pub struct Quantity {
     mantissa: i128,
     scale: i32,
     format: Format,
@@ -135,7 +135,7 @@ fn round_away(m: i128, scale: i32, target: i32) -> Option<i128> {
 
 impl Quantity {
     /// resource.ParseQuantity (after the JSON decoder's whitespace trim).
-    pub(crate) fn parse(input: &str) -> Result<Quantity, &'static str> {
+    pub fn parse(input: &str) -> Result<Quantity, &'static str> {
         let s = input.trim();
         if s.is_empty() {
             return Err(FORMAT_ERROR);
@@ -235,7 +235,7 @@ impl Quantity {
     }
 
     /// Parses a JSON quantity: a string or a number (whose literal text kube parses).
-    pub(crate) fn from_json(v: &serde_json::Value) -> Option<Result<Quantity, &'static str>> {
+    pub fn from_json(v: &serde_json::Value) -> Option<Result<Quantity, &'static str>> {
         match v {
             serde_json::Value::String(s) => Some(Quantity::parse(s)),
             serde_json::Value::Number(n) => Some(Quantity::parse(&n.to_string())),
@@ -244,7 +244,7 @@ impl Quantity {
     }
 
     /// Quantity.RoundUp(scale): at least `scale` precision, rounding away from zero.
-    pub(crate) fn round_up(&mut self, scale: i32) {
+    pub fn round_up(&mut self, scale: i32) {
         if self.scale >= scale {
             return;
         }
@@ -273,12 +273,14 @@ impl Quantity {
     }
 
     /// Quantity.Cmp.
-    pub(crate) fn cmp(&self, other: &Quantity) -> Ordering {
+    // Not `Ord`: `1` and `1000m` compare equal here but differ as representations (`PartialEq`).
+    #[allow(clippy::should_implement_trait)]
+    pub fn cmp(&self, other: &Quantity) -> Ordering {
         self.cmp_value(other.mantissa, other.scale)
     }
 
     /// Sign of the value.
-    pub(crate) fn signum(&self) -> i128 {
+    pub fn signum(&self) -> i128 {
         self.mantissa.signum()
     }
 
@@ -288,7 +290,7 @@ impl Quantity {
     }
 
     /// Quantity.String: the kept input or the canonical form.
-    pub(crate) fn canonical(&self) -> String {
+    pub fn canonical(&self) -> String {
         if let Some(s) = &self.original {
             return s.clone();
         }
@@ -361,7 +363,7 @@ impl Quantity {
     }
 
     /// Whether the value is below zero.
-    pub(crate) fn is_negative(&self) -> bool {
+    pub fn is_negative(&self) -> bool {
         self.mantissa < 0
     }
 }

@@ -32,7 +32,7 @@ impl ToJson for Quantity {
 
 impl FromJson for Quantity {
     fn from_json(v: &Value, _enc: Enc) -> Result<Self, ProtobufError> {
-        let parsed = crate::builtin::quantity::Quantity::from_json(v)
+        let parsed = crate::quantity::Quantity::from_json(v)
             .ok_or_else(|| mistyped("a quantity string or number", v))?
             .map_err(|e| unencodable(format_args!("invalid quantity {v}: {e}")))?;
         Ok(Quantity {

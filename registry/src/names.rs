@@ -482,7 +482,7 @@ mod tests {
     /// shorter, as kube's.
     #[test]
     fn arbitrary_text_names() {
-        use crate::arbitrary_text::{CASES, TextGen};
+        use apimachinery::arbitrary_text::{CASES, TextGen};
         let mut g = TextGen::new(0x0004_a3e5);
         for _ in 0..CASES {
             let s = g.text(&['-', '.', '_', 'a', '0', '/', '%'], 70);

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::Cause;
+use apimachinery::status::Cause;
 
 /// A field path such as `spec.template.spec.containers[0].image`.
 #[derive(Clone, Debug, PartialEq, Eq)]

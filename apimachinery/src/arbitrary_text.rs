@@ -4,7 +4,7 @@
 //! treats specially, multi-byte characters right next to them, and any Unicode scalar value.
 
 /// How many texts each property sees.
-pub(crate) const CASES: usize = 4000;
+pub const CASES: usize = 4000;
 
 /// Characters of every UTF-8 width, and ones that are easy to get wrong: a combining mark, the
 /// replacement character, a byte-order mark, NUL, a non-breaking space.
@@ -13,11 +13,11 @@ const MULTI_BYTE: &[char] = &[
 ];
 
 /// A seeded generator of texts.
-pub(crate) struct TextGen(u64);
+pub struct TextGen(u64);
 
 impl TextGen {
     /// A generator; the same seed gives the same texts.
-    pub(crate) fn new(seed: u64) -> TextGen {
+    pub fn new(seed: u64) -> TextGen {
         TextGen(seed | 1)
     }
 
@@ -31,7 +31,7 @@ impl TextGen {
     }
 
     /// A number in `0..n` (`n` > 0).
-    pub(crate) fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n as u64) as usize
     }
 
@@ -40,7 +40,7 @@ impl TextGen {
     }
 
     /// One character: from `special`, ASCII alphanumeric, multi-byte, or any scalar value.
-    pub(crate) fn char(&mut self, special: &[char]) -> char {
+    pub fn char(&mut self, special: &[char]) -> char {
         match self.below(8) {
             0..=2 if !special.is_empty() => self.pick(special),
             0..=4 => {
@@ -58,7 +58,7 @@ impl TextGen {
     }
 
     /// A text of up to `max_chars` characters drawn by [`TextGen::char`].
-    pub(crate) fn text(&mut self, special: &[char], max_chars: usize) -> String {
+    pub fn text(&mut self, special: &[char], max_chars: usize) -> String {
         let n = self.below(max_chars + 1);
         (0..n).map(|_| self.char(special)).collect()
     }

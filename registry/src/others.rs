@@ -11,7 +11,7 @@ use super::field::{self, Bad, Path, go_quote};
 use super::json;
 use super::meta;
 use super::names;
-use crate::error::Cause;
+use apimachinery::status::Cause;
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::field::{self, Bad, Path, go_quote, go_string_map, go_string_slice};
 use super::json;
 use super::names;
-use crate::error::Cause;
+use apimachinery::status::Cause;
 
 /// A name format: `(name, is_generate_name_prefix) -> problems`.
 pub(crate) type NameFn<'a> = &'a dyn Fn(&str, bool) -> Vec<String>;
