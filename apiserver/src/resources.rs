@@ -696,7 +696,7 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::patch::{GroupVersionKindRef, Schema};
+    use apimachinery::patch::{GroupVersionKindRef, Schema};
 
     /// kubectl's client-side apply and `kubectl patch` send strategic merge patches for every
     /// kind it knows: each stored built-in kind needs its merge table, or the patch is a 415.
