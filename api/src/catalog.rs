@@ -153,6 +153,19 @@ static KINDS: &[KindInfo] = &[
         ..CRD
     },
     KindInfo {
+        group: "policy.karmada.io",
+        version: "v1alpha1",
+        kind: "ClusterTaintPolicy",
+        list_kind: "ClusterTaintPolicyList",
+        plural: "clustertaintpolicies",
+        singular: "clustertaintpolicy",
+        short_names: &[],
+        categories: &[],
+        namespaced: false,
+        status_subresource: false,
+        ..CRD
+    },
+    KindInfo {
         group: "work.karmada.io",
         version: "v1alpha1",
         kind: "Work",

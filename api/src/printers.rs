@@ -101,7 +101,9 @@ fn build_columns(kind: &str) -> Vec<PrinterColumn> {
             crd_column!("PRIORITY", "string", ".spec.priority"),
             crd_column!("AGE", "date", ".metadata.creationTimestamp"),
         ]),
-        "OverridePolicy" | "ClusterOverridePolicy" => columns.push(default_age_column()),
+        "OverridePolicy" | "ClusterOverridePolicy" | "ClusterTaintPolicy" => {
+            columns.push(default_age_column())
+        }
         "Work" => columns.extend([
             crd_column!(
                 "WORKLOAD-KIND",
@@ -180,6 +182,7 @@ column_cache!(
     "ClusterPropagationPolicy",
     "OverridePolicy",
     "ClusterOverridePolicy",
+    "ClusterTaintPolicy",
     "Work",
     "ResourceBinding",
     "ClusterResourceBinding",

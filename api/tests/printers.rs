@@ -412,6 +412,13 @@ fn kind_catalog() {
                 [false, false, false, false]
             ),
             row(
+                "ClusterTaintPolicy",
+                "policy.karmada.io/v1alpha1",
+                "clustertaintpolicies",
+                &[],
+                [false, false, false, false]
+            ),
+            row(
                 "Work",
                 "work.karmada.io/v1alpha1",
                 "works",
@@ -444,7 +451,9 @@ fn kind_catalog() {
     for k in kinds() {
         assert_eq!(k.list_kind, format!("{}List", k.kind));
         assert_eq!(k.singular, k.kind.to_lowercase());
-        let expected_categories: &[&str] = if k.kind == "Cluster" {
+        // Karmada's ClusterTaintPolicy CRD declares no category either.
+        let expected_categories: &[&str] = if k.kind == "Cluster" || k.kind == "ClusterTaintPolicy"
+        {
             &[]
         } else {
             &["karmada-io"]

@@ -17,7 +17,8 @@ pub(crate) use node::{Checks, Node, json_type_name};
 
 use crate::cluster::v1alpha1::Cluster;
 use crate::policy::v1alpha1::{
-    ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
+    ClusterOverridePolicy, ClusterPropagationPolicy, ClusterTaintPolicy, OverridePolicy,
+    PropagationPolicy,
 };
 use crate::work::v1alpha1::Work;
 use crate::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
@@ -67,6 +68,7 @@ kind_schemas!(
     ClusterPropagationPolicy,
     OverridePolicy,
     ClusterOverridePolicy,
+    ClusterTaintPolicy,
     Work,
     ResourceBinding,
     ClusterResourceBinding,

@@ -225,16 +225,6 @@ impl Scheduler {
         }
     }
 
-    fn template_target(spec: &ResourceBindingSpec) -> EventTarget {
-        EventTarget {
-            api_version: spec.resource.api_version.clone(),
-            kind: spec.resource.kind.clone(),
-            namespace: spec.resource.namespace.clone(),
-            name: spec.resource.name.clone(),
-            uid: spec.resource.uid.clone(),
-        }
-    }
-
     async fn reconcile<B: Binding>(&self, key: Key) -> Result<Requeue> {
         let Some(b) = B::informer(&self.ctx).get(&key) else {
             return Ok(Requeue::No);
@@ -323,7 +313,7 @@ impl Scheduler {
         let result = algorithm::schedule(&input);
         let placement_json = serde_json::to_string(placement)?;
         let rb_target = EventTarget::of(b);
-        let tpl_target = Self::template_target(spec);
+        let tpl_target = crate::runtime::bindings::template_target(spec);
         match result {
             Ok(r) => {
                 let generation = self
