@@ -434,3 +434,145 @@ spec: {{holderIdentity: agent1, leaseDurationSeconds: 40, renewTime: '{renew}'}}
         .then_some(())
     });
 }
+
+/// Keeps (or stops keeping) a Deployment unready on a member through the simulator's switch.
+fn hold_unready(env: &Env, member: &str, name: &str, hold: bool) {
+    let value = if hold {
+        "simulator.karmada-rs.io/ready=false"
+    } else {
+        "simulator.karmada-rs.io/ready-"
+    };
+    env.member(member).kubectl_ok(&[
+        "annotate",
+        "deploy",
+        name,
+        "-n",
+        "default",
+        "--overwrite",
+        value,
+    ]);
+}
+
+fn health_on(rb: &Value, cluster: &str) -> Option<String> {
+    rb["status"]["aggregatedStatus"]
+        .as_array()?
+        .iter()
+        .find(|s| s["clusterName"] == cluster)
+        .and_then(|s| s["health"].as_str().map(str::to_owned))
+}
+
+#[test]
+fn application_failover_moves_an_unhealthy_workload_and_never_keeps_the_old_copy() {
+    let env = Env::start_with_flags(Backend::Embedded, 3, &[]);
+    let app = |name: &str, toleration: u32, purge: &str| {
+        format!(
+            "{}{}",
+            deployment(name, 2),
+            policy(
+                name,
+                "    clusterAffinity: {clusterNames: [member1, member2, member3]}
+    spreadConstraints: [{spreadByField: cluster, maxGroups: 2, minGroups: 2}]
+    replicaScheduling: {replicaSchedulingType: Duplicated}",
+                &format!(
+                    "  propagateDeps: true
+  failover:
+    application:
+      decisionConditions: {{tolerationSeconds: {toleration}}}
+      purgeMode: {purge}
+"
+                ),
+            )
+        )
+    };
+    env.apply(&app("never", 2, "Never"));
+    env.apply(&app("flaky", 60, "Gracefully"));
+    let first = |name: &str| {
+        env.wait(&format!("{name} healthy on two clusters"), || {
+            let b = rb(&env, name)?;
+            let c = clusters(&b);
+            (c.len() == 2
+                && c.iter()
+                    .all(|(n, _)| health_on(&b, n).as_deref() == Some("Healthy")))
+            .then(|| c[0].0.clone())
+        })
+    };
+    let victim = first("never");
+    let old_uid = uid_on(&env, &victim, "never");
+    hold_unready(&env, &victim, "never", true);
+    // Unhealthy for longer than 2 s: evicted with suppressDeletion, replaced elsewhere.
+    let b = env.wait("never evicted from its unhealthy cluster", || {
+        let b = rb(&env, "never")?;
+        let t = tasks(&b);
+        (clusters(&b).iter().all(|(n, _)| *n != victim) && t.len() == 1).then_some(b)
+    });
+    let t = &tasks(&b)[0];
+    assert_eq!(t["fromCluster"], victim.as_str());
+    assert_eq!(t["purgeMode"], "Never");
+    assert_eq!(t["suppressDeletion"], true);
+    assert_eq!(t["reason"], "ApplicationFailure");
+    assert_eq!(
+        t["producer"],
+        "resource-binding-application-failover-controller"
+    );
+    assert_eq!(clusters(&b).len(), 2, "replaced on another cluster");
+    let wide = env.cp.kubectl_ok(&[
+        "get",
+        "rb",
+        "never-deployment",
+        "-n",
+        "default",
+        "-o",
+        "wide",
+    ]);
+    assert!(
+        wide.contains("EVICTING-FROM") && wide.contains(&victim),
+        "{wide}"
+    );
+    let ev = events_for(&env, "Deployment", "never");
+    assert!(ev.contains("ApplicationUnhealthy"), "{ev}");
+    assert!(ev.contains("ApplicationFailure"), "{ev}");
+    // Never: the old copy stays, whatever the new copies' health, until a person acts.
+    env.wait("the new copies healthy", || {
+        let b = rb(&env, "never")?;
+        clusters(&b)
+            .iter()
+            .all(|(n, _)| health_on(&b, n).as_deref() == Some("Healthy"))
+            .then_some(())
+    });
+    env.barrier(&victim);
+    assert_eq!(uid_on(&env, &victim, "never"), old_uid, "kept");
+    assert_eq!(tasks(&rb(&env, "never").expect("rb")).len(), 1);
+    env.cp.kubectl_ok(&[
+        "patch",
+        "rb",
+        "never-deployment",
+        "-n",
+        "default",
+        "--type=json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/gracefulEvictionTasks/0/suppressDeletion","value":false}]"#,
+    ]);
+    env.wait("the task ends and the old copy goes", || {
+        let b = rb(&env, "never")?;
+        (tasks(&b).is_empty() && uid_on(&env, &victim, "never") != old_uid).then_some(())
+    });
+
+    // Recovery within the toleration cancels the countdown.
+    let victim = first("flaky");
+    let before = clusters(&rb(&env, "flaky").expect("rb"));
+    hold_unready(&env, &victim, "flaky", true);
+    env.wait("the countdown starts", || {
+        events_for(&env, "ResourceBinding", "flaky-deployment")
+            .contains("ApplicationUnhealthy")
+            .then_some(())
+    });
+    hold_unready(&env, &victim, "flaky", false);
+    env.wait("the countdown is canceled", || {
+        events_for(&env, "ResourceBinding", "flaky-deployment")
+            .contains("ApplicationFailoverCanceled")
+            .then_some(())
+    });
+    let b = rb(&env, "flaky").expect("rb");
+    assert_eq!(clusters(&b), before);
+    assert!(tasks(&b).is_empty());
+}

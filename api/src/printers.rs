@@ -129,6 +129,16 @@ fn build_columns(kind: &str) -> Vec<PrinterColumn> {
                 ".status.conditions[?(@.type==\"FullyApplied\")].status",
             ),
             crd_column!("AGE", "date", ".metadata.creationTimestamp"),
+            // Beyond Karmada, shown by `-o wide` only (so the default table stays Karmada's):
+            // the (first) cluster the workload is being evicted from.
+            PrinterColumn {
+                priority: 1,
+                ..crd_column!(
+                    "EVICTING-FROM",
+                    "string",
+                    ".spec.gracefulEvictionTasks[*].fromCluster"
+                )
+            },
         ]),
         "Cluster" => {
             columns.extend([

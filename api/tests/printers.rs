@@ -104,6 +104,12 @@ fn crd_printer_columns() {
                     Some(".status.conditions[?(@.type==\"FullyApplied\")].status"),
                 ),
                 age,
+                (
+                    "EVICTING-FROM",
+                    "string",
+                    1,
+                    Some(".spec.gracefulEvictionTasks[*].fromCluster"),
+                ),
             ],
         ),
         (
@@ -123,6 +129,12 @@ fn crd_printer_columns() {
                     Some(".status.conditions[?(@.type==\"FullyApplied\")].status"),
                 ),
                 age,
+                (
+                    "EVICTING-FROM",
+                    "string",
+                    1,
+                    Some(".spec.gracefulEvictionTasks[*].fromCluster"),
+                ),
             ],
         ),
     ];

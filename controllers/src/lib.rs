@@ -12,6 +12,7 @@
 //! karmada-rs, but any kube-apiserver serving Karmada's APIs works) and to members through
 //! [`member_clients::MemberClients`]. [`start`] runs them all.
 
+pub mod application_failover;
 pub mod binding;
 pub mod binding_status;
 pub mod cluster;
@@ -101,6 +102,7 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
     // eviction tasks' end.
     tasks.extend(cluster_taint_policy::start(ctx.clone()));
     tasks.extend(taint_manager::start(ctx.clone()));
+    tasks.extend(application_failover::start(ctx.clone()));
     tasks.extend(graceful_eviction::start(ctx.clone()));
     // Execution spaces, cluster status and taints share the pipeline's member clients.
     tasks.extend(cluster::start(cluster::ClusterControllers {
