@@ -576,3 +576,99 @@ fn application_failover_moves_an_unhealthy_workload_and_never_keeps_the_old_copy
     assert_eq!(clusters(&b), before);
     assert!(tasks(&b).is_empty());
 }
+
+#[test]
+fn a_recovered_member_gets_replicas_back_by_rebalancer_or_by_opt_in_bounded_steps() {
+    let mut env = Env::start_with_flags(Backend::Embedded, 3, FAILOVER_FLAGS);
+    env.apply(DOWN_POLICY);
+    let mut yaml = deployment("manual", 6);
+    yaml += &policy("manual", ALL_DIVIDED, "");
+    yaml += &deployment("auto", 6);
+    yaml += &policy("auto", ALL_DIVIDED, "").replace(
+        "metadata: {name: auto, namespace: default}",
+        "metadata:
+  name: auto
+  namespace: default
+  annotations:
+    policy.karmada-rs.io/rebalance-on-recovery: 'true'
+    policy.karmada-rs.io/rebalance-on-recovery-max-share: '20%'",
+    );
+    env.apply(&yaml);
+    let spread = [
+        ("member1".to_string(), 2),
+        ("member2".to_string(), 2),
+        ("member3".to_string(), 2),
+    ];
+    for name in ["manual", "auto"] {
+        env.wait(&format!("{name} spread over three"), || {
+            (clusters(&rb(&env, name)?) == spread).then_some(())
+        });
+    }
+    env.members[2].stop();
+    for name in ["manual", "auto"] {
+        env.wait(&format!("{name} moved off member3"), || {
+            let b = rb(&env, name)?;
+            (clusters(&b) == [("member1".to_string(), 3), ("member2".to_string(), 3)]
+                && tasks(&b).is_empty())
+            .then_some(())
+        });
+    }
+    env.members[2].restart();
+    env.wait_ready("member3", "True");
+    env.wait("member3's taints removed", || {
+        cluster_taints(&env, "member3").is_empty().then_some(())
+    });
+    // Opted in: back to 2/2/2, one replica (20% of 6, at least one) per step.
+    env.wait("auto back on member3", || {
+        let b = rb(&env, "auto")?;
+        (clusters(&b) == spread && ready_on(&env, "member3", "auto") == 2).then_some(())
+    });
+    let steps = events_for(&env, "ResourceBinding", "auto-deployment")
+        .lines()
+        .filter(|l| l.starts_with("RebalanceOnRecovery"))
+        .count();
+    assert_eq!(steps, 2, "two steps of one replica");
+    // Not opted in: stays where failover put it until a WorkloadRebalancer asks.
+    env.barrier("member3");
+    assert_eq!(
+        clusters(&rb(&env, "manual").expect("rb")),
+        [("member1".to_string(), 3), ("member2".to_string(), 3)]
+    );
+    env.apply(
+        "apiVersion: apps.karmada.io/v1alpha1
+kind: WorkloadRebalancer
+metadata: {name: back}
+spec:
+  ttlSecondsAfterFinished: 3
+  workloads:
+  - {apiVersion: apps/v1, kind: Deployment, name: manual, namespace: default}
+  - {apiVersion: apps/v1, kind: Deployment, name: missing, namespace: default}
+",
+    );
+    env.wait("manual rebalanced", || {
+        let b = rb(&env, "manual")?;
+        (clusters(&b) == spread).then_some(())
+    });
+    let r = env.wait("the rebalancer's results", || {
+        let out = env
+            .cp
+            .kubectl(&["get", "workloadrebalancer", "back", "-o", "json"]);
+        let r: Value = serde_json::from_slice(&out.stdout).ok()?;
+        r["status"]["finishTime"].is_string().then_some(r)
+    });
+    assert_eq!(
+        r["status"]["observedWorkloads"],
+        serde_json::json!([
+            {"workload": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "manual", "namespace": "default"}, "result": "Successful"},
+            {"workload": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "missing", "namespace": "default"}, "result": "Failed", "reason": "ReferencedBindingNotFound"},
+        ])
+    );
+    env.wait("the rebalancer deleted after its TTL", || {
+        (!env
+            .cp
+            .kubectl(&["get", "workloadrebalancer", "back"])
+            .status
+            .success())
+        .then_some(())
+    });
+}

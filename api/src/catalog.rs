@@ -166,6 +166,19 @@ static KINDS: &[KindInfo] = &[
         ..CRD
     },
     KindInfo {
+        group: "apps.karmada.io",
+        version: "v1alpha1",
+        kind: "WorkloadRebalancer",
+        list_kind: "WorkloadRebalancerList",
+        plural: "workloadrebalancers",
+        singular: "workloadrebalancer",
+        short_names: &[],
+        categories: &[],
+        namespaced: false,
+        status_subresource: true,
+        ..CRD
+    },
+    KindInfo {
         group: "work.karmada.io",
         version: "v1alpha1",
         kind: "Work",

@@ -101,9 +101,10 @@ fn build_columns(kind: &str) -> Vec<PrinterColumn> {
             crd_column!("PRIORITY", "string", ".spec.priority"),
             crd_column!("AGE", "date", ".metadata.creationTimestamp"),
         ]),
-        "OverridePolicy" | "ClusterOverridePolicy" | "ClusterTaintPolicy" => {
-            columns.push(default_age_column())
-        }
+        "OverridePolicy"
+        | "ClusterOverridePolicy"
+        | "ClusterTaintPolicy"
+        | "WorkloadRebalancer" => columns.push(default_age_column()),
         "Work" => columns.extend([
             crd_column!(
                 "WORKLOAD-KIND",
@@ -193,6 +194,7 @@ column_cache!(
     "OverridePolicy",
     "ClusterOverridePolicy",
     "ClusterTaintPolicy",
+    "WorkloadRebalancer",
     "Work",
     "ResourceBinding",
     "ClusterResourceBinding",

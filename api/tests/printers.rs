@@ -431,6 +431,13 @@ fn kind_catalog() {
                 [false, false, false, false]
             ),
             row(
+                "WorkloadRebalancer",
+                "apps.karmada.io/v1alpha1",
+                "workloadrebalancers",
+                &[],
+                [false, true, false, false]
+            ),
+            row(
                 "Work",
                 "work.karmada.io/v1alpha1",
                 "works",
@@ -463,7 +470,7 @@ fn kind_catalog() {
     for k in kinds() {
         assert_eq!(k.list_kind, format!("{}List", k.kind));
         assert_eq!(k.singular, k.kind.to_lowercase());
-        // Karmada's ClusterTaintPolicy CRD declares no category either.
+        // Karmada's ClusterTaintPolicy and WorkloadRebalancer CRDs declare no category either.
         let expected_categories: &[&str] = if k.kind == "Cluster" || k.kind == "ClusterTaintPolicy"
         {
             &[]

@@ -26,12 +26,14 @@ pub mod join;
 pub mod member_clients;
 pub mod namespace_sync;
 pub mod overrides;
+pub mod rebalance_on_recovery;
 pub mod runtime;
 pub mod scheduler;
 pub mod simulator;
 pub mod taint_manager;
 pub mod unified_auth;
 pub mod work_status;
+pub mod workload_rebalancer;
 
 use std::sync::Arc;
 
@@ -104,6 +106,8 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
     tasks.extend(taint_manager::start(ctx.clone()));
     tasks.extend(application_failover::start(ctx.clone()));
     tasks.extend(graceful_eviction::start(ctx.clone()));
+    tasks.extend(workload_rebalancer::start(ctx.clone()));
+    tasks.extend(rebalance_on_recovery::start(ctx.clone()));
     // Execution spaces, cluster status and taints share the pipeline's member clients.
     tasks.extend(cluster::start(cluster::ClusterControllers {
         settings: config.cluster,

@@ -162,6 +162,9 @@ pub fn admit(
         "OverridePolicy" => admit_crd::<OverridePolicy>(op, obj, old),
         "ClusterOverridePolicy" => admit_crd::<ClusterOverridePolicy>(op, obj, old),
         "ClusterTaintPolicy" => admit_crd::<ClusterTaintPolicy>(op, obj, old),
+        "WorkloadRebalancer" => {
+            admit_crd::<crate::apps::v1alpha1::WorkloadRebalancer>(op, obj, old)
+        }
         "ResourceBinding" => admit_crd::<ResourceBinding>(op, obj, old),
         "ClusterResourceBinding" => admit_crd::<ClusterResourceBinding>(op, obj, old),
         "Work" => admit_crd::<Work>(op, obj, old),
@@ -227,6 +230,9 @@ trait Webhooks:
         Ok(())
     }
 }
+
+/// Karmada registers no webhook for WorkloadRebalancer: the CRD schema is all.
+impl Webhooks for crate::apps::v1alpha1::WorkloadRebalancer {}
 
 fn admit_crd<T: Webhooks>(
     op: Operation,

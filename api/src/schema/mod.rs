@@ -15,6 +15,7 @@ use serde_json::Value;
 
 pub(crate) use node::{Checks, Node, json_type_name};
 
+use crate::apps::v1alpha1::WorkloadRebalancer;
 use crate::cluster::v1alpha1::Cluster;
 use crate::policy::v1alpha1::{
     ClusterOverridePolicy, ClusterPropagationPolicy, ClusterTaintPolicy, OverridePolicy,
@@ -69,6 +70,7 @@ kind_schemas!(
     OverridePolicy,
     ClusterOverridePolicy,
     ClusterTaintPolicy,
+    WorkloadRebalancer,
     Work,
     ResourceBinding,
     ClusterResourceBinding,
