@@ -85,7 +85,7 @@ impl MatchCondition {
     ) -> bool {
         let mut matched = false;
         for c in conditions.iter().filter(|c| c.type_ == self.condition_type) {
-            let listed = self.status_values.iter().any(|v| *v == c.status);
+            let listed = self.status_values.contains(&c.status);
             matched = match self.operator.as_str() {
                 "In" => matched || listed,
                 "NotIn" => !listed,
