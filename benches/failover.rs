@@ -28,7 +28,7 @@ use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Config};
 use serde_json::json;
-use support::{Process, spawn};
+use support::{Process, cpu_seconds, spawn};
 
 #[derive(Clone, Debug, Default, serde::Deserialize)]
 struct SpecReplicas {
@@ -59,15 +59,6 @@ async fn client(kubeconfig: &std::path::Path) -> Client {
         .await
         .expect("config");
     Client::try_from(cfg).expect("client")
-}
-
-/// User plus system CPU time of a process, from /proc.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
 }
 
 fn dynamic(
@@ -280,15 +271,27 @@ async fn main() {
     let tainted = |name: &'static str, want: bool| {
         let clusters = clusters.clone();
         async move {
-            tokio::time::timeout(
+            match tokio::time::timeout(
                 Duration::from_secs(120),
-                await_condition(clusters, name, move |c: Option<&Cluster>| {
+                await_condition(clusters.clone(), name, move |c: Option<&Cluster>| {
                     c.is_some_and(|c| c.spec.taints.iter().any(|t| t.key == TAINT)) == want
                 }),
             )
             .await
-            .expect("taint change within 120 s")
-            .expect("watch")
+            {
+                Ok(r) => {
+                    r.expect("watch");
+                }
+                Err(_) => {
+                    let c = clusters.get(name).await.expect("cluster");
+                    panic!(
+                        "{name}: taint {} within 120 s; conditions {:?}, taints {:?}",
+                        if want { "added" } else { "removed" },
+                        c.status.conditions,
+                        c.spec.taints
+                    );
+                }
+            }
         }
     };
 
