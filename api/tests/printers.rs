@@ -266,7 +266,9 @@ fn crd_rows() {
             json!("nginx-deployment"),
             json!("True"),
             json!("True"),
-            Value::Null
+            Value::Null,
+            // EVICTING-FROM (-o wide): the fixture's eviction task.
+            json!("member3")
         ])
     );
 
@@ -471,8 +473,10 @@ fn kind_catalog() {
         assert_eq!(k.list_kind, format!("{}List", k.kind));
         assert_eq!(k.singular, k.kind.to_lowercase());
         // Karmada's ClusterTaintPolicy and WorkloadRebalancer CRDs declare no category either.
-        let expected_categories: &[&str] = if k.kind == "Cluster" || k.kind == "ClusterTaintPolicy"
-        {
+        let expected_categories: &[&str] = if matches!(
+            k.kind,
+            "Cluster" | "ClusterTaintPolicy" | "WorkloadRebalancer"
+        ) {
             &[]
         } else {
             &["karmada-io"]
@@ -637,7 +641,13 @@ fn older_served_versions_have_their_own_schema_and_columns() {
     );
     assert_eq!(
         table_row_at("v1alpha2", "ResourceBinding", &rb, now).unwrap(),
-        vec![json!("b"), json!("True"), Value::Null, json!("60m")]
+        vec![
+            json!("b"),
+            json!("True"),
+            Value::Null,
+            json!("60m"),
+            Value::Null
+        ]
     );
     assert_eq!(
         api::schema::unknown_fields_at(

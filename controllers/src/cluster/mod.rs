@@ -49,6 +49,9 @@ pub enum ClusterError {
     /// The member's node and pod caches did not fill in time.
     #[error("the node and pod caches of cluster {0} did not sync in time")]
     CacheSync(String),
+    /// The member stopped answering while its status was being collected.
+    #[error("collecting the status of cluster {0} timed out")]
+    Timeout(String),
 }
 
 /// Builds the `map_err` closure of a control-plane step.
