@@ -29,7 +29,7 @@ use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Config};
 use serde_json::json;
-use support::{Process, rss_kib, spawn};
+use support::{Process, cpu_seconds, rss_kib, spawn};
 
 /// An object of which only the metadata and the parts of the status the bench checks are
 /// decoded.
@@ -87,16 +87,6 @@ fn configmap(name: &str) -> ConfigMap {
         "data": {"k": "v".repeat(64)}
     }))
     .expect("configmap")
-}
-
-/// User plus system CPU time of a process, from /proc.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the parenthesized command name; utime and stime are the 14th and 15th.
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
 }
 
 #[tokio::main]

@@ -78,6 +78,8 @@ struct ServeArgs {
     tls_sans: Vec<String>,
     #[command(flatten)]
     cluster: cmd::ClusterFlags,
+    #[command(flatten)]
+    failover: cmd::FailoverFlags,
     /// How long Events are kept after they were last recorded (Go duration, e.g. 1h0m0s).
     #[arg(long, env = "KARMADA_RS_EVENT_TTL", default_value = "1h0m0s", value_parser = apiserver::kcm::parse_duration)]
     event_ttl: std::time::Duration,
@@ -146,6 +148,8 @@ fn init_tracing(default: &str) {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // Before the API server admits anything: the webhook's NoExecute switch.
+    let failover = args.failover.apply();
     let store = if args.etcd_servers.is_empty() {
         apiserver::launch::StoreChoice::Embedded
     } else {
@@ -216,7 +220,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // authorizes like any other caller (a bootstrap ClusterRole, not system:masters).
     let controllers = controllers::start(
         controllers::ControllersConfig {
-            settings: Default::default(),
+            settings: controllers::Settings {
+                failover,
+                ..Default::default()
+            },
             cluster: args.cluster.settings(cmd::KARMADA_DEFAULTS),
         },
         running.client_with_agent(cmd::controller_user(), controllers::USER_AGENT),

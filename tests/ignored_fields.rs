@@ -65,7 +65,6 @@ fn apply_warns_about_each_field_without_effect() {
     assert_eq!(
         fields(&created),
         [
-            "spec.failover",
             "spec.preemption",
             "spec.activationPreference",
             "spec.schedulePriority",

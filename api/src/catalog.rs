@@ -153,6 +153,32 @@ static KINDS: &[KindInfo] = &[
         ..CRD
     },
     KindInfo {
+        group: "policy.karmada.io",
+        version: "v1alpha1",
+        kind: "ClusterTaintPolicy",
+        list_kind: "ClusterTaintPolicyList",
+        plural: "clustertaintpolicies",
+        singular: "clustertaintpolicy",
+        short_names: &[],
+        categories: &[],
+        namespaced: false,
+        status_subresource: false,
+        ..CRD
+    },
+    KindInfo {
+        group: "apps.karmada.io",
+        version: "v1alpha1",
+        kind: "WorkloadRebalancer",
+        list_kind: "WorkloadRebalancerList",
+        plural: "workloadrebalancers",
+        singular: "workloadrebalancer",
+        short_names: &[],
+        categories: &[],
+        namespaced: false,
+        status_subresource: true,
+        ..CRD
+    },
+    KindInfo {
         group: "work.karmada.io",
         version: "v1alpha1",
         kind: "Work",

@@ -51,25 +51,19 @@ const POLICIES_AND_BINDINGS: &[&str] = &[
     "ClusterResourceBinding",
 ];
 
-/// Failover (application and cluster failover, graceful eviction): not implemented yet.
+/// Failover: what is not implemented yet of it (state preservation).
 pub const FAILOVER: &[Ineffective] = &[
     Ineffective {
         kinds: POLICIES_AND_BINDINGS,
-        field: "spec.failover",
+        field: "spec.failover.application.statePreservation",
         only_when: None,
-        reason: "has no effect yet: karmada-rs does not implement failover, so workloads are not moved off failed clusters or away from unhealthy instances",
+        reason: "has no effect yet: karmada-rs does not implement state preservation, so no labels are injected into the workload's new copy",
     },
     Ineffective {
-        kinds: PROPAGATION,
-        field: "spec.placement.clusterTolerations[*].tolerationSeconds",
+        kinds: POLICIES_AND_BINDINGS,
+        field: "spec.failover.cluster.statePreservation",
         only_when: None,
-        reason: "has no effect yet: karmada-rs does not evict workloads from clusters with NoExecute taints, so there is nothing to delay",
-    },
-    Ineffective {
-        kinds: BINDINGS,
-        field: "spec.gracefulEvictionTasks",
-        only_when: None,
-        reason: "are not processed yet: karmada-rs has no graceful eviction controller, so a task keeps its cluster's Work until the task is removed",
+        reason: "has no effect yet: karmada-rs does not implement state preservation, so no labels are injected into the workload's new copy",
     },
 ];
 
@@ -294,8 +288,6 @@ mod tests {
         assert_eq!(
             paths,
             [
-                "spec.failover",
-                "spec.placement.clusterTolerations[1].tolerationSeconds",
                 "spec.preemption",
                 "spec.activationPreference",
                 "spec.schedulePriority",
@@ -307,7 +299,7 @@ mod tests {
         );
         assert_eq!(warnings("ClusterPropagationPolicy", &pp).len(), paths.len());
         assert_eq!(
-            warnings("PropagationPolicy", &pp)[2],
+            warnings("PropagationPolicy", &pp)[0],
             "spec.preemption: has no effect: karmada-rs does not implement policy preemption, so templates claimed by another policy are not taken over"
         );
     }
@@ -402,14 +394,7 @@ mod tests {
         }});
         let w = warnings("ResourceBinding", &rb);
         let paths: Vec<&str> = w.iter().map(|w| w.split(':').next().unwrap()).collect();
-        assert_eq!(
-            paths,
-            [
-                "spec.gracefulEvictionTasks",
-                "spec.workloadAffinityGroups",
-                "spec.components"
-            ]
-        );
+        assert_eq!(paths, ["spec.workloadAffinityGroups", "spec.components"]);
         let headers = |url: &str| {
             let mut spec = json!({"proxyHeader": {"X-A": "1"}});
             if !url.is_empty() {

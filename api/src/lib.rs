@@ -17,6 +17,7 @@
 //! - [`json_splice`]: edits of serialized objects (resourceVersion, metadata members) without
 //!   parsing them.
 
+pub mod apps;
 pub mod cluster;
 pub mod policy;
 pub mod work;

@@ -101,7 +101,10 @@ fn build_columns(kind: &str) -> Vec<PrinterColumn> {
             crd_column!("PRIORITY", "string", ".spec.priority"),
             crd_column!("AGE", "date", ".metadata.creationTimestamp"),
         ]),
-        "OverridePolicy" | "ClusterOverridePolicy" => columns.push(default_age_column()),
+        "OverridePolicy"
+        | "ClusterOverridePolicy"
+        | "ClusterTaintPolicy"
+        | "WorkloadRebalancer" => columns.push(default_age_column()),
         "Work" => columns.extend([
             crd_column!(
                 "WORKLOAD-KIND",
@@ -127,6 +130,16 @@ fn build_columns(kind: &str) -> Vec<PrinterColumn> {
                 ".status.conditions[?(@.type==\"FullyApplied\")].status",
             ),
             crd_column!("AGE", "date", ".metadata.creationTimestamp"),
+            // Beyond Karmada, shown by `-o wide` only (so the default table stays Karmada's):
+            // the (first) cluster the workload is being evicted from.
+            PrinterColumn {
+                priority: 1,
+                ..crd_column!(
+                    "EVICTING-FROM",
+                    "string",
+                    ".spec.gracefulEvictionTasks[*].fromCluster"
+                )
+            },
         ]),
         "Cluster" => {
             columns.extend([
@@ -180,6 +193,8 @@ column_cache!(
     "ClusterPropagationPolicy",
     "OverridePolicy",
     "ClusterOverridePolicy",
+    "ClusterTaintPolicy",
+    "WorkloadRebalancer",
     "Work",
     "ResourceBinding",
     "ClusterResourceBinding",

@@ -104,6 +104,12 @@ fn crd_printer_columns() {
                     Some(".status.conditions[?(@.type==\"FullyApplied\")].status"),
                 ),
                 age,
+                (
+                    "EVICTING-FROM",
+                    "string",
+                    1,
+                    Some(".spec.gracefulEvictionTasks[*].fromCluster"),
+                ),
             ],
         ),
         (
@@ -123,6 +129,12 @@ fn crd_printer_columns() {
                     Some(".status.conditions[?(@.type==\"FullyApplied\")].status"),
                 ),
                 age,
+                (
+                    "EVICTING-FROM",
+                    "string",
+                    1,
+                    Some(".spec.gracefulEvictionTasks[*].fromCluster"),
+                ),
             ],
         ),
     ];
@@ -254,7 +266,9 @@ fn crd_rows() {
             json!("nginx-deployment"),
             json!("True"),
             json!("True"),
-            Value::Null
+            Value::Null,
+            // EVICTING-FROM (-o wide): the fixture's eviction task.
+            json!("member3")
         ])
     );
 
@@ -412,6 +426,20 @@ fn kind_catalog() {
                 [false, false, false, false]
             ),
             row(
+                "ClusterTaintPolicy",
+                "policy.karmada.io/v1alpha1",
+                "clustertaintpolicies",
+                &[],
+                [false, false, false, false]
+            ),
+            row(
+                "WorkloadRebalancer",
+                "apps.karmada.io/v1alpha1",
+                "workloadrebalancers",
+                &[],
+                [false, true, false, false]
+            ),
+            row(
                 "Work",
                 "work.karmada.io/v1alpha1",
                 "works",
@@ -444,7 +472,11 @@ fn kind_catalog() {
     for k in kinds() {
         assert_eq!(k.list_kind, format!("{}List", k.kind));
         assert_eq!(k.singular, k.kind.to_lowercase());
-        let expected_categories: &[&str] = if k.kind == "Cluster" {
+        // Karmada's ClusterTaintPolicy and WorkloadRebalancer CRDs declare no category either.
+        let expected_categories: &[&str] = if matches!(
+            k.kind,
+            "Cluster" | "ClusterTaintPolicy" | "WorkloadRebalancer"
+        ) {
             &[]
         } else {
             &["karmada-io"]
@@ -609,7 +641,13 @@ fn older_served_versions_have_their_own_schema_and_columns() {
     );
     assert_eq!(
         table_row_at("v1alpha2", "ResourceBinding", &rb, now).unwrap(),
-        vec![json!("b"), json!("True"), Value::Null, json!("60m")]
+        vec![
+            json!("b"),
+            json!("True"),
+            Value::Null,
+            json!("60m"),
+            Value::Null
+        ]
     );
     assert_eq!(
         api::schema::unknown_fields_at(

@@ -942,6 +942,8 @@ fn malformed_bodies_never_panic() {
         "ClusterPropagationPolicy",
         "OverridePolicy",
         "ClusterOverridePolicy",
+        "ClusterTaintPolicy",
+        "WorkloadRebalancer",
         "Work",
         "ResourceBinding",
         "ClusterResourceBinding",

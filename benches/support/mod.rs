@@ -88,6 +88,16 @@ fn vm_rss_kib(pid: u32) -> Option<u64> {
         .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
 }
 
+/// User plus system CPU time of a process, from /proc.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesized command name; utime and stime are the 14th and 15th.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// Resident set of a process in KiB (0 when it is gone).
 pub fn rss_kib(pid: u32) -> u64 {
     vm_rss_kib(pid).unwrap_or(0)

@@ -15,22 +15,28 @@
 //! karmada-rs, but any kube-apiserver serving Karmada's APIs works) and to members through
 //! [`member_clients::MemberClients`]. [`start`] runs them all.
 
+pub mod application_failover;
 pub mod binding;
 pub mod binding_status;
 pub mod cluster;
+pub mod cluster_taint_policy;
 pub mod dependencies;
 pub mod detector;
 pub mod execution;
+pub mod graceful_eviction;
 pub mod interpreter;
 pub mod join;
 pub mod member_clients;
 pub mod namespace_sync;
 pub mod overrides;
+pub mod rebalance_on_recovery;
 pub mod runtime;
 pub mod scheduler;
 pub mod simulator;
+pub mod taint_manager;
 pub mod unified_auth;
 pub mod work_status;
+pub mod workload_rebalancer;
 
 use std::sync::Arc;
 
@@ -44,7 +50,7 @@ pub const USER_AGENT: &str = concat!("karmada-controller-manager/", env!("CARGO_
 pub const SIMULATOR_USER_AGENT: &str = concat!("karmada-rs-simulator/", env!("CARGO_PKG_VERSION"));
 
 use runtime::Context;
-pub use runtime::context::Settings;
+pub use runtime::context::{FailoverSettings, Settings};
 
 /// How to run the controllers.
 #[derive(Clone, Debug, Default)]
@@ -97,6 +103,14 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
     tasks.extend(binding_status::start(ctx.clone()));
     tasks.extend(namespace_sync::start(ctx.clone()));
     tasks.extend(dependencies::start(ctx.clone()));
+    // Failover: cluster taints from ClusterTaintPolicies, NoExecute evictions, and the
+    // eviction tasks' end.
+    tasks.extend(cluster_taint_policy::start(ctx.clone()));
+    tasks.extend(taint_manager::start(ctx.clone()));
+    tasks.extend(application_failover::start(ctx.clone()));
+    tasks.extend(graceful_eviction::start(ctx.clone()));
+    tasks.extend(workload_rebalancer::start(ctx.clone()));
+    tasks.extend(rebalance_on_recovery::start(ctx.clone()));
     // Execution spaces, cluster status and taints share the pipeline's member clients.
     tasks.extend(cluster::start(cluster::ClusterControllers {
         settings: config.cluster,

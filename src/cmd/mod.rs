@@ -28,7 +28,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 /// Flags of the cluster and cluster-status controllers (Karmada's names); unset ones take
 /// the command's defaults.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug)]
 pub struct ClusterFlags {
     /// How often member clusters are probed and their status collected [default: 10s; up: 2s].
     #[arg(long, value_parser = parse_duration, env = "KARMADA_RS_CLUSTER_STATUS_UPDATE_FREQUENCY")]
@@ -47,6 +47,57 @@ pub struct ClusterFlags {
     /// Collect node and pod resource summaries of members.
     #[arg(long, env = "KARMADA_RS_ENABLE_CLUSTER_RESOURCE_MODELING", action = clap::ArgAction::Set, default_value_t = true)]
     pub enable_cluster_resource_modeling: bool,
+    /// How often the cluster health monitor looks at every cluster's status and Lease.
+    #[arg(long, env = "KARMADA_RS_CLUSTER_MONITOR_PERIOD", value_parser = parse_duration, default_value = "5s")]
+    pub cluster_monitor_period: Duration,
+    /// How long a Pull cluster may go without posting status or renewing its Lease before
+    /// it is marked Ready=Unknown.
+    #[arg(long, env = "KARMADA_RS_CLUSTER_MONITOR_GRACE_PERIOD", value_parser = parse_duration, default_value = "40s")]
+    pub cluster_monitor_grace_period: Duration,
+    /// How long a newly created Pull cluster may go without posting status before it is
+    /// marked Ready=Unknown.
+    #[arg(long, env = "KARMADA_RS_CLUSTER_STARTUP_GRACE_PERIOD", value_parser = parse_duration, default_value = "60s")]
+    pub cluster_startup_grace_period: Duration,
+}
+
+/// Failover flags of the controllers and the webhook (Karmada's names and defaults).
+#[derive(Args, Clone, Debug)]
+pub struct FailoverFlags {
+    /// Evict workloads from clusters with NoExecute taints they do not tolerate (the taint
+    /// manager).
+    #[arg(long, env = "KARMADA_RS_ENABLE_NO_EXECUTE_TAINT_EVICTION", action = clap::ArgAction::Set, default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
+    pub enable_no_execute_taint_eviction: bool,
+    /// How NoExecute evictions remove the old copy when the policy sets no
+    /// `failover.cluster.purgeMode`: Directly or Gracefully.
+    #[arg(long, env = "KARMADA_RS_NO_EXECUTE_TAINT_EVICTION_PURGE_MODE", default_value = "Gracefully", value_parser = ["Directly", "Gracefully"])]
+    pub no_execute_taint_eviction_purge_mode: String,
+    /// How long an eviction task keeps the old copy at most, unless the task sets its own
+    /// grace period.
+    #[arg(long, env = "KARMADA_RS_GRACEFUL_EVICTION_TIMEOUT", value_parser = parse_duration, default_value = "10m")]
+    pub graceful_eviction_timeout: Duration,
+    /// Let ClusterTaintPolicies add NoExecute taints (karmada-webhook refuses them otherwise).
+    #[arg(long, env = "KARMADA_RS_ALLOW_NO_EXECUTE_TAINT_POLICY", action = clap::ArgAction::Set, default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
+    pub allow_no_execute_taint_policy: bool,
+}
+
+impl FailoverFlags {
+    /// The controllers' failover settings; also sets the webhook's NoExecute switch.
+    pub fn apply(&self) -> controllers::FailoverSettings {
+        karmada_api::admission::set_allow_no_execute_taint_policy(
+            self.allow_no_execute_taint_policy,
+        );
+        controllers::FailoverSettings {
+            enable_no_execute_taint_eviction: self.enable_no_execute_taint_eviction,
+            no_execute_taint_eviction_purge_mode: if self.no_execute_taint_eviction_purge_mode
+                == "Directly"
+            {
+                karmada_api::policy::v1alpha1::PurgeMode::Directly
+            } else {
+                karmada_api::policy::v1alpha1::PurgeMode::Gracefully
+            },
+            graceful_eviction_timeout: self.graceful_eviction_timeout,
+        }
+    }
 }
 
 /// Default timings of a command.
@@ -81,6 +132,13 @@ impl ClusterFlags {
                 .cluster_failure_threshold
                 .unwrap_or(defaults.failure_threshold),
             enable_resource_modeling: self.enable_cluster_resource_modeling,
+            monitor: controllers::cluster::health::MonitorSettings {
+                // A zero period would spin; Go's wait.Until treats it as "as fast as possible"
+                // too, so the smallest useful tick stands in for it.
+                period: self.cluster_monitor_period.max(Duration::from_millis(10)),
+                grace_period: self.cluster_monitor_grace_period,
+                startup_grace_period: self.cluster_startup_grace_period,
+            },
             ..ClusterSettings::default()
         };
         if let Some(t) = self.cluster_cache_sync_timeout {

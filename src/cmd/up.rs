@@ -42,6 +42,8 @@ pub struct UpArgs {
     pub sim: SimulatorFlags,
     #[command(flatten)]
     pub cluster: ClusterFlags,
+    #[command(flatten)]
+    pub failover: super::FailoverFlags,
 }
 
 /// The default data directory, next to where `up` runs (as the README's commands expect).
@@ -52,6 +54,7 @@ fn default_data_dir() -> PathBuf {
 /// Runs `up` until Ctrl-C.
 pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     let started = Instant::now();
+    let failover = args.failover.apply();
     let dir = args.data_dir.clone().unwrap_or_else(default_data_dir);
     std::fs::create_dir_all(dir.join("members"))
         .with_context(|| format!("creating {}", dir.display()))?;
@@ -90,7 +93,10 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     let client = control_plane.client_with_agent(super::controller_user(), controllers::USER_AGENT);
     let running_controllers = controllers::start(
         controllers::ControllersConfig {
-            settings: Default::default(),
+            settings: controllers::Settings {
+                failover,
+                ..Default::default()
+            },
             cluster: args.cluster.settings(UP_DEFAULTS),
         },
         client.clone(),

@@ -161,14 +161,18 @@ impl Env {
 
     /// A control plane on `backend` with `n` members, all Ready.
     pub fn start_with(backend: Backend, n: usize) -> Env {
-        let cp = Server::start_with(
-            backend,
-            &[
-                "--cluster-status-update-frequency=1s",
-                "--cluster-success-threshold=1s",
-                "--cluster-failure-threshold=2s",
-            ],
-        );
+        Env::start_with_flags(backend, n, &[])
+    }
+
+    /// A control plane on `backend` started with `extra` flags, with `n` members, all Ready.
+    pub fn start_with_flags(backend: Backend, n: usize, extra: &[&str]) -> Env {
+        let mut flags = vec![
+            "--cluster-status-update-frequency=1s",
+            "--cluster-success-threshold=1s",
+            "--cluster-failure-threshold=2s",
+        ];
+        flags.extend_from_slice(extra);
+        let cp = Server::start_with(backend, &flags);
         let members: Vec<Member> = (1..=n)
             .map(|i| Member::start(&format!("member{i}")))
             .collect();

@@ -12,7 +12,10 @@
 mod binding;
 mod cluster;
 mod policy;
+mod taint_policy;
 mod work;
+
+pub use taint_policy::{allow_no_execute_taint_policy, set_allow_no_execute_taint_policy};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
@@ -147,7 +150,8 @@ pub fn admit(
     old: Option<&Value>,
 ) -> Result<(), AdmissionError> {
     use crate::policy::v1alpha1::{
-        ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
+        ClusterOverridePolicy, ClusterPropagationPolicy, ClusterTaintPolicy, OverridePolicy,
+        PropagationPolicy,
     };
     use crate::work::v1alpha1::Work;
     use crate::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
@@ -157,6 +161,10 @@ pub fn admit(
         "ClusterPropagationPolicy" => admit_crd::<ClusterPropagationPolicy>(op, obj, old),
         "OverridePolicy" => admit_crd::<OverridePolicy>(op, obj, old),
         "ClusterOverridePolicy" => admit_crd::<ClusterOverridePolicy>(op, obj, old),
+        "ClusterTaintPolicy" => admit_crd::<ClusterTaintPolicy>(op, obj, old),
+        "WorkloadRebalancer" => {
+            admit_crd::<crate::apps::v1alpha1::WorkloadRebalancer>(op, obj, old)
+        }
         "ResourceBinding" => admit_crd::<ResourceBinding>(op, obj, old),
         "ClusterResourceBinding" => admit_crd::<ClusterResourceBinding>(op, obj, old),
         "Work" => admit_crd::<Work>(op, obj, old),
@@ -222,6 +230,9 @@ trait Webhooks:
         Ok(())
     }
 }
+
+/// Karmada registers no webhook for WorkloadRebalancer: the CRD schema is all.
+impl Webhooks for crate::apps::v1alpha1::WorkloadRebalancer {}
 
 fn admit_crd<T: Webhooks>(
     op: Operation,

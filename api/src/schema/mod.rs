@@ -15,9 +15,11 @@ use serde_json::Value;
 
 pub(crate) use node::{Checks, Node, json_type_name};
 
+use crate::apps::v1alpha1::WorkloadRebalancer;
 use crate::cluster::v1alpha1::Cluster;
 use crate::policy::v1alpha1::{
-    ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
+    ClusterOverridePolicy, ClusterPropagationPolicy, ClusterTaintPolicy, OverridePolicy,
+    PropagationPolicy,
 };
 use crate::work::v1alpha1::Work;
 use crate::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
@@ -67,6 +69,8 @@ kind_schemas!(
     ClusterPropagationPolicy,
     OverridePolicy,
     ClusterOverridePolicy,
+    ClusterTaintPolicy,
+    WorkloadRebalancer,
     Work,
     ResourceBinding,
     ClusterResourceBinding,

@@ -7,6 +7,7 @@
 //! last reconcile asked for, so the cluster-status worker is also the periodic prober.
 
 mod controller;
+pub mod health;
 pub mod probe;
 pub mod resources;
 mod status;
@@ -48,6 +49,9 @@ pub enum ClusterError {
     /// The member's node and pod caches did not fill in time.
     #[error("the node and pod caches of cluster {0} did not sync in time")]
     CacheSync(String),
+    /// The member stopped answering while its status was being collected.
+    #[error("collecting the status of cluster {0} timed out")]
+    Timeout(String),
 }
 
 /// Builds the `map_err` closure of a control-plane step.
@@ -79,6 +83,8 @@ pub struct ClusterSettings {
     /// Whether to collect resource summaries from nodes and pods
     /// (`--enable-cluster-resource-modeling`, true).
     pub enable_resource_modeling: bool,
+    /// The cluster health monitor's timings.
+    pub monitor: health::MonitorSettings,
 }
 
 impl Default for ClusterSettings {
@@ -91,6 +97,7 @@ impl Default for ClusterSettings {
             cache_sync_timeout: Duration::from_secs(120),
             cleanup_check_interval: Duration::from_secs(1),
             enable_resource_modeling: true,
+            monitor: health::MonitorSettings::default(),
         }
     }
 }
@@ -323,6 +330,11 @@ async fn run(ctx: ClusterControllers) {
     let mut namespaces = std::pin::pin!(namespaces);
     let mut secrets = std::pin::pin!(secrets);
 
+    let _monitor = AbortOnDrop(tokio::spawn(health::run(
+        ctx.client.clone(),
+        store.clone(),
+        ctx.settings.monitor,
+    )));
     let shared = Arc::new(ctx);
     let c = shared.clone();
     let mut cluster_workers = Workers::new("cluster", store.clone(), move |_| {
@@ -407,6 +419,15 @@ async fn run(ctx: ClusterControllers) {
                 }
             }
         }
+    }
+}
+
+/// Aborts a task when dropped (the controllers' task is aborted to stop them).
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

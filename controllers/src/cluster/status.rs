@@ -338,12 +338,22 @@ impl StatusReconciler {
         }
 
         let mut collected = cluster.status.clone();
-        let version = probe::kubernetes_version(&client).await.unwrap_or_else(|e| {
-            tracing::warn!(cluster = %self.name, error = %e, "failed to get the Kubernetes version");
-            String::new()
-        });
+        // A member that stops answering in the middle (frozen, partitioned) must not hold
+        // this worker: each collection step gets the probe's timeout, and the next pass
+        // probes again and reports the member offline.
+        let timed_out = || ClusterError::Timeout(self.name.clone());
+        let version = tokio::time::timeout(self.probe_timeout, probe::kubernetes_version(&client))
+            .await
+            .map_err(|_| timed_out())?
+            .unwrap_or_else(|e| {
+                tracing::warn!(cluster = %self.name, error = %e, "failed to get the Kubernetes version");
+                String::new()
+            });
         collected.kubernetes_version = version;
-        let (enablements, complete) = probe::api_enablements(&client).await;
+        let (enablements, complete) =
+            tokio::time::timeout(self.probe_timeout, probe::api_enablements(&client))
+                .await
+                .map_err(|_| timed_out())?;
         let api_condition = if enablements.is_empty() {
             Observed::new(
                 CLUSTER_CONDITION_COMPLETE_API_ENABLEMENTS,

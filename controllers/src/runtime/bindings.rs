@@ -152,6 +152,17 @@ impl Binding for ClusterResourceBinding {
     }
 }
 
+/// The resource template a binding is for, as an event target.
+pub fn template_target(spec: &ResourceBindingSpec) -> super::events::EventTarget {
+    super::events::EventTarget {
+        api_version: spec.resource.api_version.clone(),
+        kind: spec.resource.kind.clone(),
+        namespace: spec.resource.namespace.clone(),
+        name: spec.resource.name.clone(),
+        uid: spec.resource.uid.clone(),
+    }
+}
+
 /// The clusters a binding's Works belong on: its scheduling result plus the clusters of the
 /// bindings that require it (mergeTargetClusters).
 pub fn target_clusters(

@@ -44,6 +44,33 @@ pub struct Settings {
     pub workers: usize,
     /// How often the detector re-runs discovery (Karmada: 30 s); CRD changes also trigger it.
     pub discovery_interval: Duration,
+    /// Failover settings.
+    pub failover: FailoverSettings,
+}
+
+/// Settings of taint-based eviction and graceful eviction (Karmada's cluster failover flags).
+#[derive(Clone, Debug)]
+pub struct FailoverSettings {
+    /// `--enable-no-execute-taint-eviction` (false): whether NoExecute cluster taints evict
+    /// the workloads that do not tolerate them.
+    pub enable_no_execute_taint_eviction: bool,
+    /// `--no-execute-taint-eviction-purge-mode` (Gracefully): the purge mode of taint
+    /// evictions for bindings whose policy sets no `failover.cluster`.
+    pub no_execute_taint_eviction_purge_mode: karmada_api::policy::v1alpha1::PurgeMode,
+    /// `--graceful-eviction-timeout` (10 min): how long an eviction task without its own
+    /// grace period keeps the old copy at most.
+    pub graceful_eviction_timeout: Duration,
+}
+
+impl Default for FailoverSettings {
+    fn default() -> Self {
+        FailoverSettings {
+            enable_no_execute_taint_eviction: false,
+            no_execute_taint_eviction_purge_mode:
+                karmada_api::policy::v1alpha1::PurgeMode::Gracefully,
+            graceful_eviction_timeout: Duration::from_secs(600),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -52,6 +79,7 @@ impl Default for Settings {
             skipped_namespaces: vec!["kube-.*".to_owned()],
             workers: 16,
             discovery_interval: Duration::from_secs(30),
+            failover: FailoverSettings::default(),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The scheduling loop (pkg/scheduler/scheduler.go): decides when a binding needs scheduling,
 //! runs the placement algorithm over the current clusters, and writes the result and the
 //! `Scheduled` condition. A binding is rescheduled when its placement or replicas change, when a
-//! reschedule is requested, when it is Duplicated, and when the clusters change (join, leave,
-//! labels, taints, readiness, served APIs); a result equal to the current one writes nothing.
+//! reschedule is requested, when it is Duplicated, and — if its last scheduling failed — when
+//! the clusters change (join, leave, labels, taints, readiness, served APIs); a result equal to
+//! the current one writes nothing.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -225,16 +226,6 @@ impl Scheduler {
         }
     }
 
-    fn template_target(spec: &ResourceBindingSpec) -> EventTarget {
-        EventTarget {
-            api_version: spec.resource.api_version.clone(),
-            kind: spec.resource.kind.clone(),
-            namespace: spec.resource.namespace.clone(),
-            name: spec.resource.name.clone(),
-            uid: spec.resource.uid.clone(),
-        }
-    }
-
     async fn reconcile<B: Binding>(&self, key: Key) -> Result<Requeue> {
         let Some(b) = B::informer(&self.ctx).get(&key) else {
             return Ok(Requeue::No);
@@ -273,6 +264,16 @@ impl Scheduler {
                 .get(&Key::cluster(t.name.clone()))
                 .is_none_or(|c| c.metadata.deletion_timestamp.is_some())
         });
+        // As Karmada's doScheduleBinding: a Divided workload that was placed successfully
+        // keeps its placement when clusters change (a recovered cluster does not pull replicas
+        // back; WorkloadRebalancer or rebalance-on-recovery do that). Cluster changes retry
+        // bindings whose last scheduling failed, as Karmada's queue moves unschedulable
+        // bindings back to active on cluster events.
+        let scheduled = b
+            .status()
+            .conditions
+            .iter()
+            .any(|c| c.type_ == SCHEDULED && c.status == "True");
         let needed = placement_changed(
             placement,
             applied,
@@ -282,7 +283,7 @@ impl Scheduler {
             || !is_workload
             || duplicated
             || terminating
-            || clusters_moved;
+            || (clusters_moved && !scheduled);
         if !needed {
             if b.meta().generation.unwrap_or(0) != b.status().scheduler_observed_generation {
                 let patch = json!({"status": {"schedulerObservedGeneration": b.meta().generation}});
@@ -323,7 +324,7 @@ impl Scheduler {
         let result = algorithm::schedule(&input);
         let placement_json = serde_json::to_string(placement)?;
         let rb_target = EventTarget::of(b);
-        let tpl_target = Self::template_target(spec);
+        let tpl_target = crate::runtime::bindings::template_target(spec);
         match result {
             Ok(r) => {
                 let generation = self

@@ -205,14 +205,21 @@ async fn remove_pod(api: Api<DynamicObject>, name: &str, uid: Option<String>) {
 }
 
 /// The object as the pure status functions read it: its body plus the only metadata they use
-/// (name and generation). Serializing the whole metadata, managedFields and Karmada's
+/// (name, generation and the ready switch). Serializing the whole metadata, managedFields and Karmada's
 /// annotations included, for every watch event was most of the simulator's cost.
 fn status_view(o: &DynamicObject) -> serde_json::Value {
     let mut full = o.data.clone();
     if let Some(fields) = full.as_object_mut() {
         fields.insert(
             "metadata".into(),
-            serde_json::json!({"name": o.metadata.name, "generation": o.metadata.generation}),
+            // The name, the generation, and the switch that keeps a workload unready.
+            serde_json::json!({
+                "name": o.metadata.name,
+                "generation": o.metadata.generation,
+                "annotations": o.metadata.annotations.as_ref().and_then(|a| a
+                    .get(workloads::READY_ANNOTATION)
+                    .map(|v| serde_json::json!({workloads::READY_ANNOTATION: v}))),
+            }),
         );
     }
     full

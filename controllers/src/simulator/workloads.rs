@@ -14,6 +14,20 @@ pub const KINDS: &[(&str, &str, &str)] = &[
     ("", "v1", "Pod"),
 ];
 
+/// The annotation that keeps a workload unready: set to `"false"` on a Deployment,
+/// StatefulSet or ReplicaSet of a simulated member, its replicas are reported as not ready (and
+/// the workload as unhealthy) until the annotation is removed or set to anything else. For
+/// application failover tests.
+pub const READY_ANNOTATION: &str = "simulator.karmada-rs.io/ready";
+
+/// Whether the object asks to be kept unready.
+fn held_unready(obj: &Value) -> bool {
+    obj.pointer("/metadata/annotations")
+        .and_then(|a| a.get(READY_ANNOTATION))
+        .and_then(Value::as_str)
+        == Some("false")
+}
+
 /// What the status depends on besides the object.
 #[derive(Clone, Debug)]
 pub struct World {
@@ -115,15 +129,28 @@ pub fn ready_status(kind: &str, obj: &Value, world: &World) -> Option<Value> {
         "Deployment" => {
             let r = int(obj, "/spec/replicas").unwrap_or(1);
             let rs = format!("{name}-{}", template_hash(obj));
+            let unready = held_unready(obj);
+            let ready = if unready { 0 } else { r };
             let mut s = without_zeroes(json!({
                 "observedGeneration": observed,
                 "replicas": r,
                 "updatedReplicas": r,
-                "readyReplicas": r,
-                "availableReplicas": r,
+                "readyReplicas": ready,
+                "availableReplicas": ready,
+                "unavailableReplicas": r - ready,
             }));
             let times = ["lastUpdateTime", "lastTransitionTime"];
-            s["conditions"] = json!([
+            let available = if unready {
+                condition(
+                    &conditions,
+                    "Available",
+                    "False",
+                    "MinimumReplicasUnavailable",
+                    "Deployment does not have minimum availability.",
+                    now,
+                    &times,
+                )
+            } else {
                 condition(
                     &conditions,
                     "Available",
@@ -131,8 +158,11 @@ pub fn ready_status(kind: &str, obj: &Value, world: &World) -> Option<Value> {
                     "MinimumReplicasAvailable",
                     "Deployment has minimum availability.",
                     now,
-                    &times
-                ),
+                    &times,
+                )
+            };
+            s["conditions"] = json!([
+                available,
                 condition(
                     &conditions,
                     "Progressing",
@@ -147,14 +177,15 @@ pub fn ready_status(kind: &str, obj: &Value, world: &World) -> Option<Value> {
         }
         "StatefulSet" => {
             let r = int(obj, "/spec/replicas").unwrap_or(1);
+            let ready = if held_unready(obj) { 0 } else { r };
             let revision = format!("{name}-{}", template_hash(obj));
             let mut s = without_zeroes(json!({
                 "observedGeneration": observed,
                 "replicas": r,
-                "readyReplicas": r,
+                "readyReplicas": ready,
                 "currentReplicas": r,
                 "updatedReplicas": r,
-                "availableReplicas": r,
+                "availableReplicas": ready,
             }));
             s["currentRevision"] = json!(revision);
             s["updateRevision"] = json!(revision);
@@ -163,10 +194,11 @@ pub fn ready_status(kind: &str, obj: &Value, world: &World) -> Option<Value> {
         }
         "ReplicaSet" => {
             let r = int(obj, "/spec/replicas").unwrap_or(1);
+            let ready = if held_unready(obj) { 0 } else { r };
             let mut s = without_zeroes(json!({
                 "fullyLabeledReplicas": r,
-                "readyReplicas": r,
-                "availableReplicas": r,
+                "readyReplicas": ready,
+                "availableReplicas": ready,
                 "observedGeneration": observed,
             }));
             // replicas is required in ReplicaSetStatus.
@@ -416,6 +448,30 @@ mod tests {
         assert_eq!(w.pick_node("a"), w.pick_node("a"));
         let empty = World { nodes: vec![], ..w };
         assert_eq!(empty.pick_node("a"), None);
+    }
+
+    #[test]
+    fn the_ready_annotation_holds_replica_workloads_unready() {
+        let w = world();
+        let held = |kind: &str| json!({"kind": kind, "metadata": {"name": "x", "annotations": {READY_ANNOTATION: "false"}}, "spec": {"replicas": 3}});
+        let d = ready_status("Deployment", &held("Deployment"), &w).unwrap();
+        assert_eq!(d["replicas"], 3);
+        assert_eq!(d["updatedReplicas"], 3);
+        assert_eq!(d.get("readyReplicas"), None);
+        assert_eq!(d.get("availableReplicas"), None);
+        assert_eq!(d["unavailableReplicas"], 3);
+        assert_eq!(d["conditions"][0]["status"], "False");
+        assert_eq!(d["conditions"][0]["reason"], "MinimumReplicasUnavailable");
+        let s = ready_status("StatefulSet", &held("StatefulSet"), &w).unwrap();
+        assert_eq!(s.get("readyReplicas"), None);
+        let r = ready_status("ReplicaSet", &held("ReplicaSet"), &w).unwrap();
+        assert_eq!(r.get("readyReplicas"), None);
+        // Any other value (or none) is ready as usual.
+        let mut ok = held("Deployment");
+        ok["metadata"]["annotations"][READY_ANNOTATION] = json!("true");
+        let d = ready_status("Deployment", &ok, &w).unwrap();
+        assert_eq!(d["readyReplicas"], 3);
+        assert_eq!(d.get("unavailableReplicas"), None);
     }
 
     #[test]

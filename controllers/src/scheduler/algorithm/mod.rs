@@ -4,7 +4,7 @@
 
 mod assignment;
 mod estimator;
-mod filter;
+pub(crate) mod filter;
 pub(crate) mod resource;
 pub mod selector;
 mod spread;

@@ -1,0 +1,3 @@
+//! `apps.karmada.io`: WorkloadRebalancer.
+
+pub mod v1alpha1;

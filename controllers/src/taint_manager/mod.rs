@@ -1,0 +1,299 @@
+//! The NoExecute taint manager (pkg/controllers/cluster/taint_manager.go), run when
+//! `--enable-no-execute-taint-eviction` is set: a binding scheduled to a cluster with a
+//! NoExecute taint its applied placement does not tolerate, or tolerates only for
+//! `tolerationSeconds` (timed from the taint's `timeAdded`), loses that cluster from its
+//! scheduling result and gets a graceful eviction task for it; the scheduler then places the
+//! replicas elsewhere (the ClusterEviction filter keeps them off the evicted cluster).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Taint, Toleration};
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use karmada_api::cluster::v1alpha1::Cluster;
+use karmada_api::policy::v1alpha1::{FailoverBehavior, Placement, PurgeMode};
+use karmada_api::well_known::annotations;
+use karmada_api::well_known::conditions::{
+    EVICTION_PRODUCER_TAINT_MANAGER, EVICTION_REASON_TAINT_UNTOLERATED,
+};
+use karmada_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
+use tokio::task::JoinHandle;
+
+use crate::graceful_eviction::{self, REASON_EVICT_FAILED, TaskOptions, event_both};
+use crate::runtime::bindings::Binding;
+use crate::runtime::events::Recorder;
+use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, is_conflict};
+use crate::scheduler::algorithm::filter::{taint_to_string, tolerates};
+
+/// The controller's name (its events' source).
+const NAME: &str = "taint-manager";
+
+/// What the taints and tolerations decide for a binding on a cluster (needEviction).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    /// Evict now; the untolerated (or expired) taint.
+    Evict(Taint),
+    /// Tolerated for this much longer.
+    After(Duration),
+    /// Tolerated for ever (or no NoExecute taint).
+    Stay,
+}
+
+/// GetMatchingTolerations + GetMinTolerationTime over the cluster's NoExecute taints.
+pub fn decide(taints: &[Taint], tolerations: &[Toleration], now: Timestamp) -> Decision {
+    let no_execute: Vec<&Taint> = taints.iter().filter(|t| t.effect == "NoExecute").collect();
+    let mut used: Vec<&Toleration> = Vec::new();
+    for taint in &no_execute {
+        match tolerations.iter().find(|tol| tolerates(tol, taint)) {
+            Some(tol) => used.push(tol),
+            None => return Decision::Evict((*taint).clone()),
+        }
+    }
+    // The earliest moment any used toleration runs out for any taint it tolerates.
+    let mut earliest: Option<(Timestamp, &Taint)> = None;
+    for tol in &used {
+        let Some(seconds) = tol.toleration_seconds else {
+            continue;
+        };
+        for taint in &no_execute {
+            let Some(added) = taint.time_added.as_ref() else {
+                continue;
+            };
+            if !tolerates(tol, taint) {
+                continue;
+            }
+            let end = added
+                .0
+                .checked_add(SignedDuration::from_secs(seconds.max(0)))
+                .unwrap_or(Timestamp::MAX);
+            if earliest.is_none_or(|(e, _)| end < e) {
+                earliest = Some((end, taint));
+            }
+        }
+    }
+    match earliest {
+        None => Decision::Stay,
+        Some((end, taint)) if end <= now => Decision::Evict(taint.clone()),
+        Some((end, _)) => {
+            Decision::After(Duration::try_from(end.duration_since(now)).unwrap_or(Duration::ZERO))
+        }
+    }
+}
+
+/// getPurgeMode: the policy's `failover.cluster.purgeMode` (Gracefully when unset), else the
+/// controller's `--no-execute-taint-eviction-purge-mode`.
+pub fn purge_mode(failover: Option<&FailoverBehavior>, default: PurgeMode) -> PurgeMode {
+    match failover.and_then(|f| f.cluster.as_ref()) {
+        Some(c) => graceful_eviction::normalized(c.purge_mode).unwrap_or(PurgeMode::Gracefully),
+        None => match graceful_eviction::normalized(Some(default)) {
+            Some(PurgeMode::Directly) => PurgeMode::Directly,
+            _ => PurgeMode::Gracefully,
+        },
+    }
+}
+
+/// A binding and one of its clusters.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct EvictionKey {
+    binding: Key,
+    cluster: String,
+}
+
+struct TaintManager {
+    ctx: Arc<Context>,
+    queue: WorkQueue<EvictionKey>,
+    recorder: Recorder,
+}
+
+fn no_execute_taints(c: &Cluster) -> Vec<&Taint> {
+    c.spec
+        .taints
+        .iter()
+        .filter(|t| t.effect == "NoExecute")
+        .collect()
+}
+
+/// Starts the taint manager when `--enable-no-execute-taint-eviction` is set.
+pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
+    if !ctx.settings.failover.enable_no_execute_taint_eviction {
+        return Vec::new();
+    }
+    let m = Arc::new(TaintManager {
+        recorder: ctx.events.recorder(NAME),
+        queue: WorkQueue::new(NAME),
+        ctx: ctx.clone(),
+    });
+    let m2 = m.clone();
+    ctx.clusters.on_change(move |ch| {
+        let cluster = match ch {
+            Change::Add(c) => c,
+            Change::Update(old, new) if no_execute_taints(old) != no_execute_taints(new) => new,
+            _ => return,
+        };
+        if no_execute_taints(cluster).is_empty() {
+            return;
+        }
+        let name = cluster.metadata.name.clone().unwrap_or_default();
+        m2.enqueue_bindings_on::<ResourceBinding>(&name);
+        m2.enqueue_bindings_on::<ClusterResourceBinding>(&name);
+    });
+    m.register::<ResourceBinding>();
+    m.register::<ClusterResourceBinding>();
+    let m3 = m.clone();
+    vec![tokio::spawn(async move {
+        m3.ctx.wait_synced().await;
+        let m4 = m3.clone();
+        let handles = m3
+            .queue
+            .run(m3.ctx.settings.workers, move |k: EvictionKey| {
+                let m = m4.clone();
+                async move {
+                    if k.binding.namespace.is_empty() {
+                        m.reconcile::<ClusterResourceBinding>(k).await
+                    } else {
+                        m.reconcile::<ResourceBinding>(k).await
+                    }
+                }
+            });
+        for h in handles {
+            let _ = h.await;
+        }
+    })]
+}
+
+impl TaintManager {
+    fn enqueue_bindings_on<B: Binding>(&self, cluster: &str) {
+        for b in B::informer(&self.ctx).list() {
+            if b.spec().clusters.iter().any(|t| t.name == cluster) {
+                self.queue.add(EvictionKey {
+                    binding: b.key(),
+                    cluster: cluster.to_owned(),
+                });
+            }
+        }
+    }
+
+    /// A binding newly scheduled to a tainted cluster, or whose tolerations changed, is
+    /// looked at for each of its tainted clusters.
+    fn register<B: Binding>(self: &Arc<Self>) {
+        let m = self.clone();
+        B::informer(&self.ctx).on_change(move |ch| {
+            let b = match ch {
+                Change::Add(b) => b,
+                Change::Update(old, new)
+                    if old.spec().clusters != new.spec().clusters
+                        || crate::runtime::annotation(
+                            old.meta(),
+                            annotations::APPLIED_PLACEMENT,
+                        ) != crate::runtime::annotation(
+                            new.meta(),
+                            annotations::APPLIED_PLACEMENT,
+                        ) =>
+                {
+                    new
+                }
+                _ => return,
+            };
+            for t in &b.spec().clusters {
+                let tainted = m
+                    .ctx
+                    .clusters
+                    .get(&Key::cluster(t.name.clone()))
+                    .is_some_and(|c| !no_execute_taints(&c).is_empty());
+                if tainted {
+                    m.queue.add(EvictionKey {
+                        binding: b.key(),
+                        cluster: t.name.clone(),
+                    });
+                }
+            }
+        });
+    }
+
+    /// syncBindingEviction / syncClusterBindingEviction.
+    async fn reconcile<B: Binding>(&self, key: EvictionKey) -> Result<Requeue> {
+        let Some(b) = B::informer(&self.ctx).get(&key.binding) else {
+            return Ok(Requeue::No);
+        };
+        if b.meta().deletion_timestamp.is_some()
+            || !b.spec().clusters.iter().any(|t| t.name == key.cluster)
+        {
+            return Ok(Requeue::No);
+        }
+        let Some(placement) = crate::runtime::annotation(b.meta(), annotations::APPLIED_PLACEMENT)
+            .filter(|p| !p.is_empty())
+        else {
+            return Err(Error::msg(format!(
+                "the applied placement for {} {} can not be empty",
+                B::KIND,
+                key.binding
+            )));
+        };
+        let placement: Placement = serde_json::from_str(placement)?;
+        let Some(cluster) = self.ctx.clusters.get(&Key::cluster(key.cluster.clone())) else {
+            return Ok(Requeue::No);
+        };
+        let taint = match decide(
+            &cluster.spec.taints,
+            &placement.cluster_tolerations,
+            Timestamp::now(),
+        ) {
+            Decision::Stay => return Ok(Requeue::No),
+            Decision::After(d) => return Ok(Requeue::After(d + Duration::from_millis(10))),
+            Decision::Evict(t) => t,
+        };
+        let mut spec = b.spec().clone();
+        let mode = purge_mode(
+            spec.failover.as_ref(),
+            self.ctx
+                .settings
+                .failover
+                .no_execute_taint_eviction_purge_mode,
+        );
+        let message = format!(
+            "cluster {} has taint {{{}}} that the placement does not tolerate (any longer)",
+            key.cluster,
+            taint_to_string(&taint)
+        );
+        graceful_eviction::evict_cluster(
+            &mut spec,
+            &key.cluster,
+            TaskOptions {
+                purge_mode: Some(mode),
+                reason: EVICTION_REASON_TAINT_UNTOLERATED.to_owned(),
+                message: message.clone(),
+                producer: EVICTION_PRODUCER_TAINT_MANAGER.to_owned(),
+                ..Default::default()
+            },
+        );
+        match graceful_eviction::write_eviction(&self.ctx, b.as_ref(), &spec).await {
+            Ok(()) => {}
+            Err(e) if is_conflict(&e) => return Ok(Requeue::After(Duration::from_millis(5))),
+            Err(e) => {
+                event_both(
+                    &self.recorder,
+                    b.as_ref(),
+                    true,
+                    REASON_EVICT_FAILED,
+                    &format!("Evict from cluster {} failed.", key.cluster),
+                );
+                return Err(e.into());
+            }
+        }
+        tracing::info!(binding = %key.binding, cluster = %key.cluster, purge_mode = %mode, "evicted cluster from binding");
+        event_both(
+            &self.recorder,
+            b.as_ref(),
+            false,
+            EVICTION_REASON_TAINT_UNTOLERATED,
+            &format!(
+                "Evicting from cluster {} (purgeMode {mode}): {message}.",
+                key.cluster
+            ),
+        );
+        Ok(Requeue::No)
+    }
+}
+
+#[cfg(test)]
+mod tests;
