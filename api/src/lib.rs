@@ -2,7 +2,8 @@
 //! `cluster.karmada.io` as Karmada v1.18 defines them, plus everything an API server and the
 //! controllers need to treat them as Karmada does. The crate does no I/O.
 //!
-//! - [`policy::v1alpha1`], [`work::v1alpha1`], [`work::v1alpha2`], [`cluster::v1alpha1`]: the
+//! - [`policy::v1alpha1`], [`work::v1alpha1`], [`work::v1alpha2`], [`cluster::v1alpha1`],
+//!   [`config::v1alpha1`]: the
 //!   types, which serialize like Karmada's Go types and implement `kube::Resource`.
 //! - [`admit`] / [`admit_delete`]: CRD schema defaulting, pruning and validation plus Karmada's
 //!   mutating and validating webhooks (or, for Cluster, its aggregated API server's strategy).
@@ -14,6 +15,7 @@
 //!   parsing them.
 
 pub mod cluster;
+pub mod config;
 pub mod policy;
 pub mod work;
 
@@ -32,7 +34,8 @@ mod field;
 mod resource;
 
 pub use admission::{
-    AdmissionError, Operation, admit, admit_delete, status_admission_reads_only_status,
+    AdmissionError, Operation, admission_reads_peers, admit, admit_delete, admit_with_peers,
+    status_admission_reads_only_status,
 };
 pub use catalog::{KindInfo, ServedBy, kind_info, kinds};
 pub use field::{FieldError, FieldErrorKind, FieldPath, aggregate_message, go_quote};

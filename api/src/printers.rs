@@ -101,7 +101,14 @@ fn build_columns(kind: &str) -> Vec<PrinterColumn> {
             crd_column!("PRIORITY", "string", ".spec.priority"),
             crd_column!("AGE", "date", ".metadata.creationTimestamp"),
         ]),
-        "OverridePolicy" | "ClusterOverridePolicy" => columns.push(default_age_column()),
+        "OverridePolicy" | "ClusterOverridePolicy" | "ResourceInterpreterWebhookConfiguration" => {
+            columns.push(default_age_column())
+        }
+        "ResourceInterpreterCustomization" => columns.extend([
+            crd_column!("TARGET-API-VERSION", "string", ".spec.target.apiVersion"),
+            crd_column!("TARGET-KIND", "string", ".spec.target.kind"),
+            crd_column!("AGE", "date", ".metadata.creationTimestamp"),
+        ]),
         "Work" => columns.extend([
             crd_column!(
                 "WORKLOAD-KIND",
@@ -183,6 +190,8 @@ column_cache!(
     "Work",
     "ResourceBinding",
     "ClusterResourceBinding",
+    "ResourceInterpreterCustomization",
+    "ResourceInterpreterWebhookConfiguration",
     "Cluster",
 );
 

@@ -16,6 +16,9 @@ use serde_json::Value;
 pub(crate) use node::{Checks, Node, json_type_name};
 
 use crate::cluster::v1alpha1::Cluster;
+use crate::config::v1alpha1::{
+    ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration,
+};
 use crate::policy::v1alpha1::{
     ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
 };
@@ -70,6 +73,8 @@ kind_schemas!(
     Work,
     ResourceBinding,
     ClusterResourceBinding,
+    ResourceInterpreterCustomization,
+    ResourceInterpreterWebhookConfiguration,
     Cluster,
 );
 
