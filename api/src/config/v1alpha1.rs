@@ -333,8 +333,10 @@ pub struct RequestStatus {
 #[serde(rename_all = "camelCase")]
 pub struct DependentObjectReference {
     /// API version of the dependency.
+    #[serde(default)]
     pub api_version: String,
     /// Kind of the dependency.
+    #[serde(default)]
     pub kind: String,
     /// Namespace of the dependency.
     #[serde(default, skip_serializing_if = "String::is_empty")]
