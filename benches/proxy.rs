@@ -7,7 +7,7 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use apiserver::proxy::transport::{self, Body, Dialer, HttpClient, TlsSettings};
@@ -82,19 +82,9 @@ fn main() {
         "{}",
         String::from_utf8_lossy(&joined.stderr)
     );
-    // The admin may use the proxy (as Karmada's guide binds system:admin); unifiedAuth then
-    // lets the member's impersonator act as the admin.
-    let grant = include_str!("../tests/support/admin-proxy-grant.yaml");
-    let mut apply = Command::new("kubectl")
-        .env("KUBECONFIG", &cp.kubeconfig)
-        .args(["apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("kubectl");
-    std::io::Write::write_all(&mut apply.stdin.take().expect("stdin"), grant.as_bytes())
-        .expect("write");
-    assert!(apply.wait().expect("kubectl").success());
+    // The admin may use the proxy from the start (the control plane binds it
+    // `cluster-proxy-admin`, as Karmada's installers do); unifiedAuth then lets the member's
+    // impersonator act as the admin.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -11,7 +11,7 @@ use clap::Args;
 pub struct AggregatedArgs {
     /// Serve only cluster.karmada.io for a host kube-apiserver (through an APIService), as
     /// karmada-aggregated-apiserver does.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_AGGREGATED")]
     pub aggregated: bool,
     /// The host API server (member Secrets, `clusters/*/proxy` non-resource paths); default:
     /// in-cluster configuration or $KUBECONFIG.
@@ -19,32 +19,48 @@ pub struct AggregatedArgs {
     pub kubeconfig: Option<PathBuf>,
     /// Where TokenReviews and the extension-apiserver-authentication ConfigMap are read
     /// (default: --kubeconfig).
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_AUTHENTICATION_KUBECONFIG")]
     pub authentication_kubeconfig: Option<PathBuf>,
     /// Where SubjectAccessReviews are sent (default: --kubeconfig).
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_AUTHORIZATION_KUBECONFIG")]
     pub authorization_kubeconfig: Option<PathBuf>,
     /// CA bundle verifying the front proxy's client certificate (default: from the host's
     /// ConfigMap).
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_REQUESTHEADER_CLIENT_CA_FILE")]
     pub requestheader_client_ca_file: Option<PathBuf>,
     /// Common names accepted for the front proxy's certificate (empty: any).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(
+        long,
+        env = "KARMADA_RS_REQUESTHEADER_ALLOWED_NAMES",
+        value_delimiter = ','
+    )]
     pub requestheader_allowed_names: Vec<String>,
     /// Headers carrying the user name.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(
+        long,
+        env = "KARMADA_RS_REQUESTHEADER_USERNAME_HEADERS",
+        value_delimiter = ','
+    )]
     pub requestheader_username_headers: Vec<String>,
     /// Headers carrying groups.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(
+        long,
+        env = "KARMADA_RS_REQUESTHEADER_GROUP_HEADERS",
+        value_delimiter = ','
+    )]
     pub requestheader_group_headers: Vec<String>,
     /// Prefixes of headers carrying extra attributes.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(
+        long,
+        env = "KARMADA_RS_REQUESTHEADER_EXTRA_HEADERS_PREFIX",
+        value_delimiter = ','
+    )]
     pub requestheader_extra_headers_prefix: Vec<String>,
     /// Never read the host's extension-apiserver-authentication ConfigMap.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_AUTHENTICATION_SKIP_LOOKUP")]
     pub authentication_skip_lookup: bool,
     /// Start even when the ConfigMap cannot be read.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_AUTHENTICATION_TOLERATE_LOOKUP_FAILURE")]
     pub authentication_tolerate_lookup_failure: bool,
 }
 

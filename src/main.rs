@@ -51,6 +51,25 @@ struct ServeArgs {
     /// etcd endpoints (comma-separated); the embedded store is used when absent.
     #[arg(long, env = "KARMADA_RS_ETCD_SERVERS", value_delimiter = ',')]
     etcd_servers: Vec<String>,
+    /// CA bundle (PEM) that verifies the etcd servers' certificates (`https://` endpoints);
+    /// the system's roots when absent.
+    #[arg(long, env = "KARMADA_RS_ETCD_CAFILE", requires = "etcd_servers")]
+    etcd_cafile: Option<PathBuf>,
+    /// Client certificate (PEM) presented to etcd, for an etcd started with
+    /// --client-cert-auth.
+    #[arg(
+        long,
+        env = "KARMADA_RS_ETCD_CERTFILE",
+        requires_all = ["etcd_servers", "etcd_keyfile"]
+    )]
+    etcd_certfile: Option<PathBuf>,
+    /// Private key (PEM) of --etcd-certfile.
+    #[arg(
+        long,
+        env = "KARMADA_RS_ETCD_KEYFILE",
+        requires_all = ["etcd_servers", "etcd_certfile"]
+    )]
+    etcd_keyfile: Option<PathBuf>,
     /// Address to listen on.
     #[arg(long, env = "KARMADA_RS_BIND", default_value = "127.0.0.1:6443")]
     bind: SocketAddr,
@@ -87,17 +106,18 @@ struct ServeArgs {
     /// CA bundle (PEM) whose client certificates authenticate users, besides the server's own CA.
     #[arg(long, env = "KARMADA_RS_CLIENT_CA_FILE")]
     client_ca_file: Option<PathBuf>,
-    /// Serve requests without credentials as system:anonymous (they get only what RBAC grants
-    /// system:unauthenticated: /healthz, /livez, /readyz, /version by default).
+    /// Serve requests without credentials as system:anonymous, which RBAC then authorizes
+    /// (kube's flag). Unset: only /healthz, /livez, /readyz and /version are served to them
+    /// (what system:public-info-viewer grants) and every other path answers 401; true: all
+    /// paths, RBAC answers 403; false: none, even the probes answer 401.
     #[arg(
         long,
         env = "KARMADA_RS_ANONYMOUS_AUTH",
         num_args = 0..=1,
-        default_value_t = false,
         default_missing_value = "true",
         action = clap::ArgAction::Set
     )]
-    anonymous_auth: bool,
+    anonymous_auth: Option<bool>,
     /// Write an audit log (audit.k8s.io/v1 events, one JSON line per request that is not a
     /// read) to this file; `-` is standard output.
     #[arg(long, env = "KARMADA_RS_AUDIT_LOG_PATH")]
@@ -129,9 +149,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let store = if args.etcd_servers.is_empty() {
         apiserver::launch::StoreChoice::Embedded
     } else {
-        apiserver::launch::StoreChoice::Etcd(Box::new(storage::etcd::EtcdOptions::new(
-            args.etcd_servers,
-        )))
+        let mut etcd = storage::etcd::EtcdOptions::new(args.etcd_servers);
+        if args.etcd_cafile.is_some() || args.etcd_certfile.is_some() {
+            // kube-apiserver's --etcd-cafile, --etcd-certfile and --etcd-keyfile.
+            etcd.tls = Some(
+                storage::etcd::EtcdTls::from_files(
+                    args.etcd_cafile.as_deref(),
+                    args.etcd_certfile.as_deref(),
+                    args.etcd_keyfile.as_deref(),
+                )
+                .context("reading the etcd TLS files")?,
+            );
+        }
+        apiserver::launch::StoreChoice::Etcd(Box::new(etcd))
     };
     if args.aggregated.aggregated {
         return aggregated::serve(
@@ -149,7 +179,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await;
     }
     let security = apiserver::launch::SecurityOptions {
-        anonymous_auth: args.anonymous_auth,
+        anonymous_auth: apiserver::auth::Anonymous::from_flag(args.anonymous_auth),
         token_auth_file: args.token_auth_file,
         service_account_issuer: args.service_account_issuer,
         tls_cert_file: args.tls_cert_file,
@@ -204,8 +234,20 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What `build.rs` recorded about this build, served at `/version`.
+fn build_info() -> apiserver::version::BuildInfo {
+    apiserver::version::BuildInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        git_commit: env!("KARMADA_RS_GIT_COMMIT").into(),
+        git_tree_state: env!("KARMADA_RS_GIT_TREE_STATE").into(),
+        build_date: env!("KARMADA_RS_BUILD_DATE").into(),
+        compiler_version: env!("KARMADA_RS_RUSTC_VERSION").into(),
+    }
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    apiserver::version::set_build(build_info());
     let cli = Cli::parse();
     // The quick start and the one-shot commands talk to a person on the terminal: only
     // problems are logged unless asked for more.

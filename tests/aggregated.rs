@@ -267,9 +267,9 @@ fn clusters_and_proxy_through_the_host() {
     .expect("direct get");
     assert_eq!(status, 200, "{body}");
 
-    // The proxy through host → aggregated server → member, once the admin is granted it
-    // (unifiedAuth then lets the member's impersonator act as the admin).
-    host.kubectl_stdin_ok(&["apply", "-f", "-"], support::ADMIN_PROXY_GRANT);
+    // The proxy through host → aggregated server → member: the host binds the admin
+    // `cluster-proxy-admin` at bootstrap, and unifiedAuth then lets the member's impersonator
+    // act as the admin.
     let nodes = wait_for("the proxy through both servers", DEADLINE, || {
         let out = host.kubectl(&[
             "get",

@@ -275,3 +275,180 @@ fn status_writes_etcd() {
     let s = Server::start_with(Backend::Etcd, &[]);
     status_writes_change_only_status(&s);
 }
+
+/// `/version` keeps kubectl's 1.32 and reports the real build: this checkout's commit, a build
+/// date that has passed, the Rust compiler and the target platform in Go's words.
+#[test]
+fn version_reports_the_real_build() {
+    let s = Server::start();
+    let out = s.kubectl_ok(&["version", "-o", "json"]);
+    let doc: Value = serde_json::from_str(&out).expect("kubectl version JSON");
+    let v = &doc["serverVersion"];
+    assert_eq!(
+        (v["major"].as_str(), v["minor"].as_str()),
+        (Some("1"), Some("32")),
+        "{v}"
+    );
+    let git_version = v["gitVersion"].as_str().expect("gitVersion");
+    let release = concat!("v1.32.0+karmada-rs-", env!("CARGO_PKG_VERSION"));
+    assert!(git_version.starts_with(release), "{git_version}");
+    assert_eq!(v["compiler"], "rustc");
+    assert!(
+        v["goVersion"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("rustc 1.")),
+        "{v}"
+    );
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    assert_eq!(v["platform"], format!("{os}/{arch}"));
+
+    // The build date: kube's form, not in the future, not the epoch.
+    let date = v["buildDate"].as_str().expect("buildDate");
+    let shape: String = date
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '9' } else { c })
+        .collect();
+    assert_eq!(shape, "9999-99-99T99:99:99Z", "{date}");
+    let now = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .expect("date");
+    let now = String::from_utf8_lossy(&now.stdout).trim().to_string();
+    assert!(
+        date <= now.as_str() && date >= "2025-01-01",
+        "{date} vs now {now}"
+    );
+
+    // The commit is this checkout's, when it is one (a tarball has none).
+    let head = std::process::Command::new("git")
+        .arg("-C")
+        .arg(env!("CARGO_MANIFEST_DIR"))
+        .args(["rev-parse", "--verify", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match head {
+        Some(head) => {
+            assert_eq!(v["gitCommit"], head.as_str());
+            assert!(
+                git_version.starts_with(&format!("{release}-g{}", &head[..12])),
+                "{git_version}"
+            );
+            let state = v["gitTreeState"].as_str().expect("gitTreeState");
+            assert!(state == "clean" || state == "dirty", "{state}");
+            assert_eq!(git_version.ends_with("-dirty"), state == "dirty");
+        }
+        None => assert_eq!(v["gitCommit"], ""),
+    }
+}
+
+/// An etcd that requires TLS client certificates, reached with kube-apiserver's flags
+/// (`--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`): objects land in that etcd; without
+/// the certificate the server refuses to start, with a clear error.
+#[test]
+fn etcd_with_client_certificates() {
+    use storage::etcd::EtcdTls;
+    use storage::testing::{EtcdProcess, EtcdServerTls};
+    let ca = certs::Ca::generate().expect("CA");
+    let serving = ca
+        .issue_serving("etcd", &["127.0.0.1".into(), "localhost".into()])
+        .expect("serving cert");
+    let client = ca.issue_client("karmada-rs", &[]).expect("client cert");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let etcd = rt
+        .block_on(
+            EtcdProcess::builder()
+                .tls(EtcdServerTls {
+                    cert_pem: serving.cert_pem.clone().into_bytes(),
+                    key_pem: serving.key_pem.clone().into_bytes(),
+                    client_ca_pem: ca.cert_pem().as_bytes().to_vec(),
+                    client_cert_auth: true,
+                    client: EtcdTls {
+                        ca_pem: Some(ca.cert_pem().as_bytes().to_vec()),
+                        cert_pem: Some(client.cert_pem.clone().into_bytes()),
+                        key_pem: Some(client.key_pem.clone().into_bytes()),
+                        server_name: None,
+                    },
+                })
+                .start(),
+        )
+        .expect("start etcd with TLS");
+    let endpoint = etcd.endpoint();
+    assert!(endpoint.starts_with("https://"), "{endpoint}");
+    let files = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, pem: &str| {
+        let p = files.path().join(name);
+        std::fs::write(&p, pem).expect("write PEM");
+        p.display().to_string()
+    };
+    let (ca_file, cert_file, key_file) = (
+        write("ca.crt", ca.cert_pem()),
+        write("client.crt", &client.cert_pem),
+        write("client.key", &client.key_pem),
+    );
+
+    let s = Server::start_with(
+        Backend::Embedded,
+        &[
+            "--etcd-servers",
+            &endpoint,
+            "--etcd-cafile",
+            &ca_file,
+            "--etcd-certfile",
+            &cert_file,
+            "--etcd-keyfile",
+            &key_file,
+        ],
+    );
+    crud_roundtrip(&s);
+    s.kubectl_ok(&["create", "configmap", "over-tls", "--from-literal=k=v"]);
+    let store = rt
+        .block_on(etcd.store())
+        .expect("a client of the test's own");
+    let (kv, _) = rt
+        .block_on(storage::Store::get(
+            &*store,
+            "/registry/configmaps/default/over-tls",
+        ))
+        .expect("read etcd");
+    assert!(kv.is_some(), "the ConfigMap is stored in the TLS etcd");
+    assert!(
+        !s.dir.path().join("store").exists(),
+        "no embedded store was opened"
+    );
+
+    let serve = |extra: &[&str]| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .args(["--etcd-servers", &endpoint])
+            .args(extra)
+            .env("KARMADA_RS_LOG", "error")
+            .output()
+            .expect("run karmada-rs serve");
+        assert!(!out.status.success(), "{extra:?} started");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // etcd refuses a client without a certificate.
+    let err = serve(&["--etcd-cafile", &ca_file]);
+    assert!(err.contains("etcd"), "{err}");
+    // A certificate without its key, or a file that cannot be read, is refused up front.
+    let err = serve(&["--etcd-cafile", &ca_file, "--etcd-certfile", &cert_file]);
+    assert!(err.contains("--etcd-keyfile"), "{err}");
+    let missing = files.path().join("missing.crt").display().to_string();
+    let err = serve(&["--etcd-cafile", &missing]);
+    assert!(
+        err.contains("reading the etcd TLS files") && err.contains(&missing),
+        "{err}"
+    );
+}

@@ -222,9 +222,73 @@ fn static_tokens_and_foreign_certificates() {
     assert!(authenticates(&s, &s.cert_kubeconfig("carol", Some("dev"))));
     let foreign = s.foreign_cert_kubeconfig("admin", Some("system:masters"));
     assert!(!authenticates(&s, &foreign));
-    // No credentials at all: 401 (anonymous access is off by default).
-    assert_eq!(s.anonymous_request("GET", "/version").0, 401);
+    // No credentials at all: only the public-info paths are served (to system:anonymous).
+    assert_eq!(s.anonymous_request("GET", "/version").0, 200);
     assert_eq!(s.anonymous_request("GET", "/api/v1/namespaces").0, 401);
+}
+
+/// Load balancers and probes read /healthz, /livez, /readyz and /version without credentials
+/// (kube-apiserver's system:public-info-viewer binding); every other path stays 401 to them,
+/// and a credential that fails is 401 even there. `--anonymous-auth=false` closes the probes
+/// too (`--anonymous-auth=true`, every path under RBAC, is the authorization matrix's).
+#[test]
+fn anonymous_requests_reach_only_health_and_version() {
+    let s = Server::start();
+    for path in ["/healthz", "/livez", "/readyz"] {
+        let a = s.raw(false, "GET", path, None, b"").expect("an answer");
+        assert_eq!((a.status, a.body.as_str()), (200, "ok"), "{path}");
+    }
+    for path in ["/version", "/version/"] {
+        let v = s.raw(false, "GET", path, None, b"").expect("an answer");
+        assert_eq!(v.status, 200, "{path}: {}", v.body);
+        let doc: serde_json::Value = serde_json::from_str(&v.body).expect("version JSON");
+        assert_eq!(
+            (doc["major"].as_str(), doc["minor"].as_str()),
+            (Some("1"), Some("32"))
+        );
+    }
+    let unauthorized = |s: &Server, path: &str| {
+        let a = s.raw(false, "GET", path, None, b"").expect("an answer");
+        assert_eq!(a.status, 401, "{path}: {}", a.body);
+        let status: serde_json::Value = serde_json::from_str(&a.body).expect("a Status");
+        assert_eq!(
+            (&status["kind"], &status["reason"], &status["message"]),
+            (
+                &"Status".into(),
+                &"Unauthorized".into(),
+                &"Unauthorized".into()
+            ),
+            "{path}"
+        );
+    };
+    for path in [
+        "/",
+        "/api",
+        "/apis",
+        "/api/v1/namespaces",
+        "/apis/cluster.karmada.io/v1alpha1/clusters",
+        "/metrics",
+        "/openapi/v3",
+        "/readyz/etcd",
+        "/healthz/ping",
+        "/version/x",
+    ] {
+        unauthorized(&s, path);
+    }
+    let bad_token = s.token_kubeconfig("nobody", "n0t-a-t0ken");
+    let out = s.kubectl_as(&bad_token, &["get", "--raw", "/healthz"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Unauthorized"));
+
+    let closed = Server::start_with(support::Backend::Embedded, &["--anonymous-auth=false"]);
+    for path in ["/healthz", "/livez", "/readyz", "/version", "/api"] {
+        unauthorized(&closed, path);
+    }
+    assert!(
+        closed
+            .kubectl_ok(&["get", "--raw", "/readyz"])
+            .contains("ok")
+    );
 }
 
 #[test]

@@ -654,3 +654,129 @@ spec:
         assert_eq!(before, after, "a bad request changed stored objects");
     });
 }
+
+/// Input that used to panic a handler and drop the connection gets a clear answer instead: a
+/// field selector with a multi-byte character (401 without credentials: nothing reads it
+/// before authentication; 400 or an empty list with them), a generateName prefix ending in a
+/// multi-byte character and a dash (422 on every kind tried), a watch timeout the clock cannot
+/// add (the watch stays open) or one past int64 (400).
+#[test]
+fn input_that_panicked_gets_clear_answers() {
+    let s = Server::start();
+    s.kubectl_ok(&["create", "configmap", "w1"]);
+    let status_of = |a: &support::RawAnswer| -> Value {
+        serde_json::from_str(&a.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", a.body))
+    };
+
+    for (query, admin_code) in [
+        ("fieldSelector=%C3%A9", 400),
+        ("fieldSelector=%5C%C3%A9%3Dx", 400),
+        ("fieldSelector=%C3%A9%21%3D%C3%A9", 400),
+        ("fieldSelector=metadata.name%3D%C3%A9", 200),
+        ("labelSelector=%C3%A9%3D1", 400),
+    ] {
+        for path in [
+            format!("/api/v1/configmaps?{query}"),
+            format!("/api/v1/namespaces/default/configmaps?watch=1&{query}"),
+        ] {
+            let anonymous = s.raw(false, "GET", &path, None, b"").expect("an answer");
+            assert_eq!(anonymous.status, 401, "{path}: {}", anonymous.body);
+            let admin = s.raw(true, "GET", &path, None, b"").expect("an answer");
+            assert_eq!(admin.status, admin_code, "{path}: {}", admin.body);
+            if admin_code == 400 {
+                assert_eq!(status_of(&admin)["reason"], "BadRequest", "{path}");
+            } else if !path.contains("watch") {
+                assert_eq!(status_of(&admin)["items"], json!([]), "{path}");
+            }
+        }
+    }
+
+    let kinds = [
+        ("/api/v1/namespaces/default/configmaps", "v1", "ConfigMap"),
+        ("/api/v1/namespaces/default/services", "v1", "Service"),
+        (
+            "/api/v1/namespaces/default/serviceaccounts",
+            "v1",
+            "ServiceAccount",
+        ),
+        ("/api/v1/namespaces", "v1", "Namespace"),
+        (
+            "/apis/apps/v1/namespaces/default/deployments",
+            "apps/v1",
+            "Deployment",
+        ),
+        (
+            "/apis/policy.karmada.io/v1alpha1/namespaces/default/propagationpolicies",
+            "policy.karmada.io/v1alpha1",
+            "PropagationPolicy",
+        ),
+    ];
+    for prefix in ["é-", "中-", "a😀-"] {
+        for (path, api_version, kind) in kinds {
+            let mut body = json!({"apiVersion": api_version, "kind": kind,
+                "metadata": {"generateName": prefix}});
+            if kind == "PropagationPolicy" {
+                body["spec"] =
+                    json!({"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}]});
+            }
+            let a = s
+                .raw(
+                    true,
+                    "POST",
+                    path,
+                    Some("application/json"),
+                    body.to_string().as_bytes(),
+                )
+                .expect("an answer");
+            assert_eq!(a.status, 422, "{kind} {prefix}: {}", a.body);
+            let st = status_of(&a);
+            assert_eq!(st["reason"], "Invalid", "{kind} {prefix}");
+            assert!(
+                st["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("metadata.generateName: Invalid value")),
+                "{kind} {prefix}: {}",
+                a.body
+            );
+        }
+    }
+
+    let watch = "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=";
+    let open = s
+        .raw(true, "GET", &format!("{watch}{}", i64::MAX), None, b"")
+        .expect("an answer");
+    assert_eq!(open.status, 200, "{}", open.body);
+    assert!(
+        open.body.contains("\"ADDED\"") && open.body.contains("\"w1\""),
+        "{}",
+        open.body
+    );
+    assert!(!open.ended, "a watch with the longest timeout stays open");
+    for past in ["9223372036854775808", "18446744073709551615"] {
+        let a = s
+            .raw(true, "GET", &format!("{watch}{past}"), None, b"")
+            .expect("an answer");
+        assert_eq!(a.status, 400, "{past}: {}", a.body);
+        assert_eq!(
+            status_of(&a)["message"],
+            format!("invalid value for timeoutSeconds: \"{past}\"")
+        );
+    }
+    let listed = s
+        .raw(
+            true,
+            "GET",
+            &format!("/api/v1/namespaces/default/configmaps?limit={}", i64::MAX),
+            None,
+            b"",
+        )
+        .expect("an answer");
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert!(listed.body.contains("\"w1\""));
+    // Nothing was created by the refused writes, and the server still serves.
+    let names = s.kubectl_ok(&["get", "configmaps", "-o", "name"]);
+    assert!(
+        !names.contains('é') && names.contains("configmap/w1"),
+        "{names}"
+    );
+}

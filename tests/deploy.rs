@@ -255,18 +255,47 @@ fn dockerfile_builds_the_binary_and_runs_serve() {
     assert!(ignore.lines().any(|l| l.trim() == "target"));
 }
 
+/// The unit's static checks: it runs the installed binary's `serve`, and every environment
+/// variable it sets names a flag `serve` reads.
+#[test]
+fn systemd_unit_names_real_flags() {
+    let unit =
+        std::fs::read_to_string(deploy_dir().join("systemd/karmada-rs.service")).expect("unit");
+    assert!(unit.contains("ExecStart=/usr/local/bin/karmada-rs serve"));
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+        .args(["serve", "--help"])
+        .output()
+        .expect("help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    let vars: Vec<&str> = unit
+        .lines()
+        .filter_map(|l| l.strip_prefix("Environment="))
+        .map(|l| l.split('=').next().expect("var"))
+        .collect();
+    assert!(
+        !vars.is_empty(),
+        "the unit sets its flags through the environment"
+    );
+    for var in vars {
+        if var != "KARMADA_RS_LOG" {
+            assert!(
+                help.contains(&format!("env: {var}=")),
+                "serve reads no {var}"
+            );
+        }
+    }
+}
+
+/// `systemd-analyze verify` accepts the unit, without a warning. systemd-analyze is required
+/// (`scripts/test` installs it): a missing tool fails the test rather than passing it unchecked.
 #[test]
 fn systemd_unit_verifies() {
     let unit =
         std::fs::read_to_string(deploy_dir().join("systemd/karmada-rs.service")).expect("unit");
-    assert!(unit.contains("ExecStart=/usr/local/bin/karmada-rs serve"));
-    let Ok(probe) = std::process::Command::new("systemd-analyze")
+    let probe = std::process::Command::new("systemd-analyze")
         .arg("--version")
         .output()
-    else {
-        eprintln!("systemd-analyze is not installed; only the static checks ran");
-        return;
-    };
+        .expect("systemd-analyze is required (apt-get install systemd; scripts/test does)");
     assert!(probe.status.success());
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("karmada-rs.service");
@@ -286,19 +315,96 @@ fn systemd_unit_verifies() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.trim().is_empty(), "warnings: {stderr}");
-    // The unit's environment names flags the binary reads.
-    let help = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
-        .args(["serve", "--help"])
+}
+
+/// The subcommands of `karmada-rs [path...] --help`, from its `Commands:` section.
+fn subcommands(path: &[&str]) -> Vec<String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+        .args(path)
+        .arg("--help")
         .output()
         .expect("help");
-    let help = String::from_utf8_lossy(&help.stdout);
-    for line in unit.lines().filter_map(|l| l.strip_prefix("Environment=")) {
-        let var = line.split('=').next().expect("var");
-        if var != "KARMADA_RS_LOG" {
-            assert!(
-                help.contains(&format!("env: {var}=")),
-                "serve reads no {var}"
-            );
+    assert!(out.status.success(), "{path:?} --help");
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// The flags of one `--help` text and the environment variable each names (`None`: none).
+fn flags_and_env(help: &str) -> Vec<(String, Option<String>)> {
+    let mut out: Vec<(String, Option<String>)> = Vec::new();
+    for line in help.lines() {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        // A flag's first line: `-s, --flag ...` or `--flag ...`, indented as an option (its
+        // description is indented further).
+        if (2..=6).contains(&indent)
+            && t.starts_with('-')
+            && let Some(at) = t.find("--")
+        {
+            let name: String = t[at + 2..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            out.push((name, None));
+        }
+        if let Some((_, rest)) = line.split_once("[env: ")
+            && let Some(last) = out.last_mut()
+        {
+            last.1 = rest.split('=').next().map(str::to_string);
         }
     }
+    out
+}
+
+/// Every flag of every subcommand can be given as an environment variable, named
+/// `KARMADA_RS_` and the flag in upper case (README's promise), found by walking `--help`.
+#[test]
+fn every_flag_has_an_environment_variable() {
+    let mut commands: Vec<Vec<String>> = subcommands(&[]).into_iter().map(|c| vec![c]).collect();
+    assert!(
+        commands.len() >= 5,
+        "serve, member, join, unjoin, up: {commands:?}"
+    );
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    while let Some(path) = commands.pop() {
+        let args: Vec<&str> = path.iter().map(String::as_str).collect();
+        for sub in subcommands(&args) {
+            let mut p = path.clone();
+            p.push(sub);
+            commands.push(p);
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+            .args(&args)
+            .arg("--help")
+            .output()
+            .expect("help");
+        let help = String::from_utf8_lossy(&out.stdout).into_owned();
+        for (flag, env) in flags_and_env(&help) {
+            if flag == "help" || flag == "version" {
+                continue;
+            }
+            checked += 1;
+            let want = format!("KARMADA_RS_{}", flag.to_uppercase().replace('-', "_"));
+            if env.as_deref() != Some(want.as_str()) {
+                missing.push(format!("{} --{flag}: {env:?}, want {want}", path.join(" ")));
+            }
+        }
+    }
+    assert!(
+        checked > 40,
+        "only {checked} flags found: the help parsing is off"
+    );
+    assert!(
+        missing.is_empty(),
+        "flags without their variable:\n{}",
+        missing.join("\n")
+    );
 }

@@ -14,11 +14,7 @@ use serde_json::json;
 use support::{Backend, DEADLINE, Server};
 
 async fn client(s: &Server) -> kube::Client {
-    let kc = kube::config::Kubeconfig::read_from(&s.kubeconfig).expect("kubeconfig");
-    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-        .await
-        .expect("config");
-    kube::Client::try_from(cfg).expect("client")
+    support::kube_client(&s.kubeconfig).await
 }
 
 fn cm(name: &str, v: &str) -> ConfigMap {

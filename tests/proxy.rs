@@ -119,11 +119,10 @@ fn join(cp: &Server, m: &Member) {
     });
 }
 
-/// Grants the admin user (`karmada-admin`) the proxy of every cluster, as Karmada's guide
-/// binds `system:admin`, and waits until unifiedAuth's impersonation rules reached `members`
-/// (the member then answers the admin through the proxy).
-fn grant_admin_proxy(cp: &Server, members: &[&Member]) {
-    cp.kubectl_stdin_ok(&["apply", "-f", "-"], support::ADMIN_PROXY_GRANT);
+/// Waits until the admin (`karmada-admin`, bound `cluster-proxy-admin` at bootstrap as
+/// Karmada's installers bind their admin) can use the proxy of `members`: unifiedAuth's
+/// impersonation rules must first reach each member.
+fn wait_admin_proxy(cp: &Server, members: &[&Member]) {
     for m in members {
         let path = format!(
             "/apis/cluster.karmada.io/v1alpha1/clusters/{}/proxy/api/v1/namespaces",
@@ -244,7 +243,7 @@ fn kubectl_through_the_proxy_kubeconfig() {
     let cp = Server::start();
     let m1 = Member::start("member1");
     join(&cp, &m1);
-    grant_admin_proxy(&cp, &[&m1]);
+    wait_admin_proxy(&cp, &[&m1]);
     let proxied = Kubeconfig::new(&cp, &proxy_url(&cp, "member1"), None);
 
     // Reads see the member, not the control plane.
@@ -450,7 +449,7 @@ fn all_clusters_proxy() {
     let (m1, m2) = (Member::start("member1"), Member::start("member2"));
     join(&cp, &m1);
     join(&cp, &m2);
-    grant_admin_proxy(&cp, &[&m1, &m2]);
+    wait_admin_proxy(&cp, &[&m1, &m2]);
     for (m, only) in [(&m1, "only-in-1"), (&m2, "only-in-2")] {
         m.kubectl_ok(&["-n", "default", "create", "configmap", only]);
         m.kubectl_ok(&["-n", "default", "create", "configmap", "everywhere"]);
@@ -545,7 +544,7 @@ fn large_responses_stream() {
     let cp = Server::start();
     let m1 = Member::start("member1");
     join(&cp, &m1);
-    grant_admin_proxy(&cp, &[&m1]);
+    wait_admin_proxy(&cp, &[&m1]);
     m1.kubectl_ok(&["create", "namespace", "big"]);
     let value = "x".repeat(1024 * 1024 - 512);
     for i in 0..50 {

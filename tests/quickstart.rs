@@ -146,6 +146,41 @@ fn up_runs_a_control_plane_with_joined_members() {
         assert_eq!(nodes["items"].as_array().unwrap().len(), 3);
     }
 
+    // The admin kubeconfig pointed at a member's proxy works out of the box, as after
+    // `karmadactl init`: the control plane binds the admin `cluster-proxy-admin`, and
+    // unifiedAuth lets the member's impersonator act as the admin.
+    let proxied = dir.path().join("member1-proxy.kubeconfig");
+    let admin = std::fs::read_to_string(&karmada).unwrap();
+    let server = format!("server: {}", up.url);
+    assert!(admin.contains(&server), "{admin}");
+    std::fs::write(
+        &proxied,
+        admin.replace(
+            &server,
+            &format!("{server}/apis/cluster.karmada.io/v1alpha1/clusters/member1/proxy"),
+        ),
+    )
+    .unwrap();
+    let through_proxy = wait_for("the admin's proxy to member1", DEADLINE, || {
+        let out = run(kubectl_cmd(&proxied, &cache).args(["get", "nodes", "-o", "json"]));
+        out.status
+            .success()
+            .then(|| serde_json::from_slice::<Value>(&out.stdout).unwrap())
+    });
+    let node_names = |list: &Value| -> Vec<String> {
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        node_names(&through_proxy),
+        node_names(&get_json(&member_kubeconfig(1), &cache, &["nodes"])),
+        "the proxy reaches member1"
+    );
+
     // The samples apply as in Karmada's quick start.
     let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
     let out = run(kubectl_cmd(&karmada, &cache)

@@ -17,8 +17,11 @@ pub enum ServedBy {
 pub struct KindInfo {
     /// API group, e.g. `policy.karmada.io`.
     pub group: &'static str,
-    /// API version, e.g. `v1alpha1`.
+    /// API version, e.g. `v1alpha1`: the version objects are stored in (and the preferred one).
     pub version: &'static str,
+    /// Older versions also served, converted to and from `version` (ResourceBinding and
+    /// ClusterResourceBinding serve `v1alpha1` beside `v1alpha2`, as Karmada's CRDs do).
+    pub other_versions: &'static [&'static str],
     /// Kind, e.g. `PropagationPolicy`.
     pub kind: &'static str,
     /// Kind of the list, e.g. `PropagationPolicyList`.
@@ -47,6 +50,11 @@ impl KindInfo {
     /// `group/version`.
     pub fn api_version(&self) -> String {
         format!("{}/{}", self.group, self.version)
+    }
+
+    /// Every served version, the storage version first.
+    pub fn served_versions(&self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.version).chain(self.other_versions.iter().copied())
     }
 
     /// Checks `metadata.name` (or, with `prefix`, `metadata.generateName`) with the kind's
@@ -82,6 +90,7 @@ const CRD: KindInfo = KindInfo {
     group: "",
     version: "",
     kind: "",
+    other_versions: &[],
     list_kind: "",
     plural: "",
     singular: "",
@@ -158,6 +167,7 @@ static KINDS: &[KindInfo] = &[
     KindInfo {
         group: "work.karmada.io",
         version: "v1alpha2",
+        other_versions: &["v1alpha1"],
         kind: "ResourceBinding",
         list_kind: "ResourceBindingList",
         plural: "resourcebindings",
@@ -170,6 +180,7 @@ static KINDS: &[KindInfo] = &[
     KindInfo {
         group: "work.karmada.io",
         version: "v1alpha2",
+        other_versions: &["v1alpha1"],
         kind: "ClusterResourceBinding",
         list_kind: "ClusterResourceBindingList",
         plural: "clusterresourcebindings",
@@ -206,6 +217,7 @@ static KINDS: &[KindInfo] = &[
     KindInfo {
         group: "cluster.karmada.io",
         version: "v1alpha1",
+        other_versions: &[],
         kind: "Cluster",
         list_kind: "ClusterList",
         plural: "clusters",

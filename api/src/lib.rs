@@ -7,8 +7,10 @@
 //!   types, which serialize like Karmada's Go types and implement `kube::Resource`.
 //! - [`admit`] / [`admit_delete`]: CRD schema defaulting, pruning and validation plus Karmada's
 //!   mutating and validating webhooks (or, for Cluster, its aggregated API server's strategy).
-//! - [`catalog`]: discovery facts per kind; [`printers`]: table columns and rows;
-//!   [`schema`]: the OpenAPI schemas; [`validation`]: name, label and Karmada rules.
+//! - [`catalog`]: discovery facts per kind (and the versions each serves); [`conversion`]:
+//!   between a kind's served versions and its storage version; [`printers`]: table columns
+//!   and rows; [`schema`]: the OpenAPI schemas; [`validation`]: name, label and Karmada rules.
+//! - [`ineffective`]: fields accepted without effect, reported as API warnings.
 //! - [`well_known`]: labels, annotations, finalizers, taints, conditions; [`names`]: generated
 //!   names (execution spaces, bindings, Works); [`prune`]: fields stripped before dispatch.
 //! - [`json_splice`]: edits of serialized objects (resourceVersion, metadata members) without
@@ -21,6 +23,8 @@ pub mod work;
 
 pub mod admission;
 pub mod catalog;
+pub mod conversion;
+pub mod ineffective;
 pub mod json_splice;
 pub mod names;
 pub mod printers;

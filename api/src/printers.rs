@@ -195,14 +195,30 @@ column_cache!(
     "Cluster",
 );
 
+/// [`printer_columns`] of a kind at one of its served versions. The older versions Karmada's
+/// CRDs still serve (`v1alpha1` of the bindings) declare no columns, so kube-apiserver prints
+/// them with Name and Age.
+pub fn printer_columns_at(version: &str, kind: &str) -> &'static [PrinterColumn] {
+    if crate::conversion::converts(kind, version) {
+        static CELL: OnceLock<Vec<PrinterColumn>> = OnceLock::new();
+        return CELL.get_or_init(|| vec![name_column(), default_age_column()]);
+    }
+    printer_columns(kind)
+}
+
 /// The cells of one table row of a kind (matching [`printer_columns`], Name first), with ages
 /// computed against `now`; `None` for unknown kinds. Missing values are `null` cells, as
 /// kube-apiserver sends them for CRDs.
 pub fn table_row(kind: &str, obj: &Value, now: Timestamp) -> Option<Vec<Value>> {
+    table_row_at("", kind, obj, now)
+}
+
+/// [`table_row`] of a kind at one of its served versions (matching [`printer_columns_at`]).
+pub fn table_row_at(version: &str, kind: &str, obj: &Value, now: Timestamp) -> Option<Vec<Value>> {
     if kind == "Cluster" {
         return Some(cluster_row_at(obj, now));
     }
-    let columns = printer_columns(kind);
+    let columns = printer_columns_at(version, kind);
     if columns.is_empty() {
         return None;
     }

@@ -593,3 +593,58 @@ fn openapi_schemas_are_structural_and_documented() {
     );
     assert_eq!(api::schema::openapi_schema("ConfigMap"), None);
 }
+
+#[test]
+fn older_served_versions_have_their_own_schema_and_columns() {
+    use api::printers::{printer_columns_at, table_row_at};
+    use api::schema::{openapi_schema, openapi_schema_at};
+    let names = |cols: &[api::PrinterColumn]| cols.iter().map(|c| c.name).collect::<Vec<_>>();
+    for kind in ["ResourceBinding", "ClusterResourceBinding"] {
+        // Karmada's v1alpha1 binding CRD versions declare no columns: Name and Age.
+        assert_eq!(names(printer_columns_at("v1alpha1", kind)), ["Name", "Age"]);
+        assert_eq!(
+            printer_columns_at("v1alpha2", kind),
+            printer_columns(kind),
+            "{kind}"
+        );
+        let v1 = openapi_schema_at("v1alpha1", kind).unwrap();
+        let resource = &v1["properties"]["spec"]["properties"]["resource"];
+        assert!(resource["properties"].get("resourcePerReplicas").is_some());
+        assert!(resource["properties"].get("uid").is_none());
+        assert!(
+            v1["properties"]["spec"]["properties"]
+                .get("placement")
+                .is_none()
+        );
+        assert_eq!(resource["required"], json!(["apiVersion", "kind", "name"]));
+        assert_eq!(openapi_schema_at("v1alpha2", kind), openapi_schema(kind));
+        assert_eq!(openapi_schema_at("v1beta1", kind), None);
+    }
+    assert_eq!(
+        printer_columns_at("v1alpha1", "Work"),
+        printer_columns("Work")
+    );
+    assert_eq!(
+        openapi_schema_at("v1alpha1", "Work"),
+        openapi_schema("Work")
+    );
+    let now = at("2026-01-01T01:00:00Z");
+    let rb = json!({"metadata": {"name": "b", "creationTimestamp": "2026-01-01T00:00:00Z"},
+                    "status": {"conditions": [{"type": "Scheduled", "status": "True"}]}});
+    assert_eq!(
+        table_row_at("v1alpha1", "ResourceBinding", &rb, now).unwrap(),
+        vec![json!("b"), json!("60m")]
+    );
+    assert_eq!(
+        table_row_at("v1alpha2", "ResourceBinding", &rb, now).unwrap(),
+        vec![json!("b"), json!("True"), Value::Null, json!("60m")]
+    );
+    assert_eq!(
+        api::schema::unknown_fields_at(
+            "v1alpha1",
+            "ResourceBinding",
+            &json!({"spec": {"resource": {"replicas": 1, "uid": "x"}, "placement": {}}})
+        ),
+        ["spec.placement", "spec.resource.uid"]
+    );
+}

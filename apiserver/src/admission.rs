@@ -22,11 +22,15 @@ pub enum Operation {
 /// Whether admitting a status write of this kind reads nothing but the object's `metadata` and
 /// `status` (so a registry may hand it the object without its other members): true for
 /// built-in kinds (see `admit`) and for Karmada's kinds but Cluster, whose admission decodes
-/// and canonicalises the whole object; a custom resource is validated whole against its schema.
+/// and canonicalises the whole object, and older versions served by conversion, which convert
+/// the whole object; a custom resource is validated whole against its schema.
 pub fn status_write_reads_only_status(def: &ResourceDef) -> bool {
     match def.source {
         Source::BuiltIn => true,
-        Source::Karmada => karmada_api::status_admission_reads_only_status(&def.kind),
+        Source::Karmada => {
+            karmada_api::status_admission_reads_only_status(&def.kind)
+                && !crate::conversion::converts(def)
+        }
         _ => false,
     }
 }
@@ -130,6 +134,15 @@ async fn stored_objects(state: &ApiState, def: &ResourceDef) -> Result<Vec<Value
         .iter()
         .filter_map(|kv| serde_json::from_slice(&kv.value).ok())
         .collect())
+}
+
+/// The API warnings of an admitted write, as admission webhooks return them: the fields of a
+/// Karmada object that are accepted without effect (main-resource writes).
+pub fn warnings(def: &ResourceDef, sub: Subresource, obj: &Value) -> Vec<String> {
+    if def.source != Source::Karmada || sub != Subresource::Main {
+        return Vec::new();
+    }
+    karmada_api::ineffective::warnings(&def.kind, obj)
 }
 
 /// A Karmada admission refusal as the API error kube-apiserver would return.

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 
 use axum::body::Body;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use http::HeaderValue;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -253,6 +253,7 @@ pub async fn complete(
     state: &ApiState,
     audit: &mut RequestAudit,
     result: Result<Response, ApiError>,
+    errors: &crate::output::ErrorForm,
 ) -> Response {
     let log = state
         .auth()
@@ -279,7 +280,7 @@ pub async fn complete(
             {
                 log.record(line);
             }
-            e.into_response()
+            errors.render(&e)
         }
     };
     if let Ok(v) = HeaderValue::from_str(audit.id()) {
@@ -310,7 +311,22 @@ async fn created_name(audit: &mut RequestAudit, resp: Response) -> Response {
             return Response::from_parts(parts, Body::empty());
         }
     };
-    if let Ok(Object { metadata: Some(m) }) = serde_json::from_slice::<Object>(&bytes) {
+    // The response is in the media type the client negotiated.
+    let content_type = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|ct| ct.to_str().ok())
+        .unwrap_or("");
+    let object = if content_type.starts_with(crate::protobuf::CONTENT_TYPE) {
+        crate::protobuf::decode_response(&bytes)
+            .ok()
+            .and_then(|v| serde_json::from_value::<Object>(v).ok())
+    } else if content_type.starts_with("application/yaml") {
+        serde_yaml::from_slice::<Object>(&bytes).ok()
+    } else {
+        serde_json::from_slice::<Object>(&bytes).ok()
+    };
+    if let Some(Object { metadata: Some(m) }) = object {
         audit.set_created(&m.name, &m.namespace);
     }
     Response::from_parts(parts, Body::from(bytes))

@@ -3,49 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::negotiation::parse_media_types;
 use crate::resources::{CatalogSnapshot, ResourceDef};
-
-/// The Kubernetes version this server reports (kubectl's dispatcher picks its binary by the
-/// minor version, so it must say 1.32).
-pub fn version() -> Value {
-    json!({
-        "major": "1",
-        "minor": "32",
-        "gitVersion": "v1.32.0",
-        "gitCommit": "karmada-rs",
-        "gitTreeState": "clean",
-        "buildDate": "2026-11-01T00:00:00Z",
-        "goVersion": "go1.23.3",
-        "compiler": "gc",
-        "platform": "linux/amd64",
-    })
-}
-
-/// Which aggregated discovery version the Accept header allows, if any.
-pub fn aggregated_version(accept: Option<&str>) -> Option<&'static str> {
-    let ranges = parse_media_types(accept.unwrap_or(""));
-    let wants = |v: &str| {
-        ranges.iter().any(|r| {
-            r.essence == "application/json"
-                && r.param("g") == Some("apidiscovery.k8s.io")
-                && r.param("v") == Some(v)
-                && r.param("as") == Some("APIGroupDiscoveryList")
-        })
-    };
-    if wants("v2") {
-        Some("v2")
-    } else if wants("v2beta1") {
-        Some("v2beta1")
-    } else {
-        None
-    }
-}
-
-/// The Content-Type of an aggregated discovery answer.
-pub fn aggregated_content_type(version: &str) -> String {
-    format!("application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList")
-}
 
 fn group_version(group: &str, version: &str) -> String {
     if group.is_empty() {
@@ -255,16 +213,66 @@ mod tests {
     use crate::resources::{Catalog, built_in, karmada};
 
     #[test]
-    fn aggregated_negotiation() {
-        let kubectl = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
-        assert_eq!(aggregated_version(Some(kubectl)), Some("v2"));
+    fn bindings_are_served_at_both_versions_and_prefer_v1alpha2() {
+        let cat = Catalog::new(karmada());
+        let snap = cat.snapshot();
+        let g = group(&snap, "work.karmada.io").unwrap();
         assert_eq!(
-            aggregated_version(Some(
-                "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
-            )),
-            Some("v2beta1")
+            g["preferredVersion"]["groupVersion"],
+            "work.karmada.io/v1alpha2"
         );
-        assert_eq!(aggregated_version(Some("application/json")), None);
+        let versions: Vec<&str> = g["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["version"].as_str().unwrap())
+            .collect();
+        assert_eq!(versions, ["v1alpha2", "v1alpha1"]);
+        let names = |version: &str| -> Vec<String> {
+            resource_list(&snap, "work.karmada.io", version).unwrap()["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(
+            names("v1alpha1"),
+            [
+                "works",
+                "works/status",
+                "resourcebindings",
+                "resourcebindings/status",
+                "clusterresourcebindings",
+                "clusterresourcebindings/status"
+            ]
+        );
+        assert_eq!(
+            names("v1alpha2"),
+            [
+                "resourcebindings",
+                "resourcebindings/status",
+                "clusterresourcebindings",
+                "clusterresourcebindings/status"
+            ]
+        );
+        let apis = aggregated(&snap, false, "v2");
+        let work = apis["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["metadata"]["name"] == "work.karmada.io")
+            .unwrap();
+        assert_eq!(work["versions"][0]["version"], "v1alpha2");
+        assert_eq!(work["versions"][1]["version"], "v1alpha1");
+        let list = group_list(&snap);
+        let work = list["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "work.karmada.io")
+            .unwrap();
+        assert_eq!(work["preferredVersion"]["version"], "v1alpha2");
     }
 
     #[test]

@@ -185,6 +185,11 @@ impl ApiError {
         )
     }
 
+    /// 406 NotAcceptable with its own message (a conversion the object does not allow).
+    pub fn not_acceptable_message(message: impl Into<String>) -> ApiError {
+        ApiError::new(406, "NotAcceptable", message)
+    }
+
     /// 409 AlreadyExists.
     pub fn already_exists(group: &str, resource: &str, name: &str) -> ApiError {
         ApiError::new(
@@ -382,73 +387,110 @@ impl ApiError {
         e
     }
 
+    /// The metav1.Status of this error, fields in Go's order.
+    fn status_doc(&self) -> StatusDoc<'_> {
+        StatusDoc {
+            kind: "Status",
+            api_version: "v1",
+            metadata: EmptyMeta {},
+            status: "Failure",
+            message: &self.message,
+            reason: self.reason,
+            details: self.details.as_deref().map(|d| DetailsDoc {
+                // StatusDetails' strings are omitempty.
+                name: d.name.as_deref().filter(|v| !v.is_empty()),
+                group: d.group.as_deref().filter(|v| !v.is_empty()),
+                kind: d.kind.as_deref().filter(|v| !v.is_empty()),
+                uid: d.uid.as_deref().filter(|v| !v.is_empty()),
+                causes: d
+                    .causes
+                    .iter()
+                    .map(|c| CauseDoc {
+                        reason: &c.reason,
+                        message: &c.message,
+                        field: &c.field,
+                    })
+                    .collect(),
+                retry_after_seconds: d.retry_after_seconds,
+            }),
+            code: self.code,
+        }
+    }
+
     /// The metav1.Status JSON of this error.
     pub fn status_json(&self) -> Value {
-        let mut status = json!({
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
-        });
-        if let Some(d) = &self.details {
-            let mut details = serde_json::Map::new();
-            // StatusDetails' strings are omitempty.
-            for (key, value) in [
-                ("name", &d.name),
-                ("group", &d.group),
-                ("kind", &d.kind),
-                ("uid", &d.uid),
-            ] {
-                if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
-                    details.insert(key.into(), json!(v));
-                }
-            }
-            if !d.causes.is_empty() {
-                details.insert(
-                    "causes".into(),
-                    Value::Array(
-                        d.causes
-                            .iter()
-                            .map(|c| {
-                                let mut m = serde_json::Map::new();
-                                if !c.reason.is_empty() {
-                                    m.insert("reason".into(), json!(c.reason));
-                                }
-                                if !c.message.is_empty() {
-                                    m.insert("message".into(), json!(c.message));
-                                }
-                                if !c.field.is_empty() {
-                                    m.insert("field".into(), json!(c.field));
-                                }
-                                Value::Object(m)
-                            })
-                            .collect(),
-                    ),
-                );
-            }
-            if let Some(r) = d.retry_after_seconds {
-                details.insert("retryAfterSeconds".into(), json!(r));
-            }
-            if let Some(obj) = status.as_object_mut() {
-                obj.insert("details".into(), Value::Object(details));
-            }
-        }
-        status
+        serde_json::to_value(self.status_doc()).unwrap_or(Value::Null)
     }
+
+    /// The metav1.Status JSON of this error as kube writes it (Go's field order).
+    pub fn status_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(&self.status_doc()).unwrap_or_default()
+    }
+}
+
+/// `metav1.Status`, serialized in the order of the Go struct's fields.
+#[derive(serde::Serialize)]
+struct StatusDoc<'a> {
+    kind: &'static str,
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    metadata: EmptyMeta,
+    status: &'static str,
+    message: &'a str,
+    reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<DetailsDoc<'a>>,
+    code: u16,
+}
+
+/// An empty `ListMeta` (`{}`).
+#[derive(serde::Serialize)]
+struct EmptyMeta {}
+
+/// `metav1.StatusDetails`.
+#[derive(serde::Serialize)]
+struct DetailsDoc<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    group: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uid: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    causes: Vec<CauseDoc<'a>>,
+    #[serde(rename = "retryAfterSeconds", skip_serializing_if = "Option::is_none")]
+    retry_after_seconds: Option<u32>,
+}
+
+/// `metav1.StatusCause`.
+#[derive(serde::Serialize)]
+struct CauseDoc<'a> {
+    #[serde(skip_serializing_if = "str::is_empty")]
+    reason: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    message: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    field: &'a str,
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let body = self.status_bytes();
+        self.response_with("application/json", body)
+    }
+}
+
+impl ApiError {
+    /// A response with this error's status code and `Retry-After`, whose body is its Status
+    /// already serialized as `content_type`.
+    pub fn response_with(&self, content_type: &str, body: Vec<u8>) -> Response {
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let body = serde_json::to_vec(&self.status_json()).unwrap_or_default();
         let mut resp = (code, body).into_response();
-        resp.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
+        if let Ok(v) = HeaderValue::from_str(content_type) {
+            resp.headers_mut().insert(header::CONTENT_TYPE, v);
+        }
         if let Some(r) = self.details.as_ref().and_then(|d| d.retry_after_seconds)
             && (self.code == 429 || self.code >= 500)
             && let Ok(v) = HeaderValue::from_str(&r.to_string())

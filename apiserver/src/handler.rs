@@ -15,9 +15,10 @@ use crate::auth::{self, UserInfo};
 use crate::body;
 use crate::discovery;
 use crate::error::ApiError;
-use crate::negotiation::{self, Output};
+use crate::negotiation::{self, Endpoint, MediaType, Negotiated, Target};
 use crate::object;
 use crate::options::{DeleteOptions, FieldValidation, ListOptions, OptionsKind, WriteOptions};
+use crate::output::{self, ErrorForm};
 use crate::registry::{DeleteOutcome, Registry, Subresource, WriteContext};
 use crate::request_info::{RequestInfo, parse_query, request_info};
 use crate::resources::ResourceDef;
@@ -26,7 +27,43 @@ use crate::watch;
 
 /// The axum router serving the whole API.
 pub fn router(state: Arc<ApiState>) -> Router {
-    Router::new().fallback(entry).with_state(state)
+    Router::new().fallback(entry_recovering).with_state(state)
+}
+
+/// [`entry`] behind [`recover_panics`].
+// axum boxes this handler's future once, with `entry`'s inside it; boxing `entry` again would
+// add a second allocation per request for nothing.
+#[allow(clippy::large_futures)]
+async fn entry_recovering(state: State<Arc<ApiState>>, req: http::Request<Body>) -> Response {
+    let (method, uri) = (req.method().clone(), req.uri().clone());
+    recover_panics(&method, &uri, entry(state, req)).await
+}
+
+/// The message of the 500 a panicking request gets (kube-apiserver's words).
+pub const PANIC_MESSAGE: &str =
+    "This request caused apiserver to panic. Look in the logs for details.";
+
+/// kube-apiserver's WithPanicRecovery: a request whose handling panics gets a 500 Status and
+/// an error log line naming it, instead of a dropped connection. (A panic while a response
+/// body is already streaming can only end that stream.)
+pub async fn recover_panics(
+    method: &Method,
+    uri: &http::Uri,
+    handling: impl std::future::Future<Output = Response>,
+) -> Response {
+    use futures::FutureExt;
+    match std::panic::AssertUnwindSafe(handling).catch_unwind().await {
+        Ok(resp) => resp,
+        Err(payload) => {
+            let cause = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown cause".into());
+            tracing::error!(%method, path = %uri.path(), panic = %cause, "apiserver panic'd");
+            ApiError::internal(PANIC_MESSAGE).into_response()
+        }
+    }
 }
 
 async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> Response {
@@ -40,6 +77,7 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| ct.starts_with("application/apply-patch"));
     let verb = crate::metrics::verb_label(&method, &info.verb, apply);
+    let errors = ErrorForm::of(req.headers(), req.uri().query());
     let long_running = info.verb == "watch" || info.subresource == "proxy";
     let mutating = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
     // In-flight limits as kube's MaxInFlightLimit filter: long-running requests are exempt.
@@ -54,11 +92,10 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
         match state.metrics.admit(mutating, limit) {
             Some(g) => Some(g),
             None => {
-                return ApiError::too_many_requests(
+                return errors.render(&ApiError::too_many_requests(
                     "Too many requests, please try again later.",
                     1,
-                )
-                .into_response();
+                ));
             }
         }
     };
@@ -81,7 +118,7 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
     let path = info.path.clone();
     let mut audit = crate::audit::RequestAudit::begin(&req);
     let result = handle(&state, req, info, query, &mut audit).await;
-    let resp = crate::audit::complete(&state, &mut audit, result).await;
+    let resp = crate::audit::complete(&state, &mut audit, result, &errors).await;
     drop(guard);
     let elapsed = started.elapsed();
     if let Some(l) = labels {
@@ -116,8 +153,8 @@ pub struct Ctx {
     pub headers: HeaderMap,
     /// The caller.
     pub user: UserInfo,
-    /// Negotiated output.
-    pub output: Output,
+    /// The negotiated response form.
+    pub neg: Negotiated,
 }
 
 impl Ctx {
@@ -141,15 +178,15 @@ impl Ctx {
 async fn handle(
     state: &Arc<ApiState>,
     req: http::Request<Body>,
-    info: RequestInfo,
+    mut info: RequestInfo,
     query: HashMap<String, Vec<String>>,
     audit: &mut crate::audit::RequestAudit,
 ) -> Result<Response, ApiError> {
     let (mut parts, body) = req.into_parts();
     audit.set_request(&info);
     let user = match state.delegated_auth() {
-        Some(d) => std::sync::Arc::new(d.admit(&mut parts, &info).await?),
-        None => auth::admit(state, &mut parts, &info, audit).await?,
+        Some(d) => std::sync::Arc::new(d.admit(&mut parts, &mut info, &query).await?),
+        None => auth::admit(state, &mut parts, &mut info, &query, audit).await?,
     };
     auth::scope(
         user.clone(),
@@ -182,12 +219,15 @@ async fn dispatch(
         .ok_or_else(|| {
             ApiError::unknown_resource(&info.api_group, &info.api_version, &info.resource)
         })?;
-    let accept = parts
-        .headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok());
-    let output = negotiation::negotiate(accept)?;
     let ns = scope(&def, &info)?;
+    let neg = negotiation::negotiate(
+        header_str(&parts.headers, header::ACCEPT),
+        resource_endpoint(&def, &info, &query),
+        negotiation::pretty_requested(
+            parts.uri.query(),
+            header_str(&parts.headers, header::USER_AGENT),
+        ),
+    )?;
     let ctx = Ctx {
         state: state.clone(),
         ns,
@@ -195,7 +235,7 @@ async fn dispatch(
         query,
         headers: parts.headers,
         user,
-        output,
+        neg,
         info,
     };
     let watch = ctx.info.verb == "watch";
@@ -211,6 +251,36 @@ async fn dispatch(
 /// True when the URL names one object (`.../configmaps/NAME`), not a collection.
 fn is_item_path(info: &RequestInfo) -> bool {
     !info.name.is_empty() && !info.name_from_selector
+}
+
+fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// What a resource endpoint serves (its `RequestScope`): protobuf for built-in kinds that have
+/// a message (custom resources and Karmada's kinds, CRDs in Karmada, have none: a CRD scope's
+/// `StandardSerializers`, copied to its status and scale scopes), Tables except to watch-list
+/// requests.
+fn resource_endpoint(
+    def: &ResourceDef,
+    info: &RequestInfo,
+    query: &HashMap<String, Vec<String>>,
+) -> Endpoint {
+    let protobuf = def.source == crate::resources::Source::BuiltIn && {
+        let (api_version, kind) = match info.subresource.as_str() {
+            "scale" => ("autoscaling/v1".to_string(), "Scale"),
+            "token" => ("authentication.k8s.io/v1".to_string(), "TokenRequest"),
+            _ => (def.api_version(), def.kind.as_str()),
+        };
+        crate::protobuf::Codec::for_kind(&api_version, kind).is_some()
+    };
+    let watch_list = info.verb == "watch"
+        && ListOptions::parse_watch(query)
+            .is_ok_and(|o| o.send_initial_events == Some(true) && o.allow_bookmarks);
+    Endpoint::Resource {
+        protobuf,
+        table: !watch_list,
+    }
 }
 
 /// Resolves the namespace of a request against the resource's scope.
@@ -246,17 +316,19 @@ async fn non_resource(
     if parts.method != Method::GET && parts.method != Method::HEAD {
         return Err(ApiError::method_not_allowed_route());
     }
-    let accept = parts
-        .headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok());
+    let accept = header_str(&parts.headers, header::ACCEPT);
+    let pretty = negotiation::pretty_requested(
+        parts.uri.query(),
+        header_str(&parts.headers, header::USER_AGENT),
+    );
     let path = info.path.trim_end_matches('/');
     let snapshot = state.catalog.snapshot();
     if crate::openapi::handles(path) {
-        return crate::openapi::serve(&snapshot, path, parts);
+        let remote = crate::aggregator::openapi(&state.aggregator.table());
+        return crate::openapi::serve(&snapshot, &remote, path, parts);
     }
     match path {
-        "/version" => Ok(json_response(StatusCode::OK, &discovery::version())),
+        "/version" => Ok(json_response(StatusCode::OK, &crate::version::info())),
         "/metrics" => {
             let text = state.metrics.render(&state.cache_stats());
             let mut resp = (StatusCode::OK, text).into_response();
@@ -273,7 +345,14 @@ async fn non_resource(
                 // A server without the core group (`--aggregated`) serves no legacy API.
                 return Err(ApiError::path_not_found());
             }
-            if let Some(v) = discovery::aggregated_version(accept) {
+            // kube's WrappedHandler: Accept asking for APIGroupDiscoveryList gets aggregated
+            // discovery, anything else the legacy document.
+            if let Some(accepted) = negotiation::negotiate_media(accept, Endpoint::Discovery)
+                && let Some(v) = accepted
+                    .convert
+                    .as_ref()
+                    .and_then(negotiation::Convert::discovery_version)
+            {
                 let mut doc = discovery::aggregated(&snapshot, core, v);
                 if !core {
                     crate::aggregator::discovery::merge_aggregated(
@@ -281,43 +360,60 @@ async fn non_resource(
                         &state.aggregator.table(),
                     );
                 }
-                let mut resp = json_response(StatusCode::OK, &doc);
-                if let Ok(ct) = HeaderValue::from_str(&discovery::aggregated_content_type(v)) {
-                    resp.headers_mut().insert(header::CONTENT_TYPE, ct);
-                }
-                Ok(resp)
+                let media = accepted.media;
+                let pretty = media == MediaType::Json && (accepted.pretty || pretty);
+                let body = output::encode_value(media, pretty, &doc)?;
+                // The Content-Type names the conversion (`generateMediaTypeWithGVK`).
+                let content_type = format!(
+                    "{};g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList",
+                    media.as_str()
+                );
+                Ok(output::respond(StatusCode::OK, &content_type, body))
             } else if core {
-                Ok(json_response(
-                    StatusCode::OK,
+                discovery_document(
+                    accept,
+                    pretty,
                     &discovery::api_versions(&state.config.external_address),
-                ))
+                )
             } else {
                 let mut doc = discovery::group_list(&snapshot);
                 crate::aggregator::discovery::merge_group_list(&mut doc, &state.aggregator.table());
-                Ok(json_response(StatusCode::OK, &doc))
+                discovery_document(accept, pretty, &doc)
             }
         }
         _ => {
             let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
             match segs.as_slice() {
                 ["api", v] => discovery::resource_list(&snapshot, "", v)
-                    .map(|d| json_response(StatusCode::OK, &d))
-                    .ok_or_else(ApiError::path_not_found),
+                    .ok_or_else(ApiError::path_not_found)
+                    .and_then(|d| discovery_document(accept, pretty, &d)),
                 ["apis", g] => crate::aggregator::discovery::group(
                     discovery::group(&snapshot, g),
                     g,
                     &state.aggregator.table(),
                 )
-                .map(|d| json_response(StatusCode::OK, &d))
-                .ok_or_else(ApiError::path_not_found),
+                .ok_or_else(ApiError::path_not_found)
+                .and_then(|d| discovery_document(accept, pretty, &d)),
                 ["apis", g, v] => discovery::resource_list(&snapshot, g, v)
-                    .map(|d| json_response(StatusCode::OK, &d))
-                    .ok_or_else(ApiError::path_not_found),
+                    .ok_or_else(ApiError::path_not_found)
+                    .and_then(|d| discovery_document(accept, pretty, &d)),
                 ["healthz" | "livez" | "readyz", _check] => health(state, path).await,
                 _ => Err(ApiError::path_not_found()),
             }
         }
     }
+}
+
+/// A legacy discovery document in the media type the Accept header allows (kube writes them
+/// with `DefaultEndpointRestrictions`).
+fn discovery_document(
+    accept: Option<&str>,
+    pretty: bool,
+    doc: &Value,
+) -> Result<Response, ApiError> {
+    let neg = negotiation::negotiate(accept, Endpoint::Default, pretty)?;
+    let body = output::encode_value(neg.media, neg.pretty, doc)?;
+    Ok(output::respond(StatusCode::OK, neg.media.as_str(), body))
 }
 
 async fn health(state: &Arc<ApiState>, path: &str) -> Result<Response, ApiError> {
@@ -428,30 +524,68 @@ async fn get(ctx: &Ctx) -> Result<Response, ApiError> {
     render_object(ctx, StatusCode::OK, &obj, vec![])
 }
 
-/// Renders one object in the negotiated form.
+/// Renders one object in the negotiated form (kube's `transformResponseObject`): the object,
+/// its PartialObjectMetadata or a one-row Table, as JSON, YAML or protobuf. A Status is never
+/// converted.
 pub fn render_object(
     ctx: &Ctx,
     status: StatusCode,
     obj: &Value,
     warnings: Vec<String>,
 ) -> Result<Response, ApiError> {
-    let body = match ctx.output {
-        Output::Json => serde_json::to_vec(obj).map_err(ApiError::internal)?,
-        Output::Metadata => serde_json::to_vec(&json!({
-            "kind": "PartialObjectMetadata",
-            "apiVersion": "meta.k8s.io/v1",
-            "metadata": obj.get("metadata").cloned().unwrap_or(json!({})),
-        }))
-        .map_err(ApiError::internal)?,
-        Output::Table => {
+    let neg = ctx.neg;
+    let target = if is_status(obj) {
+        Target::Object
+    } else {
+        neg.target
+    };
+    let body = match target {
+        Target::Object => output::encode_value(neg.media, neg.pretty, obj)?,
+        Target::PartialObjectMetadata(v) => output::encode_value(
+            neg.media,
+            neg.pretty,
+            &output::partial_object_metadata(obj, v),
+        )?,
+        Target::PartialObjectMetadataList(_) => {
+            return Err(ApiError::not_acceptable_message(format!(
+                "you requested PartialObjectMetadataList, but the requested object is not a list ({})",
+                go_type(&ctx.def, false)
+            )));
+        }
+        Target::Table(_) => {
             let rv = object::meta_str(obj, "resourceVersion").to_string();
             let items = vec![obj.clone()];
-            crate::tables::table(ctx, &items, &rv, None, None)?
+            let table = crate::tables::table(ctx, &items, &rv, None, None)?;
+            output::encode_json(neg.media, neg.pretty, table)?
         }
     };
-    let mut resp = bytes_response(status, body);
+    let mut resp = output::respond(status, neg.media.as_str(), body);
     add_warnings(&mut resp, &warnings);
     Ok(resp)
+}
+
+/// Whether a response object is a `metav1.Status` (which conversions leave alone).
+fn is_status(obj: &Value) -> bool {
+    obj.get("kind").and_then(Value::as_str) == Some("Status")
+        && obj.get("apiVersion").and_then(Value::as_str) == Some("v1")
+}
+
+/// The Go type kube names in conversion errors (`%T` of the registry's object): the internal
+/// type of a built-in kind (`*core.ConfigMap`), unstructured for everything served as a CRD.
+fn go_type(def: &ResourceDef, list: bool) -> String {
+    if def.source != crate::resources::Source::BuiltIn {
+        return if list {
+            "*unstructured.UnstructuredList".into()
+        } else {
+            "*unstructured.Unstructured".into()
+        };
+    }
+    let package = match def.group.split('.').next() {
+        None | Some("") => "core",
+        Some(p) => p,
+    };
+    let kind = if list { &def.list_kind } else { &def.kind };
+    format!("*{package}.{kind}")
 }
 
 /// [`render_object`] for an object a write just stored: JSON is its stored bytes with the
@@ -461,12 +595,15 @@ pub fn render_written(
     ctx: &Ctx,
     status: StatusCode,
     written: &crate::registry::Written,
-    warnings: Vec<String>,
+    mut warnings: Vec<String>,
 ) -> Result<Response, ApiError> {
-    if let (Output::Json, Some((stored, rv))) = (&ctx.output, &written.stored)
+    warnings.extend(written.warnings.iter().cloned());
+    if let (MediaType::Json, Target::Object, Some((stored, rv))) =
+        (ctx.neg.media, ctx.neg.target, &written.stored)
         && let Some(body) = crate::json_splice::with_resource_version(stored, *rv)
     {
-        let mut resp = bytes_response(status, body);
+        let body = output::encode_json(MediaType::Json, ctx.neg.pretty, body)?;
+        let mut resp = output::respond(status, MediaType::Json.as_str(), body);
         add_warnings(&mut resp, &warnings);
         return Ok(resp);
     }
@@ -482,65 +619,172 @@ fn add_warnings(resp: &mut Response, warnings: &[String]) {
     }
 }
 
-async fn list(ctx: &Ctx) -> Result<Response, ApiError> {
-    let opts = ListOptions::parse(&ctx.query)?;
-    let page = ctx.registry().list(&ctx.ns, &opts).await?;
-    match ctx.output {
-        Output::Json | Output::Metadata => {
-            let mut meta = format!("{{\"resourceVersion\":\"{}\"", page.revision);
-            if let Some(c) = &page.continue_token {
-                meta.push_str(&format!(",\"continue\":{}", Value::String(c.clone())));
+/// The items of a list response: cached objects (served from their stored JSON) or values.
+pub enum ListItems<'a> {
+    /// Objects of the watch cache or the store.
+    Cached(&'a [Arc<crate::watch_cache::CachedObject>]),
+    /// Parsed objects.
+    Values(&'a [Value]),
+}
+
+impl ListItems<'_> {
+    fn len(&self) -> usize {
+        match self {
+            ListItems::Cached(items) => items.len(),
+            ListItems::Values(items) => items.len(),
+        }
+    }
+
+    fn json_len(&self) -> usize {
+        match self {
+            ListItems::Cached(items) => items.iter().map(|i| i.json_len() + 1).sum(),
+            ListItems::Values(items) => items.len() * 256,
+        }
+    }
+
+    fn value(&self, i: usize) -> Value {
+        match self {
+            ListItems::Cached(items) => items[i].value(),
+            ListItems::Values(items) => items[i].clone(),
+        }
+    }
+
+    fn write_json(&self, i: usize, out: &mut Vec<u8>) {
+        match self {
+            ListItems::Cached(items) => items[i].write_json(out),
+            ListItems::Values(items) => {
+                let _ = serde_json::to_writer(&mut *out, &items[i]);
             }
-            if let Some(n) = page.remaining {
-                meta.push_str(&format!(",\"remainingItemCount\":{n}"));
-            }
-            meta.push('}');
-            let (kind, api_version) = if ctx.output == Output::Metadata {
-                (
-                    "PartialObjectMetadataList".to_string(),
-                    "meta.k8s.io/v1".to_string(),
-                )
+        }
+    }
+}
+
+/// A list's `metadata` (`metav1.ListMeta`).
+#[derive(Clone, Debug, Default)]
+pub struct ListMeta {
+    /// `resourceVersion` (none for a delete-collection's answer).
+    pub resource_version: Option<String>,
+    /// `continue`.
+    pub continue_token: Option<String>,
+    /// `remainingItemCount`.
+    pub remaining: Option<usize>,
+}
+
+impl ListMeta {
+    /// The metadata as a JSON value (for encoders).
+    fn to_json(&self) -> Value {
+        serde_json::from_slice(&self.json_bytes()).unwrap_or_else(|_| json!({}))
+    }
+
+    /// The metadata's JSON in `metav1.ListMeta`'s field order.
+    fn json_bytes(&self) -> Vec<u8> {
+        let mut fields = Vec::new();
+        if let Some(rv) = &self.resource_version {
+            fields.push(format!("\"resourceVersion\":{}", Value::String(rv.clone())));
+        }
+        if let Some(c) = &self.continue_token {
+            fields.push(format!("\"continue\":{}", Value::String(c.clone())));
+        }
+        if let Some(n) = self.remaining {
+            fields.push(format!("\"remainingItemCount\":{n}"));
+        }
+        format!("{{{}}}", fields.join(",")).into_bytes()
+    }
+}
+
+/// Renders a list in the negotiated form: the list, its PartialObjectMetadataList or a Table.
+pub fn render_list(ctx: &Ctx, meta: &ListMeta, items: ListItems<'_>) -> Result<Response, ApiError> {
+    let neg = ctx.neg;
+    let (kind, api_version, partial) = match neg.target {
+        Target::Object => (ctx.def.list_kind.clone(), ctx.def.api_version(), false),
+        Target::PartialObjectMetadataList(v) => (
+            "PartialObjectMetadataList".to_string(),
+            v.api_version().to_string(),
+            true,
+        ),
+        Target::PartialObjectMetadata(_) => {
+            return Err(ApiError::not_acceptable_message(format!(
+                "you requested PartialObjectMetadata, but the requested object is a list ({})",
+                go_type(&ctx.def, true)
+            )));
+        }
+        Target::Table(_) => {
+            let values: Vec<Value> = (0..items.len()).map(|i| items.value(i)).collect();
+            let table = crate::tables::table(
+                ctx,
+                &values,
+                meta.resource_version.as_deref().unwrap_or(""),
+                meta.continue_token.as_deref(),
+                meta.remaining,
+            )?;
+            let body = output::encode_json(neg.media, neg.pretty, table)?;
+            return Ok(output::respond(StatusCode::OK, neg.media.as_str(), body));
+        }
+    };
+    let partial_version = match neg.target {
+        Target::PartialObjectMetadataList(v) => v,
+        _ => crate::table::TableVersion::V1,
+    };
+    let body = if neg.media == MediaType::Protobuf {
+        let item = if partial {
+            crate::protobuf::Codec::for_kind(partial_version.api_version(), "PartialObjectMetadata")
+        } else {
+            crate::protobuf::Codec::for_kind(&ctx.def.api_version(), &ctx.def.kind)
+        }
+        .ok_or_else(|| ApiError::internal(format!("{kind} has no protobuf encoding")))?;
+        let mut list = crate::protobuf::ListWriter::new(&api_version, &kind, item);
+        for i in 0..items.len() {
+            let value = items.value(i);
+            let value = if partial {
+                output::partial_object_metadata(&value, partial_version)
             } else {
-                (ctx.def.list_kind.clone(), ctx.def.api_version())
+                value
             };
-            let mut out = Vec::with_capacity(
-                page.items.iter().map(|i| i.json_len() + 1).sum::<usize>() + 128,
-            );
-            out.extend_from_slice(
-                format!("{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{meta},\"items\":[")
-                    .as_bytes(),
-            );
-            for (i, item) in page.items.iter().enumerate() {
+            list.push(&value).map_err(output::protobuf_error)?;
+        }
+        list.finish(&meta.to_json())
+            .map_err(output::protobuf_error)?
+    } else {
+        let mut out = Vec::with_capacity(items.json_len() + 128);
+        out.extend_from_slice(
+            format!("{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":")
+                .as_bytes(),
+        );
+        out.extend_from_slice(&meta.json_bytes());
+        out.extend_from_slice(b",\"items\":");
+        if partial && items.len() == 0 {
+            // asPartialObjectMetadataList builds a new list whose items stay nil.
+            out.extend_from_slice(b"null");
+        } else {
+            out.push(b'[');
+            for i in 0..items.len() {
                 if i > 0 {
                     out.push(b',');
                 }
-                if ctx.output == Output::Metadata {
-                    let v = item.value();
-                    let pom = json!({
-                        "kind": "PartialObjectMetadata",
-                        "apiVersion": "meta.k8s.io/v1",
-                        "metadata": v.get("metadata").cloned().unwrap_or(json!({})),
-                    });
+                if partial {
+                    let pom = output::partial_object_metadata(&items.value(i), partial_version);
                     out.extend_from_slice(pom.to_string().as_bytes());
                 } else {
-                    item.write_json(&mut out);
+                    items.write_json(i, &mut out);
                 }
             }
-            out.extend_from_slice(b"]}");
-            Ok(bytes_response(StatusCode::OK, out))
+            out.push(b']');
         }
-        Output::Table => {
-            let items: Vec<Value> = page.items.iter().map(|i| i.value()).collect();
-            let t = crate::tables::table(
-                ctx,
-                &items,
-                &page.revision.to_string(),
-                page.continue_token.as_deref(),
-                page.remaining,
-            )?;
-            Ok(bytes_response(StatusCode::OK, t))
-        }
-    }
+        out.push(b'}');
+        output::encode_json(neg.media, neg.pretty, out)?
+    };
+    Ok(output::respond(StatusCode::OK, neg.media.as_str(), body))
+}
+
+async fn list(ctx: &Ctx) -> Result<Response, ApiError> {
+    let opts = ListOptions::parse(&ctx.query)?;
+    let page = ctx.registry().list(&ctx.ns, &opts).await?;
+    let meta = ListMeta {
+        resource_version: Some(page.revision.to_string()),
+        continue_token: page.continue_token.clone(),
+        remaining: page.remaining,
+    };
+    render_list(ctx, &meta, ListItems::Cached(&page.items))
 }
 
 async fn watch_req(ctx: &Ctx) -> Result<Response, ApiError> {
@@ -561,19 +805,90 @@ async fn watch_req(ctx: &Ctx) -> Result<Response, ApiError> {
             ));
         }
     }
-    match ctx.output {
-        Output::Table => {
+    // serveWatchHandler: the stream's own serializer (YAML has none).
+    let media = negotiation::negotiate_stream(
+        header_str(&ctx.headers, header::ACCEPT),
+        resource_endpoint(&ctx.def, &ctx.info, &ctx.query),
+    )?;
+    let watch_list = opts.send_initial_events == Some(true) && opts.allow_bookmarks;
+    match ctx.neg.target {
+        Target::Table(_) => {
             let enc = crate::tables::TableWatchEncoder::new(ctx)?;
             watch::serve(&ctx.state, &ctx.def, &ctx.ns, &opts, enc).await
         }
-        _ => {
-            let enc = watch::JsonEncoder {
-                api_version: ctx.def.api_version(),
-                kind: ctx.def.kind.clone(),
+        Target::PartialObjectMetadata(version) => {
+            let blueprint = watch_list
+                .then(|| {
+                    let codec = crate::protobuf::Codec::for_kind(
+                        version.api_version(),
+                        "PartialObjectMetadata",
+                    )?;
+                    list_blueprint(
+                        media,
+                        version.api_version(),
+                        "PartialObjectMetadataList",
+                        codec,
+                    )
+                })
+                .flatten();
+            let enc = watch::MetadataEncoder {
+                media,
+                version,
+                bookmark: watch::Bookmark {
+                    api_version: ctx.def.api_version(),
+                    kind: ctx.def.kind.clone(),
+                    blueprint,
+                },
             };
             watch::serve(&ctx.state, &ctx.def, &ctx.ns, &opts, enc).await
         }
+        // A PartialObjectMetadataList conversion fails for each event, and kube's watch then
+        // sends the object itself (watchEmbeddedEncoder).
+        Target::Object | Target::PartialObjectMetadataList(_) => {
+            let api_version = ctx.def.api_version();
+            let codec = crate::protobuf::Codec::for_kind(&api_version, &ctx.def.kind);
+            let blueprint = watch_list
+                .then(|| list_blueprint(media, &api_version, &ctx.def.list_kind, codec?))
+                .flatten();
+            let bookmark = watch::Bookmark {
+                api_version: api_version.clone(),
+                kind: ctx.def.kind.clone(),
+                blueprint,
+            };
+            match (media, codec) {
+                (MediaType::Protobuf, Some(codec)) => {
+                    let enc = watch::ProtobufEncoder { codec, bookmark };
+                    watch::serve(&ctx.state, &ctx.def, &ctx.ns, &opts, enc).await
+                }
+                _ => {
+                    let enc = watch::JsonEncoder { bookmark };
+                    watch::serve(&ctx.state, &ctx.def, &ctx.ns, &opts, enc).await
+                }
+            }
+        }
     }
+}
+
+/// The empty list a watch-list request's initial-events-end bookmark carries, in the stream's
+/// encoding, base64 (`watchListTransformer`): `items` is nil, as in the Go list it encodes.
+fn list_blueprint(
+    media: MediaType,
+    api_version: &str,
+    list_kind: &str,
+    item: crate::protobuf::Codec,
+) -> Option<String> {
+    use base64::Engine as _;
+    let bytes = match media {
+        MediaType::Protobuf => crate::protobuf::ListWriter::new(api_version, list_kind, item)
+            .finish(&json!({}))
+            .ok()?,
+        // The JSON encoder ends its document with a newline.
+        _ => format!(
+            "{{\"kind\":\"{list_kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{}},\"items\":null}}\n"
+        )
+        .into_bytes(),
+    };
+    Some(base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
 /// Reads and decodes a create/update body; returns the object and warnings.
@@ -697,8 +1012,9 @@ async fn delete(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
         .delete(&ctx.ns, &ctx.info.name, &opts)
         .await?
     {
-        DeleteOutcome::Deleted(v) => Ok(json_response(StatusCode::OK, &v)),
-        DeleteOutcome::Terminating(v) => render_object(ctx, StatusCode::OK, &v, vec![]),
+        DeleteOutcome::Deleted(v) | DeleteOutcome::Terminating(v) => {
+            render_object(ctx, StatusCode::OK, &v, vec![])
+        }
     }
 }
 
@@ -709,15 +1025,7 @@ async fn delete_collection(ctx: &Ctx, body: Body) -> Result<Response, ApiError> 
         .registry()
         .delete_collection(&ctx.ns, &list_opts, &opts)
         .await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &json!({
-            "kind": ctx.def.list_kind,
-            "apiVersion": ctx.def.api_version(),
-            "metadata": {},
-            "items": deleted,
-        }),
-    ))
+    render_list(ctx, &ListMeta::default(), ListItems::Values(&deleted))
 }
 
 /// Reads the raw body of a request (patches), with the size limit.
@@ -733,4 +1041,40 @@ pub fn write_context(ctx: &Ctx, opts: &WriteOptions) -> WriteContext {
 /// The Content-Type essence of a request.
 pub fn request_media(ctx: &Ctx) -> String {
     body::content_type(ctx.header(header::CONTENT_TYPE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    /// A handler that panics answers 500 with kube's message; one that does not is untouched.
+    #[tokio::test]
+    async fn panics_become_internal_errors() {
+        let uri: http::Uri = "/api/v1/configmaps?x=1".parse().unwrap();
+        let resp = recover_panics(&Method::GET, &uri, async {
+            let items: Vec<u8> = Vec::new();
+            // An index out of range, as a bug on a request path would be.
+            let at = items.len() + 3;
+            (StatusCode::OK, format!("{}", items[at])).into_response()
+        })
+        .await;
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(resp.headers()[header::CONTENT_TYPE], "application/json");
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        let status: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(status["kind"], "Status");
+        assert_eq!(status["code"], 500);
+        assert_eq!(status["reason"], "InternalError");
+        assert_eq!(
+            status["message"],
+            "Internal error occurred: This request caused apiserver to panic. Look in the logs for details."
+        );
+
+        let fine = recover_panics(&Method::GET, &uri, async {
+            (StatusCode::CREATED, "made").into_response()
+        })
+        .await;
+        assert_eq!(fine.status(), StatusCode::CREATED);
+    }
 }

@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use crate::table::{ColumnDefinition, Row, TableConvertor};
 
-/// The convertor of a Karmada kind.
-pub fn convertor(kind: &str) -> KarmadaConvertor {
-    let columns = karmada_api::printer_columns(kind)
+/// The convertor of a Karmada kind at one of its served versions.
+pub fn convertor(version: &str, kind: &str) -> KarmadaConvertor {
+    let columns = karmada_api::printers::printer_columns_at(version, kind)
         .iter()
         .map(|c| ColumnDefinition {
             name: Cow::Borrowed(c.name),
@@ -20,6 +20,7 @@ pub fn convertor(kind: &str) -> KarmadaConvertor {
         })
         .collect();
     KarmadaConvertor {
+        version: version.to_string(),
         kind: kind.to_string(),
         columns,
     }
@@ -27,6 +28,7 @@ pub fn convertor(kind: &str) -> KarmadaConvertor {
 
 /// Prints a Karmada kind with the api crate's columns and rows.
 pub struct KarmadaConvertor {
+    version: String,
     kind: String,
     columns: Vec<ColumnDefinition>,
 }
@@ -37,7 +39,7 @@ impl TableConvertor for KarmadaConvertor {
     }
 
     fn row(&self, obj: &Value, now: jiff::Timestamp) -> Row {
-        let cells = karmada_api::printers::table_row(&self.kind, obj, now)
+        let cells = karmada_api::printers::table_row_at(&self.version, &self.kind, obj, now)
             .unwrap_or_else(|| vec![Value::String(crate::object::name(obj).to_string())]);
         Row::new(cells)
     }

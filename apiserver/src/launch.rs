@@ -69,11 +69,11 @@ impl Default for ServeOptions {
 }
 
 /// Security settings of a server: kube-apiserver's authentication and TLS flags. The default
-/// is the safe one: no anonymous access, generated certificates.
+/// is the safe one: anonymous access only to health and version, generated certificates.
 #[derive(Clone, Debug, Default)]
 pub struct SecurityOptions {
-    /// Serve requests without credentials as `system:anonymous` (`--anonymous-auth`).
-    pub anonymous_auth: bool,
+    /// Which requests without credentials are `system:anonymous` (`--anonymous-auth`).
+    pub anonymous_auth: crate::auth::Anonymous,
     /// Static bearer tokens (`--token-auth-file`, kube's CSV format).
     pub token_auth_file: Option<PathBuf>,
     /// Issuer of service-account tokens (`--service-account-issuer`).

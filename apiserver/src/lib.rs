@@ -4,11 +4,14 @@
 pub mod admission;
 pub mod aggregated;
 pub mod aggregator;
+#[cfg(test)]
+mod arbitrary_text;
 pub mod audit;
 pub mod auth;
 pub mod body;
 pub mod builtin;
 pub mod client;
+pub mod conversion;
 pub mod crd;
 pub mod discovery;
 pub mod error;
@@ -25,6 +28,7 @@ pub mod negotiation;
 pub mod object;
 pub mod openapi;
 pub mod options;
+pub mod output;
 pub mod patch;
 pub mod patch_handler;
 pub mod protobuf;
@@ -40,6 +44,7 @@ pub mod state;
 pub mod status_write;
 pub mod table;
 pub mod tables;
+pub mod version;
 pub mod watch;
 pub mod watch_cache;
 

@@ -36,7 +36,7 @@ pub fn schema_for(def: &ResourceDef) -> Arc<Schema> {
             };
             let schema = match Schema::builtin(&gvk) {
                 Some(s) => s,
-                None => match karmada_api::schema::openapi_schema(&def.kind) {
+                None => match karmada_api::schema::openapi_schema_at(&def.version, &def.kind) {
                     Some(s) if def.source == Source::Karmada => Schema::from_openapi_v3(s),
                     _ => Schema::untyped(),
                 },

@@ -139,7 +139,7 @@ impl ListOptions {
                 let n: i64 = s.parse().map_err(|_| {
                     ApiError::bad_request(format!("invalid value for limit: \"{s}\""))
                 })?;
-                n.max(0) as usize
+                usize::try_from(n.max(0)).unwrap_or(usize::MAX)
             }
         };
         let continue_token = match first(q, "continue") {
@@ -152,9 +152,15 @@ impl ListOptions {
             .unwrap_or(false);
         let timeout_seconds = match first(q, "timeoutSeconds") {
             None | Some("") => None,
-            Some(s) => Some(s.parse::<u64>().map_err(|_| {
-                ApiError::bad_request(format!("invalid value for timeoutSeconds: \"{s}\""))
-            })?),
+            // kube's field is an int64: anything past it is refused, not wrapped.
+            Some(s) => Some(
+                s.parse::<i64>()
+                    .ok()
+                    .and_then(|n| u64::try_from(n).ok())
+                    .ok_or_else(|| {
+                        ApiError::bad_request(format!("invalid value for timeoutSeconds: \"{s}\""))
+                    })?,
+            ),
         };
         let send_initial_events = first(q, "sendInitialEvents").and_then(parse_bool);
         let opts = ListOptions {
@@ -593,6 +599,51 @@ mod tests {
                 "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
             )))
             .is_ok()
+        );
+    }
+
+    /// Numbers at and past the ends of kube's int64 fields: the largest is taken, anything
+    /// beyond is a 400, never an overflow.
+    #[test]
+    fn numbers_at_the_edges() {
+        let watch = |q: &str| ListOptions::parse_watch(&parse_query(Some(q)));
+        let max = i64::MAX.to_string();
+        let t = watch(&format!("watch=1&timeoutSeconds={max}")).unwrap();
+        assert_eq!(t.timeout_seconds, Some(i64::MAX as u64));
+        for bad in [
+            "18446744073709551615",
+            "9223372036854775808",
+            "-1",
+            "1e3",
+            "\u{e9}",
+        ] {
+            let err = watch(&format!("watch=1&timeoutSeconds={bad}")).unwrap_err();
+            assert_eq!(err.code, 400, "{bad}");
+            assert!(
+                err.message.contains("timeoutSeconds"),
+                "{bad}: {}",
+                err.message
+            );
+        }
+        let list = |q: &str| ListOptions::parse(&parse_query(Some(q)));
+        assert_eq!(
+            list(&format!("limit={max}")).unwrap().limit,
+            i64::MAX as usize
+        );
+        assert_eq!(list("limit=-5").unwrap().limit, 0);
+        assert_eq!(list("limit=99999999999999999999").unwrap_err().code, 400);
+        let grace = |q: &str| DeleteOptions::parse(&parse_query(Some(q)), None);
+        assert_eq!(
+            grace(&format!("gracePeriodSeconds={max}"))
+                .unwrap()
+                .grace_period_seconds,
+            Some(i64::MAX)
+        );
+        assert_eq!(
+            grace("gracePeriodSeconds=9223372036854775808")
+                .unwrap_err()
+                .code,
+            400
         );
     }
 

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use storage::{RangeRequest, Store};
 
 use crate::admission::{self, Operation};
+use crate::conversion;
 use crate::error::{ApiError, success_status};
 use crate::managed_fields;
 use crate::object;
@@ -124,7 +125,7 @@ impl<'a> Registry<'a> {
         let (kv, _) = store_of(self.state).get(&key).await?;
         let kv = kv.ok_or_else(|| self.not_found(name))?;
         let obj = object::from_stored(&kv.value, kv.mod_revision)?;
-        Ok(crate::crd::on_read(&self.def, &obj).unwrap_or(obj))
+        Ok(conversion::served(&self.def, obj))
     }
 
     /// Reads one object with kube's resourceVersion semantics for get (`"0"`: from cache).
@@ -491,6 +492,24 @@ impl<'a> Registry<'a> {
                 object::meta_mut(&mut candidate).insert("name".into(), Value::String(name));
             }
             self.prepare_for_create(&mut candidate);
+            let track = |obj: &mut Value| {
+                if !ctx.apply {
+                    managed_fields::track_update(
+                        &self.def,
+                        None,
+                        obj,
+                        &ctx.manager,
+                        Subresource::Main,
+                    );
+                }
+            };
+            // Field ownership is recorded in the version written (kube's field manager runs
+            // before conversion to the storage version).
+            let converting = conversion::converts(&self.def);
+            if converting {
+                track(&mut candidate);
+                conversion::to_storage(&self.def, &mut candidate)?;
+            }
             admission::admit(
                 self.state,
                 &self.def,
@@ -501,15 +520,10 @@ impl<'a> Registry<'a> {
                 ctx,
             )
             .await?;
-            if !ctx.apply {
-                managed_fields::track_update(
-                    &self.def,
-                    None,
-                    &mut candidate,
-                    &ctx.manager,
-                    Subresource::Main,
-                );
+            if !converting {
+                track(&mut candidate);
             }
+            let warnings = admission::warnings(&self.def, Subresource::Main, &candidate);
             let name = object::name(&candidate).to_string();
             let key = self.key(ns, &name)?;
             if ctx.dry_run {
@@ -521,16 +535,22 @@ impl<'a> Registry<'a> {
                     }
                     return Err(self.already_exists(&name, &existing));
                 }
-                return Ok(Written::unstored(candidate));
+                return Ok(Written::unstored(conversion::served(&self.def, candidate))
+                    .with_warnings(warnings));
             }
             let bytes = object::to_stored(&candidate)?;
             match store_of(self.state).create(&key, bytes.clone()).await {
                 Ok(kv) => {
                     object::set_resource_version(&mut candidate, kv.mod_revision);
+                    if converting {
+                        return Ok(Written::unstored(conversion::served(&self.def, candidate))
+                            .with_warnings(warnings));
+                    }
                     return Ok(Written {
                         obj: candidate,
                         stored: Some((bytes, kv.mod_revision)),
                         partial: false,
+                        warnings,
                     });
                 }
                 Err(storage::Error::AlreadyExists { current, .. }) => {
@@ -726,19 +746,31 @@ impl<'a> Registry<'a> {
         F: FnMut(&Value) -> Result<Value, ApiError>,
     {
         let key = self.key(ns, name)?;
+        let converting = conversion::converts(&self.def);
+        let status_view = status_view && !converting;
         loop {
             let (kv, _) = store_of(self.state).get(&key).await?;
             let kv = kv.ok_or_else(|| self.not_found(name))?;
+            // `stored` is the object in its storage version when the resource serves another.
+            let mut stored = None;
             let (current, kept) = if status_view {
                 crate::status_write::from_stored(&kv.value, kv.mod_revision)?
             } else {
                 let current = object::from_stored(&kv.value, kv.mod_revision)?;
-                let current = crate::crd::on_read(&self.def, &current).unwrap_or(current);
-                (current, None)
+                match conversion::on_read(&self.def, &current) {
+                    Some(view) => {
+                        if converting {
+                            stored = Some(current);
+                        }
+                        (view, None)
+                    }
+                    None => (current, None),
+                }
             };
-            // The answers that carry the object as a value need it whole.
+            // The answers that carry the object as a value need it whole, and as served.
             let whole = |obj: Value| match &kept {
                 Some(kept) => kept.complete(obj),
+                None if converting => Ok(conversion::served(&self.def, obj)),
                 None => Ok(obj),
             };
             let mut new = mutate(&current)?;
@@ -748,6 +780,17 @@ impl<'a> Registry<'a> {
             {
                 return Err(ApiError::stale(&self.def.group, &self.def.plural, name));
             }
+            let track = |old: &Value, obj: &mut Value| {
+                if !ctx.apply {
+                    managed_fields::track_update(&self.def, Some(old), obj, &ctx.manager, sub);
+                }
+            };
+            // Field ownership is recorded in the version written, before conversion.
+            if converting {
+                track(&current, &mut new);
+                conversion::to_storage(&self.def, &mut new)?;
+            }
+            let current = stored.unwrap_or(current);
             self.prepare_for_update(sub, &mut new, &current)?;
             admission::admit(
                 self.state,
@@ -765,29 +808,24 @@ impl<'a> Registry<'a> {
             if matches!(sub, Subresource::Main | Subresource::Finalize) {
                 self.update_generation(&current, &mut new);
             }
-            if !ctx.apply {
-                managed_fields::track_update(
-                    &self.def,
-                    Some(&current),
-                    &mut new,
-                    &ctx.manager,
-                    sub,
-                );
+            if !converting {
+                track(&current, &mut new);
             }
+            let warnings = admission::warnings(&self.def, sub, &new);
             let bytes = match &kept {
                 Some(kept) => kept.to_stored(&new)?,
                 None => object::to_stored(&new)?,
             };
             if bytes == kv.value {
                 // No change: kube skips the write and keeps the resourceVersion.
-                return Ok(Written::unstored(whole(current)?));
+                return Ok(Written::unstored(whole(current)?).with_warnings(warnings));
             }
             if ctx.dry_run {
                 // What the write would store, with the resourceVersion it is based on
                 // (DryRunnableStorage.GuaranteedUpdate returns the updated object as is).
                 let mut would = whole(new)?;
                 object::set_resource_version(&mut would, kv.mod_revision);
-                return Ok(Written::unstored(would));
+                return Ok(Written::unstored(would).with_warnings(warnings));
             }
             // A graceful deletion still under way is finished by its deleter (a pod's
             // kubelet), not by its last finalizer going.
@@ -804,7 +842,7 @@ impl<'a> Registry<'a> {
                 match store_of(self.state).delete(&key, kv.mod_revision).await {
                     Ok((_, rev)) => {
                         object::set_resource_version(&mut new, rev);
-                        return Ok(Written::unstored(whole(new)?));
+                        return Ok(Written::unstored(whole(new)?).with_warnings(warnings));
                     }
                     Err(storage::Error::Conflict { .. }) if user_rv.is_none() => continue,
                     Err(storage::Error::Conflict { .. }) => {
@@ -820,10 +858,14 @@ impl<'a> Registry<'a> {
             {
                 Ok(kv) => {
                     object::set_resource_version(&mut new, kv.mod_revision);
+                    if converting {
+                        return Ok(Written::unstored(whole(new)?).with_warnings(warnings));
+                    }
                     return Ok(Written {
                         obj: new,
                         stored: Some((bytes, kv.mod_revision)),
                         partial: kept.is_some(),
+                        warnings,
                     });
                 }
                 Err(storage::Error::Conflict { .. }) if user_rv.is_none() => continue,
@@ -974,7 +1016,11 @@ impl<'a> Registry<'a> {
             let mut updated = current.clone();
             let grace = match before_delete(&self.def, &mut updated, opts) {
                 // A graceful deletion is under way: finalizers cannot change any more.
-                GracefulDelete::Pending => return Ok(DeleteOutcome::Terminating(current)),
+                GracefulDelete::Pending => {
+                    return Ok(DeleteOutcome::Terminating(conversion::served(
+                        &self.def, current,
+                    )));
+                }
                 GracefulDelete::Graceful(period) => Some(period),
                 GracefulDelete::NotGraceful => None,
             };
@@ -1032,10 +1078,14 @@ impl<'a> Registry<'a> {
             object::set_finalizers(&mut updated, &finalizers);
             if updated == current {
                 // Nothing to write: already terminating with these finalizers.
-                return Ok(DeleteOutcome::Terminating(current));
+                return Ok(DeleteOutcome::Terminating(conversion::served(
+                    &self.def, current,
+                )));
             }
             if opts.dry_run {
-                return Ok(DeleteOutcome::Terminating(updated));
+                return Ok(DeleteOutcome::Terminating(conversion::served(
+                    &self.def, updated,
+                )));
             }
             let bytes = object::to_stored(&updated)?;
             let written = match store_of(self.state)
@@ -1049,7 +1099,9 @@ impl<'a> Registry<'a> {
             };
             object::set_resource_version(&mut updated, written.mod_revision);
             if pending_finalizers || grace.is_some_and(|g| g > 0) {
-                return Ok(DeleteOutcome::Terminating(updated));
+                return Ok(DeleteOutcome::Terminating(conversion::served(
+                    &self.def, updated,
+                )));
             }
             // A graceful kind deleted with no grace: marked, then deleted at once (a racing
             // deleter winning is fine, as in kube).
@@ -1327,6 +1379,8 @@ pub struct Written {
     /// `obj` has only the members a status write reads (`status_write`); the stored bytes
     /// have them all.
     partial: bool,
+    /// The API warnings admission returned (kube sends them as `Warning` headers).
+    pub warnings: Vec<String>,
 }
 
 impl Written {
@@ -1335,7 +1389,13 @@ impl Written {
             obj,
             stored: None,
             partial: false,
+            warnings: Vec::new(),
         }
+    }
+
+    fn with_warnings(mut self, warnings: Vec<String>) -> Written {
+        self.warnings = warnings;
+        self
     }
 
     /// The object as served.

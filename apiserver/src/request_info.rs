@@ -156,8 +156,14 @@ pub fn request_info(
         }
         _ => method.as_str().to_lowercase(),
     };
-    // A list/watch of one object by field selector carries its name, so that RBAC rules
-    // with resourceNames can allow it (kube 1.30+ behaviour).
+    info
+}
+
+/// Names the object a list or watch pins with a `metadata.name=` field selector, so that RBAC
+/// rules with resourceNames can allow it (kube 1.30+ `NewRequestInfo`). Kept apart from
+/// [`request_info`], which routing and metrics need before authentication: the selector, a
+/// caller's free text, is parsed only once the caller is authenticated.
+pub fn add_selector_name(info: &mut RequestInfo, query: &HashMap<String, Vec<String>>) {
     if (info.verb == "list" || info.verb == "watch")
         && info.name.is_empty()
         && let Some(fs) = query.get("fieldSelector").and_then(|v| v.first())
@@ -167,7 +173,6 @@ pub fn request_info(
         info.name = name.to_string();
         info.name_from_selector = true;
     }
-    info
 }
 
 #[cfg(test)]
@@ -176,7 +181,39 @@ mod tests {
     use http::Method;
 
     fn ri(method: Method, path: &str, q: &str) -> RequestInfo {
-        request_info(&method, path, &parse_query(Some(q)))
+        let query = parse_query(Some(q));
+        let mut info = request_info(&method, path, &query);
+        add_selector_name(&mut info, &query);
+        info
+    }
+
+    /// Routing reads no selector: only [`add_selector_name`], after authentication, does.
+    #[test]
+    fn selectors_are_read_only_when_asked() {
+        let query = parse_query(Some("fieldSelector=metadata.name%3Dc1"));
+        let mut info = request_info(&Method::GET, "/api/v1/configmaps", &query);
+        assert_eq!((info.name.as_str(), info.name_from_selector), ("", false));
+        add_selector_name(&mut info, &query);
+        assert_eq!((info.name.as_str(), info.name_from_selector), ("c1", true));
+        // Not for a get, and not from a negated term.
+        let mut get = request_info(&Method::GET, "/api/v1/namespaces/d/configmaps/x", &query);
+        add_selector_name(&mut get, &query);
+        assert_eq!(get.name, "x");
+        let negated = parse_query(Some("fieldSelector=metadata.name!%3Dc1"));
+        let mut list = request_info(&Method::GET, "/api/v1/configmaps", &negated);
+        add_selector_name(&mut list, &negated);
+        assert!(list.name.is_empty());
+        // Text that is no selector at all names nothing (and does not panic).
+        for q in [
+            "fieldSelector=%C3%A9",
+            "fieldSelector=%5C%C3%A9%3D",
+            "fieldSelector=a%3D%5C",
+        ] {
+            let query = parse_query(Some(q));
+            let mut info = request_info(&Method::GET, "/api/v1/configmaps", &query);
+            add_selector_name(&mut info, &query);
+            assert!(info.name.is_empty(), "{q}");
+        }
     }
 
     #[test]

@@ -530,13 +530,14 @@ pub fn built_in() -> Vec<ResourceDef> {
 }
 
 /// Karmada's resources, from the api crate's kind catalog (served as kube-apiserver serves
-/// Karmada's CRDs, and Cluster as karmada-aggregated-apiserver does).
+/// Karmada's CRDs, and Cluster as karmada-aggregated-apiserver does), one per served version.
 pub fn karmada() -> Vec<ResourceDef> {
     karmada_api::kinds()
         .iter()
-        .map(|k| ResourceDef {
+        .flat_map(|k| k.served_versions().map(move |version| (k, version)))
+        .map(|(k, version)| ResourceDef {
             group: k.group.into(),
-            version: k.version.into(),
+            version: version.into(),
             plural: k.plural.into(),
             singular: k.singular.into(),
             kind: k.kind.into(),
@@ -615,7 +616,9 @@ impl CatalogSnapshot {
             .find(|r| r.group == group && r.version == version && r.kind == kind)
     }
 
-    /// Group names in discovery order (first appearance), with their versions.
+    /// Group names in discovery order (first appearance), with their versions in kube's
+    /// version priority, the preferred version first (as kube-apiserver orders a group served
+    /// by several CRDs, e.g. `work.karmada.io`: `v1alpha2`, then `v1alpha1`).
     pub fn groups(&self) -> Vec<(String, Vec<String>)> {
         let mut out: Vec<(String, Vec<String>)> = Vec::new();
         for r in &self.resources {
@@ -627,6 +630,9 @@ impl CatalogSnapshot {
                 }
                 None => out.push((r.group.clone(), vec![r.version.clone()])),
             }
+        }
+        for (_, versions) in &mut out {
+            versions.sort_by(|a, b| crate::crd::definition::compare_versions(a, b));
         }
         out
     }

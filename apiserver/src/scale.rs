@@ -7,7 +7,7 @@ use http::StatusCode;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, Cause};
-use crate::handler::{Ctx, json_response, read_body, request_media, write_context};
+use crate::handler::{Ctx, read_body, render_object, request_media, write_context};
 use crate::object;
 use crate::options::{OptionsKind, WriteOptions};
 use crate::registry::{Registry, Subresource};
@@ -103,7 +103,7 @@ pub async fn get(ctx: &Ctx) -> Result<Response, ApiError> {
     let obj = Registry::new(&ctx.state, ctx.def.clone())
         .get(&ctx.ns, &ctx.info.name)
         .await?;
-    Ok(json_response(StatusCode::OK, &scale_of(ctx, &def, &obj)))
+    render_object(ctx, StatusCode::OK, &scale_of(ctx, &def, &obj), vec![])
 }
 
 /// Updates the object from a desired Scale computed from the current object's Scale.
@@ -149,10 +149,7 @@ async fn write_scale(
             Ok(next)
         })
         .await?;
-    Ok(json_response(
-        StatusCode::OK,
-        &scale_of(ctx, &def, &updated),
-    ))
+    render_object(ctx, StatusCode::OK, &scale_of(ctx, &def, &updated), vec![])
 }
 
 /// PUT .../scale.

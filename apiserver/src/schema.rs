@@ -35,7 +35,11 @@ pub fn prune_unknown(_state: &ApiState, def: &ResourceDef, obj: &mut Value) -> V
             };
             // Karmada's admission re-encodes the typed object, which prunes; here we only
             // report.
-            out.extend(karmada_api::schema::unknown_fields(&def.kind, obj));
+            out.extend(karmada_api::schema::unknown_fields_at(
+                &def.version,
+                &def.kind,
+                obj,
+            ));
             out
         }
         Source::Custom(_) => crate::crd::prune_custom_resource(def, obj),

@@ -457,15 +457,19 @@ fn split_unescaped(s: &str, sep: char) -> Vec<String> {
     out
 }
 
+/// The byte offset of the first `pat` (ASCII) not preceded by a `\\` escape. Compared as
+/// bytes: an escape followed by a multi-byte character skips into that character, where no
+/// ASCII byte can match, so the offset found is always a character boundary.
 fn find_unescaped(s: &str, pat: &str) -> Option<usize> {
     let bytes = s.as_bytes();
+    let pat = pat.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'\\' {
             i += 2;
             continue;
         }
-        if s[i..].starts_with(pat) {
+        if bytes[i..].starts_with(pat) {
             return Some(i);
         }
         i += 1;
@@ -585,5 +589,92 @@ mod tests {
                 .value
                 .is_empty()
         );
+    }
+
+    /// kube's fields.EscapeValue.
+    fn escape_value(v: &str) -> String {
+        v.replace('\\', "\\\\")
+            .replace(',', "\\,")
+            .replace('=', "\\=")
+    }
+
+    /// Any text, with multi-byte characters anywhere (next to `=`, `!`, `\\`, `,`): an answer,
+    /// never a panic; a label selector that parses holds only valid keys and values; any value
+    /// escaped as kube escapes it comes back from a field selector exactly.
+    #[test]
+    fn arbitrary_text() {
+        use crate::arbitrary_text::{CASES, TextGen};
+        let special = [
+            '=', '!', ',', '\\', '(', ')', '<', '>', ' ', '.', '-', '/', 'n', 'i',
+        ];
+        let mut g = TextGen::new(0x5e1e_c702);
+        for _ in 0..CASES {
+            let s = g.text(&special, 24);
+            if let Ok(sel) = LabelSelector::parse(&s) {
+                for r in &sel.requirements {
+                    assert!(is_qualified_name(&r.key), "{s:?}: key {:?}", r.key);
+                    if let LabelOp::In(values) | LabelOp::NotIn(values) = &r.op {
+                        assert!(values.iter().all(|v| is_label_value(v)), "{s:?}");
+                    }
+                }
+            }
+            let _ = FieldSelector::parse(&s);
+
+            let escaped = escape_value(&s);
+            let sel = FieldSelector::parse(&format!("metadata.name={escaped}"))
+                .unwrap_or_else(|e| panic!("{s:?}: {e}"));
+            assert_eq!(sel.exact_name(), Some(s.as_str()), "{escaped:?}");
+            let sel = FieldSelector::parse(&format!("spec.nodeName!={escaped},a=b"))
+                .unwrap_or_else(|e| panic!("{s:?}: {e}"));
+            assert_eq!(
+                sel.terms,
+                vec![
+                    FieldTerm {
+                        field: "spec.nodeName".into(),
+                        value: s.clone(),
+                        negated: true
+                    },
+                    FieldTerm {
+                        field: "a".into(),
+                        value: "b".into(),
+                        negated: false
+                    }
+                ],
+                "{escaped:?}"
+            );
+        }
+    }
+
+    /// The inputs that panicked before: an escape or an operator search landing inside a
+    /// multi-byte character.
+    #[test]
+    fn multi_byte_characters_next_to_operators() {
+        for s in [
+            "é",
+            "\\é",
+            "é=",
+            "\\é=x",
+            "a=é",
+            "é!=é",
+            "中==文",
+            "\\😀!=1",
+            "x=\\",
+        ] {
+            let _ = FieldSelector::parse(s);
+            let _ = LabelSelector::parse(s);
+        }
+        assert_eq!(
+            FieldSelector::parse("\\é=x").unwrap().terms[0].field,
+            "\\é",
+            "the escape is kept in the field, as kube keeps it"
+        );
+        assert_eq!(
+            FieldSelector::parse("a=é").unwrap().exact_name(),
+            None,
+            "no metadata.name term"
+        );
+        assert!(FieldSelector::parse("é").is_err());
+        assert!(LabelSelector::parse("é=1").is_err());
+        assert!(LabelSelector::parse("a=é").is_err());
     }
 }

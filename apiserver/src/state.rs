@@ -155,8 +155,9 @@ impl ApiState {
         let prefix = def
             .prefix()
             .ok_or_else(|| ApiError::method_not_allowed("list", &def.kind))?;
-        // The served versions of a CRD share a prefix, but each reads its objects its own way.
-        let prefix = if def.is_custom() {
+        // The served versions of a CRD (or a converted Karmada kind) share a prefix, but each
+        // reads its objects its own way.
+        let prefix = if def.is_custom() || crate::conversion::converts(def) {
             format!("{prefix}@{}", def.version)
         } else {
             prefix.to_string()
@@ -195,7 +196,9 @@ impl ApiState {
         let snapshot = self.catalog.snapshot();
         let mut caches = Vec::new();
         for def in &snapshot.resources {
-            if def.prefix().is_some() {
+            // An older version served by conversion keeps a second, converted copy of every
+            // object: it is started by its first reader, not for every server.
+            if def.prefix().is_some() && !crate::conversion::converts(def) {
                 caches.push(self.cache(def)?);
             }
         }

@@ -20,7 +20,7 @@ use crate::watch_cache::{CacheEvent, CachedObject, EventType};
 pub fn convertor(def: &ResourceDef) -> Arc<dyn TableConvertor> {
     match &def.source {
         Source::BuiltIn => Arc::new(StaticConvertor(convertor_for(&def.group, &def.kind))),
-        Source::Karmada => Arc::new(crate::karmada_tables::convertor(&def.kind)),
+        Source::Karmada => Arc::new(crate::karmada_tables::convertor(&def.version, &def.kind)),
         Source::Custom(c) => {
             let cols: Vec<PrinterColumn> = c
                 .printer_columns
@@ -51,17 +51,11 @@ fn options(ctx: &Ctx) -> Result<TableOptions, ApiError> {
         None => IncludeObject::Metadata,
         Some(s) => parse_include_object(s).map_err(|e| ApiError::bad_request(e.to_string()))?,
     };
-    let accept = ctx
-        .headers
-        .get(http::header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    // The first Table media range decides the version (v1 unless only v1beta1 is asked).
-    let version = crate::negotiation::parse_media_types(accept)
-        .into_iter()
-        .find(|r| r.param("as") == Some("Table"))
-        .and_then(|r| r.param("v").and_then(TableVersion::from_version))
-        .unwrap_or(TableVersion::V1);
+    // The version negotiation chose (v1 when a Table is rendered for another form).
+    let version = match ctx.neg.target {
+        crate::negotiation::Target::Table(v) => v,
+        _ => TableVersion::V1,
+    };
     Ok(TableOptions {
         include_object,
         no_headers: false,
@@ -116,7 +110,7 @@ impl Encoder for TableWatchEncoder {
         t: EventType,
         obj: &CachedObject,
         _shared: Option<&CacheEvent>,
-    ) -> bytes::Bytes {
+    ) -> Option<bytes::Bytes> {
         let v = obj.value();
         let bytes = build_table(
             self.convertor.as_ref(),
@@ -127,15 +121,15 @@ impl Encoder for TableWatchEncoder {
         )
         .to_vec();
         self.opts.no_headers = true;
-        crate::watch_cache::frame(t.as_str(), &bytes)
+        Some(crate::watch_cache::frame(t.as_str(), &bytes))
     }
 
-    fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> bytes::Bytes {
-        crate::watch::bookmark_frame(
+    fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> Option<bytes::Bytes> {
+        Some(crate::watch::bookmark_frame(
             self.opts.version.api_version(),
             "Table",
             rv,
             initial_events_end,
-        )
+        ))
     }
 }

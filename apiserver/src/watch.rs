@@ -1,5 +1,6 @@
-//! Watch responses: newline-delimited JSON events over a chunked HTTP body, served from the
-//! watch cache (k8s.io/apiserver/pkg/endpoints/handlers/watch.go semantics).
+//! Watch responses: newline-delimited JSON events, or length-prefixed protobuf `WatchEvent`s,
+//! over a chunked HTTP body, served from the watch cache
+//! (k8s.io/apiserver/pkg/endpoints/handlers/watch.go semantics).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,59 +12,225 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::error::ApiError;
+use crate::negotiation::MediaType;
 use crate::options::{ListOptions, RvMatch};
+use crate::protobuf::Codec;
 use crate::resources::ResourceDef;
 use crate::state::ApiState;
+use crate::table::TableVersion;
 use crate::watch_cache::{
-    CacheError, CacheEvent, CachedObject, EventType, Filter, RecvError, WatchCache, frame,
+    CacheError, CacheEvent, CachedObject, EventType, Filter, FrameFormat, RecvError, WatchCache,
+    frame,
 };
 
-/// Turns each outgoing event into its wire form (JSON, or a one-row Table).
+/// Turns each outgoing event into its wire form (JSON, protobuf, or a one-row Table).
 pub trait Encoder: Send + 'static {
-    /// Encodes an object-carrying event.
-    fn object(&mut self, t: EventType, obj: &CachedObject, shared: Option<&CacheEvent>) -> Bytes;
+    /// The Content-Type of the stream.
+    fn content_type(&self) -> &'static str {
+        "application/json"
+    }
+    /// Encodes an object-carrying event; `None` when the object cannot be encoded, which ends
+    /// the watch (as kube's `watchEncoder` error does).
+    fn object(
+        &mut self,
+        t: EventType,
+        obj: &CachedObject,
+        shared: Option<&CacheEvent>,
+    ) -> Option<Bytes>;
     /// Encodes a bookmark.
-    fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> Bytes;
+    fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> Option<Bytes>;
+    /// Encodes an ERROR event carrying a Status.
+    fn error(&mut self, status: &ApiError) -> Bytes {
+        frame("ERROR", &status.status_bytes())
+    }
+}
+
+/// The object of BOOKMARK events: an empty object of the watched kind carrying the
+/// resourceVersion (and, at the end of a streaming list's initial events, its annotations).
+#[derive(Clone, Debug)]
+pub struct Bookmark {
+    /// `apiVersion` of the object.
+    pub api_version: String,
+    /// `kind` of the object.
+    pub kind: String,
+    /// For watch-list requests: the empty list in the stream's encoding, base64, which kube
+    /// puts on the initial-events-end bookmark (`kubernetes.io/initial-events-list-blueprint`).
+    pub blueprint: Option<String>,
+}
+
+impl Bookmark {
+    /// The bookmark object at `rv`.
+    pub fn object(&self, rv: i64, initial_events_end: bool) -> serde_json::Value {
+        let mut meta = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
+        if initial_events_end {
+            let mut annotations = json!({"k8s.io/initial-events-end": "true"});
+            if let Some(b) = &self.blueprint {
+                annotations["kubernetes.io/initial-events-list-blueprint"] = json!(b);
+            }
+            meta["annotations"] = annotations;
+        }
+        json!({"kind": self.kind, "apiVersion": self.api_version, "metadata": meta})
+    }
 }
 
 /// Plain JSON events, sharing the cache's pre-built frames.
 pub struct JsonEncoder {
-    /// `apiVersion` of bookmarks.
-    pub api_version: String,
-    /// `kind` of bookmarks.
-    pub kind: String,
+    /// What bookmarks carry.
+    pub bookmark: Bookmark,
 }
 
 impl Encoder for JsonEncoder {
-    fn object(&mut self, t: EventType, obj: &CachedObject, shared: Option<&CacheEvent>) -> Bytes {
-        match shared {
+    fn object(
+        &mut self,
+        t: EventType,
+        obj: &CachedObject,
+        shared: Option<&CacheEvent>,
+    ) -> Option<Bytes> {
+        Some(match shared {
             Some(ev) => ev.frame(t),
             None => crate::watch_cache::object_frame(t.as_str(), obj),
+        })
+    }
+    fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> Option<Bytes> {
+        Some(frame(
+            "BOOKMARK",
+            self.bookmark
+                .object(rv, initial_events_end)
+                .to_string()
+                .as_bytes(),
+        ))
+    }
+}
+
+/// Protobuf events of the watched kind, each event's frames built once for every protobuf
+/// watcher of the cache.
+pub struct ProtobufEncoder {
+    /// The kind's message.
+    pub codec: Codec,
+    /// What bookmarks carry.
+    pub bookmark: Bookmark,
+}
+
+/// A protobuf watch frame of `object` encoded with `codec`; `None` (logged) when it cannot be.
+fn protobuf_frame(codec: &Codec, t: &str, object: &serde_json::Value) -> Option<Bytes> {
+    match codec.object(object) {
+        Ok(body) => Some(Bytes::from(crate::protobuf::watch_event(t, &body))),
+        Err(e) => {
+            tracing::warn!(error = %e, kind = codec.kind(), "watch event cannot be encoded as protobuf; watch closed");
+            None
         }
     }
-    fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> Bytes {
-        bookmark_frame(&self.api_version, &self.kind, rv, initial_events_end)
+}
+
+/// An ERROR event carrying `status` as a protobuf Status.
+fn protobuf_error(status: &ApiError) -> Bytes {
+    let body = Codec::for_kind("v1", "Status")
+        .and_then(|c| c.object(&status.status_json()).ok())
+        .unwrap_or_default();
+    Bytes::from(crate::protobuf::watch_event("ERROR", &body))
+}
+
+impl Encoder for ProtobufEncoder {
+    fn content_type(&self) -> &'static str {
+        MediaType::Protobuf.watch_content_type()
+    }
+    fn object(
+        &mut self,
+        t: EventType,
+        obj: &CachedObject,
+        shared: Option<&CacheEvent>,
+    ) -> Option<Bytes> {
+        let codec = self.codec;
+        let build = move |t: EventType, obj: &CachedObject| {
+            protobuf_frame(&codec, t.as_str(), &obj.value())
+        };
+        match shared {
+            Some(ev) => ev.shared_frame(FrameFormat::Protobuf, t, build),
+            None => build(t, obj),
+        }
+    }
+    fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> Option<Bytes> {
+        protobuf_frame(
+            &self.codec,
+            "BOOKMARK",
+            &self.bookmark.object(rv, initial_events_end),
+        )
+    }
+    fn error(&mut self, status: &ApiError) -> Bytes {
+        protobuf_error(status)
+    }
+}
+
+/// Events whose objects are PartialObjectMetadata (`as=PartialObjectMetadata`), in JSON or
+/// protobuf; built for each watcher, as kube transforms each event for its watcher.
+pub struct MetadataEncoder {
+    /// JSON or protobuf.
+    pub media: MediaType,
+    /// The `meta.k8s.io` version.
+    pub version: TableVersion,
+    /// What bookmarks carry (before their conversion).
+    pub bookmark: Bookmark,
+}
+
+impl MetadataEncoder {
+    fn encode(&self, t: &str, object: &serde_json::Value) -> Option<Bytes> {
+        let partial = crate::output::partial_object_metadata(object, self.version);
+        match self.media {
+            MediaType::Protobuf => {
+                let codec = Codec::for_kind(self.version.api_version(), "PartialObjectMetadata")?;
+                protobuf_frame(&codec, t, &partial)
+            }
+            _ => Some(frame(t, partial.to_string().as_bytes())),
+        }
+    }
+}
+
+impl Encoder for MetadataEncoder {
+    fn content_type(&self) -> &'static str {
+        self.media.watch_content_type()
+    }
+    fn object(
+        &mut self,
+        t: EventType,
+        obj: &CachedObject,
+        _shared: Option<&CacheEvent>,
+    ) -> Option<Bytes> {
+        self.encode(t.as_str(), &obj.value())
+    }
+    fn bookmark(&mut self, rv: i64, initial_events_end: bool) -> Option<Bytes> {
+        let object = self.bookmark.object(rv, initial_events_end);
+        self.encode("BOOKMARK", &object)
+    }
+    fn error(&mut self, status: &ApiError) -> Bytes {
+        match self.media {
+            MediaType::Protobuf => protobuf_error(status),
+            _ => frame("ERROR", &status.status_bytes()),
+        }
     }
 }
 
 /// A BOOKMARK event frame.
 pub fn bookmark_frame(api_version: &str, kind: &str, rv: i64, initial_events_end: bool) -> Bytes {
-    let mut meta = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
-    if initial_events_end {
-        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
-    }
-    let obj = json!({"kind": kind, "apiVersion": api_version, "metadata": meta});
-    frame("BOOKMARK", obj.to_string().as_bytes())
+    let bookmark = Bookmark {
+        api_version: api_version.to_owned(),
+        kind: kind.to_owned(),
+        blueprint: None,
+    };
+    frame(
+        "BOOKMARK",
+        bookmark
+            .object(rv, initial_events_end)
+            .to_string()
+            .as_bytes(),
+    )
 }
 
-/// The ERROR event kube sends when a watch's resourceVersion is too old.
-pub fn expired_frame(requested: i64, oldest: i64) -> Bytes {
-    let status = ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
-        .status_json();
-    frame("ERROR", status.to_string().as_bytes())
+/// The error kube sends (as an ERROR event) when a watch's resourceVersion is too old.
+pub fn expired(requested: i64, oldest: i64) -> ApiError {
+    ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
 }
 
-fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response {
+fn stream_response(rx: mpsc::Receiver<Bytes>, content_type: &'static str) -> Response {
     let stream = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv()
             .await
@@ -72,7 +239,7 @@ fn stream_response(rx: mpsc::Receiver<Bytes>) -> Response {
     let mut resp = Response::new(Body::from_stream(stream));
     resp.headers_mut().insert(
         http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
+        http::HeaderValue::from_static(content_type),
     );
     resp.headers_mut().insert(
         http::header::CACHE_CONTROL,
@@ -141,8 +308,8 @@ pub async fn serve<E: Encoder>(
         Ok(s) => s,
         Err(CacheError::TooOld { requested, oldest }) => {
             // kube answers 200 and a single ERROR event (410 Expired), then closes.
-            let _ = tx.try_send(expired_frame(requested, oldest));
-            return Ok(stream_response(rx));
+            let _ = tx.try_send(encoder.error(&expired(requested, oldest)));
+            return Ok(stream_response(rx, encoder.content_type()));
         }
         Err(CacheError::NotReady { requested, current }) => {
             return Err(ApiError::too_large_resource_version(requested, current));
@@ -157,11 +324,13 @@ pub async fn serve<E: Encoder>(
         .then_some(state.config.bookmark_interval);
     let cache2 = cache.clone();
     let state2 = state.clone();
+    let content_type = encoder.content_type();
     tokio::spawn(async move {
         let _open = state2.metrics.watch_started();
+        // A timeout past what the clock can add (timeoutSeconds up to 2^63-1) is no deadline.
         let deadline = tokio::time::Instant::now()
             .checked_add(timeout)
-            .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86400 * 365));
+            .unwrap_or_else(far_future);
         let schedule = bookmarks.map(|every| BookmarkSchedule { every, deadline });
         let _ = tokio::time::timeout_at(
             deadline,
@@ -178,7 +347,15 @@ pub async fn serve<E: Encoder>(
         )
         .await;
     });
-    Ok(stream_response(rx))
+    Ok(stream_response(rx, content_type))
+}
+
+/// Sends a frame; false when the watch must end (no frame, or the client is gone).
+async fn send(tx: &mpsc::Sender<Bytes>, frame: Option<Bytes>) -> bool {
+    match frame {
+        Some(frame) => tx.send(frame).await.is_ok(),
+        None => false,
+    }
 }
 
 /// When a watch that allows bookmarks gets them: kube's cacheWatcher.nextBookmarkTime sends
@@ -207,6 +384,11 @@ impl BookmarkSchedule {
     }
 }
 
+/// About thirty years from now: later than any watch lives, early enough for the clock.
+fn far_future() -> tokio::time::Instant {
+    tokio::time::Instant::now() + Duration::from_secs(30 * 365 * 24 * 3600)
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn pump<E: Encoder>(
     cache: Arc<WatchCache>,
@@ -221,15 +403,11 @@ async fn pump<E: Encoder>(
     let mut last_rv = sub.revision;
     if send_initial {
         for o in &sub.initial {
-            if tx
-                .send(encoder.object(EventType::Added, o, None))
-                .await
-                .is_err()
-            {
+            if !send(tx, encoder.object(EventType::Added, o, None)).await {
                 return;
             }
         }
-        if streaming_list && tx.send(encoder.bookmark(sub.revision, true)).await.is_err() {
+        if streaming_list && !send(tx, encoder.bookmark(sub.revision, true)).await {
             return;
         }
     }
@@ -240,7 +418,7 @@ async fn pump<E: Encoder>(
             } else {
                 ev.object.clone()
             };
-            if tx.send(encoder.object(t, &obj, Some(ev))).await.is_err() {
+            if !send(tx, encoder.object(t, &obj, Some(ev))).await {
                 return;
             }
         }
@@ -268,7 +446,7 @@ async fn pump<E: Encoder>(
                         } else {
                             ev.object.clone()
                         };
-                        if tx.send(encoder.object(t, &obj, Some(&ev))).await.is_err() {
+                        if !send(tx, encoder.object(t, &obj, Some(&ev))).await {
                             return;
                         }
                     }
@@ -288,7 +466,7 @@ async fn pump<E: Encoder>(
                 if rx.is_empty() && rev > last_rv {
                     last_rv = rev;
                 }
-                if tx.send(encoder.bookmark(last_rv, false)).await.is_err() {
+                if !send(tx, encoder.bookmark(last_rv, false)).await {
                     return;
                 }
                 // After the pre-deadline bookmark none is left (`next` is then in the past).
@@ -304,8 +482,134 @@ async fn pump<E: Encoder>(
 
 #[cfg(test)]
 mod tests {
+    use k8s_pb::api::core::v1::ConfigMap;
+    use k8s_pb::apimachinery::pkg::apis::meta::v1::{PartialObjectMetadata, Status, WatchEvent};
+    use k8s_pb::apimachinery::pkg::runtime::Unknown;
+    use prost::Message;
+
     use super::*;
     use crate::watch_cache::CacheOptions;
+
+    fn bookmark() -> Bookmark {
+        Bookmark {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            blueprint: Some("Ymx1ZXByaW50".into()),
+        }
+    }
+
+    fn cached(name: &str) -> CachedObject {
+        let def = crate::resources::built_in()
+            .into_iter()
+            .find(|d| d.plural == "configmaps")
+            .expect("configmaps");
+        let value = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default", "labels": {"a": "b"},
+                "resourceVersion": "9"},
+            "data": {"k": "v"}});
+        CachedObject::from_value(
+            &def,
+            Arc::from(format!("/registry/configmaps/default/{name}")),
+            9,
+            &value,
+        )
+    }
+
+    /// The type and enveloped object of one length-prefixed protobuf frame.
+    fn protobuf_event(frame: &[u8]) -> (String, String, Vec<u8>) {
+        let len = u32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]) as usize;
+        assert_eq!(len, frame.len() - 4);
+        let ev = WatchEvent::decode(&frame[4..]).expect("WatchEvent");
+        let body = ev.object.unwrap().raw.unwrap();
+        let unknown = Unknown::decode(body.strip_prefix(b"k8s\0").expect("magic")).unwrap();
+        let kind = unknown.type_meta.unwrap().kind.unwrap();
+        (ev.r#type.unwrap(), kind, unknown.raw.unwrap())
+    }
+
+    #[test]
+    fn protobuf_events_bookmarks_and_errors() {
+        let mut enc = ProtobufEncoder {
+            codec: Codec::for_kind("v1", "ConfigMap").unwrap(),
+            bookmark: bookmark(),
+        };
+        assert_eq!(
+            enc.content_type(),
+            "application/vnd.kubernetes.protobuf;stream=watch"
+        );
+        let frame = enc.object(EventType::Modified, &cached("c"), None).unwrap();
+        let (t, kind, raw) = protobuf_event(&frame);
+        assert_eq!((t.as_str(), kind.as_str()), ("MODIFIED", "ConfigMap"));
+        let cm = ConfigMap::decode(&raw[..]).unwrap();
+        assert_eq!(cm.data["k"], "v");
+        assert_eq!(cm.metadata.unwrap().resource_version.as_deref(), Some("9"));
+
+        let frame = enc.bookmark(12, true).unwrap();
+        let (t, _, raw) = protobuf_event(&frame);
+        assert_eq!(t, "BOOKMARK");
+        let meta = ConfigMap::decode(&raw[..]).unwrap().metadata.unwrap();
+        assert_eq!(meta.resource_version.as_deref(), Some("12"));
+        assert_eq!(meta.annotations["k8s.io/initial-events-end"], "true");
+        assert_eq!(
+            meta.annotations["kubernetes.io/initial-events-list-blueprint"],
+            "Ymx1ZXByaW50"
+        );
+        // Periodic bookmarks carry no annotations.
+        let (_, _, raw) = protobuf_event(&enc.bookmark(13, false).unwrap());
+        assert!(
+            ConfigMap::decode(&raw[..])
+                .unwrap()
+                .metadata
+                .unwrap()
+                .annotations
+                .is_empty()
+        );
+
+        let (t, kind, raw) = protobuf_event(&enc.error(&expired(3, 7)));
+        assert_eq!((t.as_str(), kind.as_str()), ("ERROR", "Status"));
+        let status = Status::decode(&raw[..]).unwrap();
+        assert_eq!(status.code, Some(410));
+        assert_eq!(status.reason.as_deref(), Some("Expired"));
+        assert_eq!(
+            status.message.as_deref(),
+            Some("too old resource version: 3 (7)")
+        );
+    }
+
+    #[test]
+    fn metadata_events() {
+        let mut enc = MetadataEncoder {
+            media: MediaType::Json,
+            version: TableVersion::V1,
+            bookmark: bookmark(),
+        };
+        let frame = enc.object(EventType::Added, &cached("c"), None).unwrap();
+        let line: serde_json::Value = serde_json::from_slice(&frame).unwrap();
+        assert_eq!(line["type"], "ADDED");
+        assert_eq!(line["object"]["kind"], "PartialObjectMetadata");
+        assert_eq!(line["object"]["apiVersion"], "meta.k8s.io/v1");
+        assert_eq!(line["object"]["metadata"]["labels"]["a"], "b");
+        assert!(line["object"].get("data").is_none());
+        let line: serde_json::Value =
+            serde_json::from_slice(&enc.bookmark(5, false).unwrap()).unwrap();
+        assert_eq!(line["object"]["kind"], "PartialObjectMetadata");
+        assert_eq!(line["object"]["metadata"]["resourceVersion"], "5");
+
+        let mut enc = MetadataEncoder {
+            media: MediaType::Protobuf,
+            version: TableVersion::V1,
+            bookmark: bookmark(),
+        };
+        let (t, kind, raw) =
+            protobuf_event(&enc.object(EventType::Deleted, &cached("c"), None).unwrap());
+        assert_eq!(
+            (t.as_str(), kind.as_str()),
+            ("DELETED", "PartialObjectMetadata")
+        );
+        let pom = PartialObjectMetadata::decode(&raw[..]).unwrap();
+        assert_eq!(pom.metadata.unwrap().name.as_deref(), Some("c"));
+        let (t, kind, _) = protobuf_event(&enc.error(&expired(1, 2)));
+        assert_eq!((t.as_str(), kind.as_str()), ("ERROR", "Status"));
+    }
 
     #[tokio::test]
     async fn a_watcher_behind_the_window_is_cut_off_and_counted() {
@@ -324,8 +628,11 @@ mod tests {
         let pumping = cache.clone();
         let pumped = tokio::spawn(async move {
             let mut encoder = JsonEncoder {
-                api_version: "v1".into(),
-                kind: "ConfigMap".into(),
+                bookmark: Bookmark {
+                    api_version: "v1".into(),
+                    kind: "ConfigMap".into(),
+                    blueprint: None,
+                },
             };
             pump(
                 pumping,
@@ -408,8 +715,11 @@ mod tests {
         let rev = cache.revision();
         let pumped = tokio::spawn(async move {
             let mut encoder = JsonEncoder {
-                api_version: "v1".into(),
-                kind: "ConfigMap".into(),
+                bookmark: Bookmark {
+                    api_version: "v1".into(),
+                    kind: "ConfigMap".into(),
+                    blueprint: None,
+                },
             };
             let _ = tokio::time::timeout_at(
                 schedule.deadline,

@@ -141,7 +141,7 @@ impl CachedObject {
         stored: &Bytes,
         packed: Option<&Bytes>,
     ) -> Result<CachedObject, crate::error::ApiError> {
-        if !def.is_custom()
+        if crate::conversion::serves_stored_bytes(def)
             && fields::has_kind_fields(def)
             && let Some(splice) = crate::json_splice::Splice::find(stored)
         {
@@ -151,7 +151,7 @@ impl CachedObject {
             let body = Body::of_stored(stored, packed, splice);
             return Ok(CachedObject::indexed(def, key, rv, &value, body));
         }
-        if !def.is_custom()
+        if crate::conversion::serves_stored_bytes(def)
             && let Some((splice, metadata)) = crate::json_splice::Splice::find_with_metadata(stored)
             && let Ok(meta) = serde_json::from_slice::<MetaLite<'_>>(&stored[metadata])
         {
@@ -258,7 +258,7 @@ impl CachedObject {
 
     /// Builds a cached object from a served JSON value.
     pub fn from_value(def: &ResourceDef, key: Arc<str>, rv: i64, value: &Value) -> CachedObject {
-        let defaulted = crate::crd::on_read(def, value);
+        let defaulted = crate::conversion::on_read(def, value);
         let value = defaulted.as_ref().unwrap_or(value);
         let body = Body::Served(object::to_json_bytes(value));
         CachedObject::indexed(def, key, rv, value, body)
@@ -358,10 +358,26 @@ pub struct CacheEvent {
     /// Frames built for watchers, kept only while the event is among the newest of the window
     /// (`keeps_frames`): watchers that keep up share them, and the rest of the window holds
     /// each object version once. Boxed, so that the window's cooled events (most of it) do
-    /// not carry three empty slots each.
-    frames: Option<Box<[OnceLock<Bytes>; 3]>>,
+    /// not carry empty slots each.
+    frames: Option<Box<Frames>>,
     keeps_frames: AtomicBool,
     prev_as_deleted: OnceLock<Arc<CachedObject>>,
+}
+
+/// The wire forms of a watch event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameFormat {
+    /// `{"type":T,"object":...}\n`.
+    Json,
+    /// A length-prefixed protobuf `WatchEvent`.
+    Protobuf,
+}
+
+/// The frames of one event, per event type; protobuf ones only once a protobuf watcher asks.
+#[derive(Debug, Default)]
+struct Frames {
+    json: [OnceLock<Bytes>; 3],
+    protobuf: OnceLock<Box<[OnceLock<Bytes>; 3]>>,
 }
 
 impl CacheEvent {
@@ -385,23 +401,50 @@ impl CacheEvent {
     /// The newline-terminated watch frame `{"type":T,"object":...}` for this event seen as
     /// type `t`, built once and shared.
     pub fn frame(&self, t: EventType) -> Bytes {
-        match &self.frames {
-            Some(frames) if self.keeps_frames.load(Ordering::Relaxed) => frames[t as usize]
-                .get_or_init(|| self.build_frame(t))
-                .clone(),
-            _ => self.build_frame(t),
-        }
+        self.shared_frame(FrameFormat::Json, t, |t, obj| {
+            Some(object_frame(t.as_str(), obj))
+        })
+        .unwrap_or_default()
     }
 
-    fn build_frame(&self, t: EventType) -> Bytes {
-        let obj = if t == EventType::Deleted && self.kind != EventType::Deleted {
+    /// The frame of this event seen as type `t` in `format`, built by `build` from the object
+    /// the event carries for that type, once for every watcher of that format. `None` when it
+    /// cannot be built.
+    pub fn shared_frame(
+        &self,
+        format: FrameFormat,
+        t: EventType,
+        build: impl FnOnce(EventType, &CachedObject) -> Option<Bytes>,
+    ) -> Option<Bytes> {
+        let slot = match &self.frames {
+            Some(frames) if self.keeps_frames.load(Ordering::Relaxed) => match format {
+                FrameFormat::Json => Some(&frames.json[t as usize]),
+                FrameFormat::Protobuf => {
+                    Some(&frames.protobuf.get_or_init(Default::default)[t as usize])
+                }
+            },
+            _ => None,
+        };
+        if let Some(frame) = slot.and_then(OnceLock::get) {
+            return Some(frame.clone());
+        }
+        let frame = build(t, &self.object_for(t))?;
+        if let Some(slot) = slot {
+            // Two watchers may build the same frame at once; either copy is the same.
+            let _ = slot.set(frame.clone());
+        }
+        Some(frame)
+    }
+
+    /// The object an event of type `t` carries.
+    pub fn object_for(&self, t: EventType) -> Arc<CachedObject> {
+        if t == EventType::Deleted && self.kind != EventType::Deleted {
             // The object stopped matching: kube sends its previous state with the event's
             // resourceVersion.
             self.prev_stamped()
         } else {
             self.object.clone()
-        };
-        object_frame(t.as_str(), &obj)
+        }
     }
 
     /// Stops keeping frames; returns the same event without its frame slots, if it has them.
@@ -1467,6 +1510,45 @@ pub(crate) mod tests {
     }
 
     #[tokio::test]
+    async fn protobuf_frames_are_built_once_per_event_and_type() {
+        let (_d, store, cache) = setup(CacheOptions::default()).await;
+        let mut watcher = cache
+            .subscribe(None, &Filter::default())
+            .expect("subscribe")
+            .rx;
+        store
+            .create("/registry/configmaps/default/p", cm("p", json!({})))
+            .await
+            .expect("create");
+        let ev = next(&mut watcher).await;
+        let builds = std::sync::atomic::AtomicUsize::new(0);
+        let build = |t: EventType, obj: &CachedObject| {
+            builds.fetch_add(1, Ordering::Relaxed);
+            Some(Bytes::from(format!("{}:{}", t.as_str(), obj.name())))
+        };
+        // Every protobuf watcher of the event shares one frame per event type...
+        for _ in 0..3 {
+            let f = ev.shared_frame(FrameFormat::Protobuf, EventType::Added, build);
+            assert_eq!(f.as_deref(), Some(&b"ADDED:p"[..]));
+        }
+        assert_eq!(builds.load(Ordering::Relaxed), 1);
+        let f = ev.shared_frame(FrameFormat::Protobuf, EventType::Deleted, build);
+        assert_eq!(f.as_deref(), Some(&b"DELETED:p"[..]));
+        assert_eq!(builds.load(Ordering::Relaxed), 2);
+        // ...apart from the JSON frames, and a frame that cannot be built is not kept.
+        assert!(
+            ev.frame(EventType::Added)
+                .starts_with(b"{\"type\":\"ADDED\"")
+        );
+        assert!(
+            ev.shared_frame(FrameFormat::Protobuf, EventType::Modified, |_, _| None)
+                .is_none()
+        );
+        let f = ev.shared_frame(FrameFormat::Protobuf, EventType::Modified, build);
+        assert_eq!(f.as_deref(), Some(&b"MODIFIED:p"[..]));
+    }
+
+    #[tokio::test]
     async fn frames_are_kept_only_for_the_newest_events() {
         let (_d, store, cache) = setup(CacheOptions::default()).await;
         let mut watcher = cache
@@ -1494,7 +1576,7 @@ pub(crate) mod tests {
         let kept = |e: &Arc<CacheEvent>| {
             e.frames
                 .as_ref()
-                .is_some_and(|f| f.iter().any(|f| f.get().is_some()))
+                .is_some_and(|f| f.json.iter().any(|f| f.get().is_some()))
         };
         // The oldest events hold their object only; the newest keep their frames.
         assert!(!st.events.iter().take(total - HOT_EVENTS).any(kept));

@@ -5,7 +5,7 @@ mod kubeconfig;
 mod pki;
 
 pub use kubeconfig::{Kubeconfig, KubeconfigCredentials, write_kubeconfig};
-pub use pki::{Ca, IssuedCert, Pki, PkiOptions};
+pub use pki::{ADMIN_GROUP, ADMIN_USER, Ca, IssuedCert, Pki, PkiOptions};
 
 /// Why creating or loading certificates failed.
 #[derive(Debug, thiserror::Error)]

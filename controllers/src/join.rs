@@ -272,7 +272,10 @@ async fn load_kubeconfig(
         .map_err(|e| bad(e.to_string()))?;
     config.connect_timeout = Some(CONNECT_TIMEOUT);
     config.read_timeout = Some(REQUEST_TIMEOUT);
-    let client = kube::Client::try_from(config).map_err(|e| bad(e.to_string()))?;
+    // A `proxy-url` (http, https or socks5) is honoured, and recorded as the Cluster's
+    // proxyURL, as karmadactl join does.
+    let proxy = crate::member_clients::take_proxy(&mut config).map_err(|e| bad(e.to_string()))?;
+    let client = crate::member_clients::kube_client(config, proxy).map_err(|e| bad(brief(&e)))?;
     Ok((kubeconfig, client))
 }
 

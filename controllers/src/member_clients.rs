@@ -1,9 +1,10 @@
 //! Clients for push-mode member clusters, built from a Cluster and the Secret its `secretRef`
 //! names (`token`, `caBundle`), as Karmada's `BuildClusterConfig`
-//! (pkg/util/membercluster_client.go) does. Clients are cached per cluster; the cluster
-//! controllers drop an entry when the Cluster's access fields or its secret change.
+//! (pkg/util/membercluster_client.go) does: through the Cluster's `proxyURL` with its
+//! `proxyHeader` when it has one ([`kube_client`]). Clients are cached per cluster; the
+//! cluster controllers drop an entry when the Cluster's access fields or its secret change.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -43,13 +44,13 @@ pub enum MemberError {
     /// The CA bundle holds no certificate.
     #[error("the caBundle of cluster {0} holds no PEM or DER certificate")]
     BadCa(String),
-    /// The proxy URL is not a URL.
-    #[error("the proxyURL {proxy:?} of cluster {cluster} is not a valid URL")]
+    /// The proxy URL or the proxy headers are unusable.
+    #[error("the proxy of cluster {cluster} is unusable: {error}")]
     BadProxy {
         /// The cluster.
         cluster: String,
-        /// The proxy URL as written.
-        proxy: String,
+        /// What is wrong.
+        error: netproxy::ProxyError,
     },
     /// Reading the Cluster or its secret from the control plane failed.
     #[error("reading the credentials of cluster {cluster}: {}", brief(error))]
@@ -59,7 +60,7 @@ pub enum MemberError {
         /// The cause.
         error: kube::Error,
     },
-    /// The client could not be built (TLS, proxy scheme...).
+    /// The client could not be built (TLS, credentials...).
     #[error("building a client for cluster {cluster}: {}", brief(error))]
     Client {
         /// The cluster.
@@ -75,6 +76,7 @@ struct Access {
     endpoint: String,
     insecure: bool,
     proxy_url: String,
+    proxy_header: BTreeMap<String, String>,
     token: String,
     ca: Vec<u8>,
 }
@@ -196,6 +198,7 @@ impl MemberClients {
             endpoint: spec.api_endpoint.clone(),
             insecure: spec.insecure_skip_tls_verification,
             proxy_url: spec.proxy_url.clone(),
+            proxy_header: spec.proxy_header.clone(),
             token,
             ca,
         })
@@ -283,25 +286,75 @@ fn build_client(name: &str, access: &Access) -> Result<kube::Client, MemberError
         }
         config.root_cert = Some(roots);
     }
-    if !access.proxy_url.is_empty() {
-        let proxy = access
-            .proxy_url
-            .parse()
-            .map_err(|_| MemberError::BadProxy {
-                cluster: name.to_owned(),
-                proxy: access.proxy_url.clone(),
-            })?;
-        config.proxy_url = Some(proxy);
-    }
+    let proxy = (!access.proxy_url.is_empty())
+        .then(|| netproxy::Proxy::parse(&access.proxy_url, &access.proxy_header))
+        .transpose()
+        .map_err(|error| MemberError::BadProxy {
+            cluster: name.to_owned(),
+            error,
+        })?;
     config.auth_info = token_auth(&access.token);
     config.headers.push((
         http::header::USER_AGENT,
         http::HeaderValue::from_static(crate::USER_AGENT),
     ));
-    kube::Client::try_from(config).map_err(|error| MemberError::Client {
+    kube_client(config, proxy).map_err(|error| MemberError::Client {
         cluster: name.to_owned(),
         error,
     })
+}
+
+/// The proxy a kubeconfig-derived configuration names (its `proxy-url`), taken out of it for
+/// [`kube_client`]; kubeconfigs have no proxy headers.
+pub fn take_proxy(
+    config: &mut kube::Config,
+) -> Result<Option<netproxy::Proxy>, netproxy::ProxyError> {
+    config
+        .proxy_url
+        .take()
+        .map(|uri| netproxy::Proxy::parse(&uri.to_string(), &BTreeMap::new()))
+        .transpose()
+}
+
+/// A client for `config` whose connections go through `proxy` when given (HTTP or HTTPS
+/// CONNECT with the Cluster's `proxyHeader`, or SOCKS5: [`netproxy`]), with kube's TLS,
+/// credentials, timeouts and retries on top, stacked as kube's own client builder stacks
+/// them (its proxy support cannot send `proxyHeader`). `config.proxy_url` is not used.
+pub fn kube_client(
+    config: kube::Config,
+    proxy: Option<netproxy::Proxy>,
+) -> Result<kube::Client, kube::Error> {
+    use hyper_util::rt::TokioExecutor;
+    use kube::client::ConfigExt;
+    use tower::ServiceBuilder;
+    use tower::retry::RetryLayer;
+    // An HTTPS proxy is verified with the member's TLS settings, as Go's transport does.
+    let proxy_tls = match &proxy {
+        Some(p) if p.scheme() == netproxy::ProxyScheme::Https => {
+            Some(Arc::new(config.rustls_client_config()?))
+        }
+        _ => None,
+    };
+    let connector = netproxy::Connector::new(proxy, proxy_tls, config.connect_timeout);
+    let https = config.rustls_https_connector_with_connector(connector)?;
+    let mut timeouts = hyper_timeout::TimeoutConnector::new(https);
+    timeouts.set_read_timeout(config.read_timeout);
+    timeouts.set_write_timeout(config.write_timeout);
+    timeouts.set_reset_reader_on_write(config.reset_reader_on_write);
+    let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+        .build::<_, kube::client::Body>(timeouts);
+    let service = ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .option_layer(
+            config
+                .default_retry
+                .then(|| RetryLayer::new(kube::client::retry::RetryPolicy::server_retry())),
+        )
+        .option_layer(config.auth_layer()?)
+        .layer(config.extra_headers_layer()?)
+        .map_err(tower::BoxError::from)
+        .service(http);
+    Ok(kube::Client::new(service, config.default_namespace))
 }
 
 /// A kubeconfig user carrying a bearer token.

@@ -16,25 +16,25 @@ pub struct JoinArgs {
     /// Name of the member cluster.
     pub name: String,
     /// Kubeconfig of the member cluster (admin rights are needed to create its credentials).
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_CLUSTER_KUBECONFIG")]
     pub cluster_kubeconfig: PathBuf,
     /// Context in the member kubeconfig; its current context by default.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_CLUSTER_CONTEXT")]
     pub cluster_context: Option<String>,
     /// Kubeconfig of the Karmada control plane; $KUBECONFIG or ~/.kube/config by default.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_KUBECONFIG")]
     pub kubeconfig: Option<PathBuf>,
     /// Context in the control-plane kubeconfig; its current context by default.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_KARMADA_CONTEXT")]
     pub karmada_context: Option<String>,
     /// Provider of the member cluster.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_CLUSTER_PROVIDER")]
     pub cluster_provider: Option<String>,
     /// Region of the member cluster.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_CLUSTER_REGION")]
     pub cluster_region: Option<String>,
     /// Zones of the member cluster (comma-separated).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, env = "KARMADA_RS_CLUSTER_ZONES", value_delimiter = ',')]
     pub cluster_zones: Vec<String>,
 }
 
@@ -45,24 +45,24 @@ pub struct UnjoinArgs {
     pub name: String,
     /// Kubeconfig of the member cluster; when given, the ServiceAccounts, RBAC objects and
     /// namespace that join created there are removed too.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_CLUSTER_KUBECONFIG")]
     pub cluster_kubeconfig: Option<PathBuf>,
     /// Context in the member kubeconfig.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_CLUSTER_CONTEXT")]
     pub cluster_context: Option<String>,
     /// Kubeconfig of the Karmada control plane; $KUBECONFIG or ~/.kube/config by default.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_KUBECONFIG")]
     pub kubeconfig: Option<PathBuf>,
     /// Context in the control-plane kubeconfig.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_KARMADA_CONTEXT")]
     pub karmada_context: Option<String>,
     /// Finish even if cleanup cannot complete (e.g. the member is unreachable): after
     /// --wait, remove the finalizers of the cluster's Works, execution space and Cluster,
     /// and ignore member-side failures.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_FORCE")]
     pub force: bool,
     /// How long to wait for the Cluster to be removed.
-    #[arg(long, value_parser = parse_duration, default_value = "60s")]
+    #[arg(long, env = "KARMADA_RS_WAIT", value_parser = parse_duration, default_value = "60s")]
     pub wait: Duration,
 }
 

@@ -29,10 +29,10 @@ pub struct MemberServeArgs {
     #[arg(long, env = "KARMADA_RS_BIND", default_value = "127.0.0.1:0")]
     pub bind: SocketAddr,
     /// Name of the cluster: the kubeconfig context and the prefix of node names.
-    #[arg(long, default_value = "member")]
+    #[arg(long, env = "KARMADA_RS_NAME", default_value = "member")]
     pub name: String,
     /// Extra subject alternative names for the serving certificate.
-    #[arg(long = "tls-san", value_delimiter = ',')]
+    #[arg(long = "tls-san", env = "KARMADA_RS_TLS_SAN", value_delimiter = ',')]
     pub tls_sans: Vec<String>,
     #[command(flatten)]
     pub sim: SimulatorFlags,
@@ -47,19 +47,19 @@ pub struct MemberServeArgs {
 #[derive(Args, Clone, Debug)]
 pub struct SimulatorFlags {
     /// Number of simulated nodes.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, env = "KARMADA_RS_NODES", default_value_t = 3)]
     pub nodes: u32,
     /// Allocatable cpu of each node.
-    #[arg(long, default_value = "8")]
+    #[arg(long, env = "KARMADA_RS_NODE_CPU", default_value = "8")]
     pub node_cpu: String,
     /// Allocatable memory of each node.
-    #[arg(long, default_value = "32Gi")]
+    #[arg(long, env = "KARMADA_RS_NODE_MEMORY", default_value = "32Gi")]
     pub node_memory: String,
     /// Allocatable pods of each node.
-    #[arg(long, default_value = "110")]
+    #[arg(long, env = "KARMADA_RS_NODE_PODS", default_value = "110")]
     pub node_pods: String,
     /// How long workloads take to become ready (or complete) after a change.
-    #[arg(long, value_parser = parse_duration, default_value = "500ms")]
+    #[arg(long, env = "KARMADA_RS_READY_DELAY", value_parser = parse_duration, default_value = "500ms")]
     pub ready_delay: Duration,
 }
 

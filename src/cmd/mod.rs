@@ -42,10 +42,10 @@ pub struct ClusterFlags {
     #[arg(long, value_parser = parse_duration, env = "KARMADA_RS_CLUSTER_FAILURE_THRESHOLD")]
     pub cluster_failure_threshold: Option<Duration>,
     /// How long to wait for a member's node and pod caches to fill [default: 2m].
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, env = "KARMADA_RS_CLUSTER_CACHE_SYNC_TIMEOUT", value_parser = parse_duration)]
     pub cluster_cache_sync_timeout: Option<Duration>,
     /// Collect node and pod resource summaries of members.
-    #[arg(long, action = clap::ArgAction::Set, default_value_t = true)]
+    #[arg(long, env = "KARMADA_RS_ENABLE_CLUSTER_RESOURCE_MODELING", action = clap::ArgAction::Set, default_value_t = true)]
     pub enable_cluster_resource_modeling: bool,
 }
 

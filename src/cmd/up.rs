@@ -28,7 +28,7 @@ const UP_DEFAULTS: ClusterDefaults = ClusterDefaults {
 #[derive(Args, Clone, Debug)]
 pub struct UpArgs {
     /// Number of simulated member clusters (member1..memberN).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, env = "KARMADA_RS_MEMBERS", default_value_t = 2)]
     pub members: u32,
     /// Directory for all state; an existing one is reused (the members are rejoined).
     /// Default: ./karmada-rs-data.

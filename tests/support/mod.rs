@@ -11,11 +11,6 @@ use std::time::{Duration, Instant};
 /// How long a test waits for a condition before failing.
 pub const DEADLINE: Duration = Duration::from_secs(60);
 
-/// Grants the admin user (`karmada-admin`) the proxy of every cluster, as Karmada's guide binds
-/// `system:admin` (system:masters passes the control plane, but unifiedAuth pushes member-side
-/// impersonation rules only for subjects bound explicitly).
-pub const ADMIN_PROXY_GRANT: &str = include_str!("admin-proxy-grant.yaml");
-
 /// Polls `f` until it returns `Some`, failing the test after `timeout`.
 pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let start = Instant::now();
@@ -156,19 +151,7 @@ impl Server {
                 .expect("open server log");
             cmd.env("KARMADA_RS_LOG", "debug").stderr(file);
         }
-        let mut child = cmd.spawn().expect("spawn karmada-rs");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("karmada-rs control plane serving at ") {
-                    let _ = tx.send(url.trim().to_string());
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(DEADLINE)
-            .expect("karmada-rs did not report its URL");
+        let (child, url) = spawn_serving(&mut cmd, "karmada-rs control plane serving at ");
         // Restarts reuse the port, so kubeconfigs and clients stay valid.
         self.bind = url.trim_start_matches("https://").to_string();
         self.url = url;
@@ -238,28 +221,12 @@ impl Server {
 
     /// Runs kubectl and returns stdout, failing the test on a non-zero exit.
     pub fn kubectl_ok(&self, args: &[&str]) -> String {
-        let out = self.kubectl(args);
-        assert!(
-            out.status.success(),
-            "kubectl {} failed: {}{}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        stdout_of_success(args, self.kubectl(args))
     }
 
     /// Runs kubectl with stdin and returns stdout, failing the test on a non-zero exit.
     pub fn kubectl_stdin_ok(&self, args: &[&str], stdin: &str) -> String {
-        let out = self.kubectl_stdin(args, stdin);
-        assert!(
-            out.status.success(),
-            "kubectl {} failed: {}{}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        stdout_of_success(args, self.kubectl_stdin(args, stdin))
     }
 
     /// Runs kubectl expecting failure; returns stderr.
@@ -287,6 +254,38 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The stdout of a kubectl run with `args`, failing the test on a non-zero exit.
+pub fn stdout_of_success(args: &[&str], out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "kubectl {} failed: {}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Spawns a `karmada-rs` command whose stdout is piped and waits for the line starting with
+/// `prefix` (`karmada-rs control plane serving at `); returns the process and the rest of
+/// the line (its URL).
+pub fn spawn_serving(cmd: &mut Command, prefix: &'static str) -> (Child, String) {
+    let mut child = cmd.spawn().expect("spawn karmada-rs");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix(prefix) {
+                let _ = tx.send(url.trim().to_string());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(DEADLINE)
+        .unwrap_or_else(|_| panic!("karmada-rs did not print {prefix:?}"));
+    (child, url)
 }
 
 /// A kubectl command for a kubeconfig, with its own discovery/HTTP cache directory.
@@ -537,6 +536,15 @@ impl Server {
     }
 }
 
+/// A kube-rs client for a kubeconfig (the admin's is [`Server::kubeconfig`]).
+pub async fn kube_client(kubeconfig: &Path) -> kube::Client {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("config");
+    kube::Client::try_from(cfg).expect("client")
+}
+
 /// The DER bytes of the first certificate of a PEM bundle.
 pub fn pem_to_der(pem: &str) -> Vec<u8> {
     use base64::Engine;
@@ -549,4 +557,139 @@ pub fn pem_to_der(pem: &str) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD
         .decode(b64)
         .expect("PEM base64")
+}
+
+/// An answer as the server sent it.
+#[derive(Debug)]
+pub struct RawAnswer {
+    /// HTTP status.
+    pub status: u16,
+    /// The body read within two seconds (all of it unless the body is a stream).
+    pub body: String,
+    /// Whether the body ended within those two seconds (a watch stays open).
+    pub ended: bool,
+}
+
+impl Server {
+    /// Sends one request with the admin's certificate (`admin`) or no credentials at all, as
+    /// curl would; `Err` when no answer came (a dropped connection, a timeout).
+    pub fn raw(
+        &self,
+        admin: bool,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Result<RawAnswer, String> {
+        let url: http::Uri = self.url.parse().expect("server URL");
+        let ca = pem_to_der(&self.ca_pem());
+        let kubeconfig = self.kubeconfig.clone();
+        self.rt.block_on(async move {
+            let mut config = if admin {
+                let kc =
+                    kube::config::Kubeconfig::read_from(&kubeconfig).map_err(|e| e.to_string())?;
+                kube::Config::from_custom_kubeconfig(kc, &Default::default())
+                    .await
+                    .map_err(|e| e.to_string())?
+            } else {
+                let mut c = kube::Config::new(url);
+                c.root_cert = Some(vec![ca]);
+                c
+            };
+            // Answers as sent: no client-side retries.
+            config.default_retry = false;
+            let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+            let mut req = http::Request::builder().method(method).uri(path);
+            if let Some(ct) = content_type {
+                req = req.header("content-type", ct);
+            }
+            let req = req.body(body.to_vec().into()).map_err(|e| e.to_string())?;
+            let resp = tokio::time::timeout(Duration::from_secs(20), client.send(req))
+                .await
+                .map_err(|_| format!("{method} {path}: no answer within 20 s"))?
+                .map_err(|e| format!("{method} {path}: no answer: {e}"))?;
+            let status = resp.status().as_u16();
+            let mut stream = resp.into_body();
+            let mut bytes = Vec::new();
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+            let ended = loop {
+                match tokio::time::timeout_at(deadline, http_body_util::BodyExt::frame(&mut stream))
+                    .await
+                {
+                    Err(_) => break false,
+                    Ok(None) => break true,
+                    Ok(Some(Ok(frame))) => {
+                        if let Ok(data) = frame.into_data() {
+                            bytes.extend_from_slice(&data);
+                        }
+                    }
+                    Ok(Some(Err(e))) => return Err(format!("{method} {path}: body: {e}")),
+                }
+            };
+            Ok(RawAnswer {
+                status,
+                body: String::from_utf8_lossy(&bytes).into_owned(),
+                ended,
+            })
+        })
+    }
+}
+
+/// A running `karmada-rs member serve` (a simulated member cluster's API server).
+pub struct MemberServer {
+    pub dir: tempfile::TempDir,
+    pub url: String,
+    pub kubeconfig: PathBuf,
+    cache_dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl MemberServer {
+    /// Starts a member named `name` and waits until it is ready.
+    pub fn start(name: &str) -> MemberServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_karmada-rs"));
+        cmd.args(["member", "serve", "--name", name, "--data-dir"])
+            .arg(dir.path())
+            .env(
+                "KARMADA_RS_LOG",
+                std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "warn".into()),
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let (child, url) = spawn_serving(&mut cmd, "karmada-rs member serving at ");
+        let m = MemberServer {
+            kubeconfig: dir.path().join("kubeconfig"),
+            cache_dir: dir.path().join("kubectl-cache"),
+            dir,
+            url,
+            child: Some(child),
+        };
+        wait_for("the member to be ready", DEADLINE, || {
+            m.kubectl(&["get", "--raw", "/readyz"])
+                .status
+                .success()
+                .then_some(())
+        });
+        m
+    }
+
+    /// A `kubectl` command using the member's kubeconfig and a private cache.
+    pub fn kubectl_cmd(&self) -> Command {
+        kubectl_cmd(&self.kubeconfig, &self.cache_dir)
+    }
+
+    /// Runs kubectl with arguments.
+    pub fn kubectl(&self, args: &[&str]) -> Output {
+        run(self.kubectl_cmd().args(args))
+    }
+}
+
+impl Drop for MemberServer {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }

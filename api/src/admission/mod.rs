@@ -376,7 +376,7 @@ fn schema_of<T: k8s_openapi::Resource>() -> Result<&'static KindSchema, Admissio
 
 /// Drops nulls, applies defaults and prunes unknown fields, like the CRD decoder; `skip`
 /// names the top-level members left alone.
-fn normalize(schema: &KindSchema, obj: &mut Value, skip: &[&str]) {
+pub(crate) fn normalize(schema: &KindSchema, obj: &mut Value, skip: &[&str]) {
     schema.root.default_and_drop_nulls(obj, skip);
     let mut pruned = Vec::new();
     schema.root.prune(obj, "", skip, &mut pruned);
@@ -393,7 +393,11 @@ fn default_and_check(
 }
 
 /// Schema validation as a 422 Invalid.
-fn check_schema(schema: &KindSchema, obj: &Value, skip: &[&str]) -> Result<(), AdmissionError> {
+pub(crate) fn check_schema(
+    schema: &KindSchema,
+    obj: &Value,
+    skip: &[&str],
+) -> Result<(), AdmissionError> {
     let errors = validate_schema(schema, obj, Checks::All, skip);
     if errors.is_empty() {
         Ok(())

@@ -84,11 +84,39 @@ pub fn openapi_schema(kind: &str) -> Option<&'static Value> {
     kind_schema(kind).map(|s| &s.structural)
 }
 
-/// Paths of the fields of `obj` that the kind's schema does not declare (and that admission
-/// would drop), e.g. `spec.foo`, sorted, for `fieldValidation=Strict|Warn`. Empty for unknown
-/// kinds.
-pub fn unknown_fields(kind: &str, obj: &Value) -> Vec<String> {
-    let Some(schema) = kind_schema(kind) else {
+/// The schema of a kind at one of its served versions (see
+/// [`crate::catalog::KindInfo::other_versions`]); `None` for versions the kind does not serve.
+pub(crate) fn kind_schema_at(version: &str, kind: &str) -> Option<&'static KindSchema> {
+    use crate::work::v1alpha1 as binding_v1alpha1;
+    macro_rules! cached {
+        ($ty:ty) => {{
+            static CELL: OnceLock<KindSchema> = OnceLock::new();
+            Some(CELL.get_or_init(build::<$ty>))
+        }};
+    }
+    match (version, kind) {
+        ("v1alpha1", "ResourceBinding") => cached!(binding_v1alpha1::ResourceBinding),
+        ("v1alpha1", "ClusterResourceBinding") => {
+            cached!(binding_v1alpha1::ClusterResourceBinding)
+        }
+        _ => crate::catalog::kind_info(kind)
+            .filter(|k| k.version == version)
+            .and_then(|_| kind_schema(kind)),
+    }
+}
+
+/// [`openapi_schema`] of a kind at one of its served versions.
+pub fn openapi_schema_at(version: &str, kind: &str) -> Option<&'static Value> {
+    kind_schema_at(version, kind).map(|s| &s.structural)
+}
+
+/// [`unknown_fields`] against the schema of a kind at one of its served versions.
+pub fn unknown_fields_at(version: &str, kind: &str, obj: &Value) -> Vec<String> {
+    unknown_in(kind_schema_at(version, kind), obj)
+}
+
+fn unknown_in(schema: Option<&KindSchema>, obj: &Value) -> Vec<String> {
+    let Some(schema) = schema else {
         return Vec::new();
     };
     let mut unknown = Vec::new();
@@ -97,4 +125,11 @@ pub fn unknown_fields(kind: &str, obj: &Value) -> Vec<String> {
         .unknown(obj, &mut String::new(), RESOURCE_ROOT_SKIP, &mut unknown);
     unknown.sort();
     unknown
+}
+
+/// Paths of the fields of `obj` that the kind's schema does not declare (and that admission
+/// would drop), e.g. `spec.foo`, sorted, for `fieldValidation=Strict|Warn`. Empty for unknown
+/// kinds.
+pub fn unknown_fields(kind: &str, obj: &Value) -> Vec<String> {
+    unknown_in(kind_schema(kind), obj)
 }

@@ -1,5 +1,6 @@
 //! The `work.karmada.io` API group.
 
+pub mod conversion;
 pub mod v1alpha1;
 pub mod v1alpha2;
 

@@ -165,3 +165,10 @@ string_enum! {
         Unknown = "Unknown",
     }
 }
+
+mod binding;
+
+pub use binding::{
+    AggregatedStatusItem, ClusterResourceBinding, ObjectReference, ResourceBinding,
+    ResourceBindingSpec, ResourceBindingStatus, TargetCluster,
+};

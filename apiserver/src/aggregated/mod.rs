@@ -183,12 +183,15 @@ impl DelegatedAuth {
     pub async fn admit(
         &self,
         parts: &mut http::request::Parts,
-        info: &RequestInfo,
+        info: &mut RequestInfo,
+        query: &std::collections::HashMap<String, Vec<String>>,
     ) -> Result<UserInfo, ApiError> {
         let user = self.authenticate(parts).await?;
+        // The caller's field selector is read only once the caller is known.
+        crate::request_info::add_selector_name(info, query);
         let d = self
             .delegated
-            .authorize(&user, info)
+            .authorize(&user, &*info)
             .await
             .map_err(ApiError::internal)?;
         if !d.allowed {

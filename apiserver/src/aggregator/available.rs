@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 
 use super::apiservice::{self, AVAILABLE, ApiService, Condition};
 use super::{Backend, RouteTable};
+use crate::openapi::Published;
 use crate::proxy::forward::{self, Outbound};
 use crate::proxy::transport::{self, Dialer, HttpClient, TlsSettings};
 use crate::registry::{Registry, Subresource, WriteContext};
@@ -33,8 +34,8 @@ const RETRY: Duration = Duration::from_secs(1);
 const ATTEMPTS: usize = 5;
 /// Timeout of one attempt.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
-/// The largest discovery document read from a backend.
-const MAX_DISCOVERY_BYTES: usize = 8 * 1024 * 1024;
+/// The largest discovery or OpenAPI document read from a backend.
+const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// The running controller; dropping it stops it.
 #[derive(Debug)]
@@ -78,6 +79,7 @@ struct Tracked {
     failures: u32,
     condition: Option<Condition>,
     discovery: Option<Arc<Value>>,
+    openapi: Option<Arc<Published>>,
 }
 
 fn cache_objects(state: &ApiState, group: &str, version: &str, plural: &str) -> Vec<Value> {
@@ -150,6 +152,7 @@ fn sync_entries(
             failures: 0,
             condition: None,
             discovery: None,
+            openapi: None,
         });
         if entry.fingerprint != fingerprint {
             entry.fingerprint = fingerprint;
@@ -197,6 +200,7 @@ fn publish(state: &ApiState, services: &[ApiService], tracked: &HashMap<String, 
                 transport_error: entry.transport_error.clone(),
                 available: entry.condition.as_ref().is_some_and(Condition::is_true),
                 discovery: entry.discovery.clone(),
+                openapi: entry.openapi.clone(),
             }),
         );
     }
@@ -222,24 +226,38 @@ async fn reconcile(state: &Arc<ApiState>, tracked: &mut HashMap<String, Tracked>
         let target = entry.target.clone();
         let resolve_error = entry.resolve_error.clone();
         let transport_error = entry.transport_error.clone();
+        let previous = entry.openapi.clone();
         async move {
             if let Some(c) = resolve_error {
-                return (c, None);
+                return (c, None, None);
             }
             if let Some(e) = transport_error {
-                return (Condition::new("False", "FailedDiscoveryCheck", e), None);
+                return (
+                    Condition::new("False", "FailedDiscoveryCheck", e),
+                    None,
+                    None,
+                );
             }
             match &target {
-                Some((authority, client)) => check(client, authority, &a.group, &a.version).await,
+                Some((authority, client)) => {
+                    let (cond, discovery) = check(client, authority, &a.group, &a.version).await;
+                    let openapi = if cond.is_true() {
+                        published(client, authority, &a.group, &a.version, previous).await
+                    } else {
+                        previous
+                    };
+                    (cond, discovery, openapi)
+                }
                 None => (
                     Condition::new("False", "FailedDiscoveryCheck", "no endpoint"),
+                    None,
                     None,
                 ),
             }
         }
     }))
     .await;
-    for (a, (cond, discovery)) in due.iter().zip(checks) {
+    for (a, (cond, discovery, openapi)) in due.iter().zip(checks) {
         let Some(entry) = tracked.get_mut(&a.name) else {
             continue;
         };
@@ -249,6 +267,7 @@ async fn reconcile(state: &Arc<ApiState>, tracked: &mut HashMap<String, Tracked>
             if discovery.is_some() {
                 entry.discovery = discovery.map(Arc::new);
             }
+            entry.openapi = openapi;
         } else {
             entry.failures = entry.failures.saturating_add(1);
             let backoff = RETRY.saturating_mul(1u32 << entry.failures.min(5).saturating_sub(1));
@@ -329,7 +348,87 @@ async fn check(
     )
 }
 
+/// The OpenAPI documents a backend publishes, as kube-aggregator's downloaders fetch them:
+/// `/openapi/v2`, and the `/openapi/v3` document its root links for the group/version. A
+/// document that could not be fetched keeps its previous copy, one the backend does not
+/// serve (404, or no link) is dropped; unchanged documents keep their previous `Arc`, so
+/// the merged documents are not rebuilt.
+async fn published(
+    client: &HttpClient,
+    authority: &http::uri::Authority,
+    group: &str,
+    version: &str,
+    previous: Option<Arc<Published>>,
+) -> Option<Arc<Published>> {
+    let base = format!("https://{authority}");
+    let v2 = match fetch(client, &format!("{base}/openapi/v2")).await {
+        Ok((status, body)) if status.is_success() => serde_json::from_slice::<Value>(&body)
+            .ok()
+            .filter(Value::is_object),
+        Ok((StatusCode::NOT_FOUND, _)) => None,
+        _ => previous.as_ref().and_then(|p| p.v2.clone()),
+    };
+    let v3 = match v3_document(client, &base, group, version).await {
+        Ok(doc) => doc,
+        Err(e) => {
+            tracing::debug!(%group, %version, error = %e, "OpenAPI v3 of an APIService");
+            previous.as_ref().and_then(|p| p.v3.clone())
+        }
+    };
+    let fresh = Published { v2, v3 };
+    match previous {
+        Some(p) if p.same_as(&fresh) => Some(p),
+        _ if fresh.v2.is_none() && fresh.v3.is_none() => None,
+        _ => Some(Arc::new(fresh)),
+    }
+}
+
+/// The backend's `/openapi/v3` document of a group/version, through its root's link.
+async fn v3_document(
+    client: &HttpClient,
+    base: &str,
+    group: &str,
+    version: &str,
+) -> Result<Option<crate::openapi::Document>, String> {
+    let (status, body) = fetch(client, &format!("{base}/openapi/v3")).await?;
+    if status == StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
+    if !status.is_success() {
+        return Err(format!("{base}/openapi/v3: {}", status.as_u16()));
+    }
+    let root: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+    let key = crate::openapi::document::gv_key(group, version);
+    let Some(url) = root
+        .get("paths")
+        .and_then(|p| p.get(&key))
+        .and_then(|e| e.get("serverRelativeURL"))
+        .and_then(Value::as_str)
+        .filter(|u| u.starts_with('/'))
+    else {
+        return Ok(None);
+    };
+    let (status, body) = fetch(client, &format!("{base}{url}")).await?;
+    if !status.is_success() {
+        return Err(format!("{base}{url}: {}", status.as_u16()));
+    }
+    Ok(Some(crate::openapi::Document::from_bytes(body)))
+}
+
+/// One discovery check: a 2xx or 3xx answer passes.
 async fn attempt(client: &HttpClient, url: &str) -> Result<bytes::Bytes, String> {
+    let (status, body) = fetch(client, url).await?;
+    if status < StatusCode::OK || status >= StatusCode::MULTIPLE_CHOICES {
+        return Err(format!(
+            "failing or missing response from {url}: bad status from {url}: {}",
+            status.as_u16()
+        ));
+    }
+    Ok(body)
+}
+
+/// One GET as `system:kube-aggregator`: the status and body, or why there was none.
+async fn fetch(client: &HttpClient, url: &str) -> Result<(StatusCode, bytes::Bytes), String> {
     let uri: http::Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
     let mut headers = http::HeaderMap::new();
     let aggregator = crate::auth::UserInfo {
@@ -352,17 +451,11 @@ async fn attempt(client: &HttpClient, url: &str) -> Result<bytes::Bytes, String>
             .await
             .map_err(|e| format!("failing or missing response from {url}: {}", e.message()))?;
         let status = resp.status();
-        if status < StatusCode::OK || status >= StatusCode::MULTIPLE_CHOICES {
-            return Err(format!(
-                "failing or missing response from {url}: bad status from {url}: {}",
-                status.as_u16()
-            ));
-        }
-        let body = http_body_util::Limited::new(resp.into_body(), MAX_DISCOVERY_BYTES)
+        let body = http_body_util::Limited::new(resp.into_body(), MAX_DOCUMENT_BYTES)
             .collect()
             .await
             .map_err(|e| format!("failing or missing response from {url}: {e}"))?;
-        Ok(body.to_bytes())
+        Ok((status, body.to_bytes()))
     };
     tokio::time::timeout(ATTEMPT_TIMEOUT, work)
         .await

@@ -257,6 +257,7 @@ mod tests {
             target: None,
             transport_error: None,
             available,
+            openapi: None,
             discovery: Some(Arc::new(json!({
                 "kind": "APIResourceList",
                 "groupVersion": group_version(group, version),

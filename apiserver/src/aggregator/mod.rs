@@ -49,6 +49,8 @@ pub struct Backend {
     pub available: bool,
     /// The backend's `APIResourceList` for this group/version, from the last check.
     pub discovery: Option<Arc<Value>>,
+    /// The backend's OpenAPI documents, from the last check.
+    pub openapi: Option<Arc<crate::openapi::Published>>,
 }
 
 impl std::fmt::Debug for Backend {
@@ -180,6 +182,24 @@ impl Aggregator {
             .get(&(info.api_group.clone(), info.api_version.clone()))
             .cloned()
     }
+}
+
+/// The OpenAPI documents of the available backends, in group/version order, for
+/// `/openapi/v2` and `/openapi/v3` (kube-aggregator's OpenAPI aggregation controllers).
+pub fn openapi(table: &RouteTable) -> Vec<crate::openapi::Remote> {
+    let mut out: Vec<crate::openapi::Remote> = table
+        .values()
+        .filter(|b| b.available)
+        .filter_map(|b| {
+            Some(crate::openapi::Remote {
+                group: b.group.clone(),
+                version: b.version.clone(),
+                published: b.openapi.clone()?,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.group, &a.version).cmp(&(&b.group, &b.version)));
+    out
 }
 
 /// Proxies a request to its group/version's backend as the caller (kube-aggregator's

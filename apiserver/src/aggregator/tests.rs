@@ -63,6 +63,40 @@ async fn adapter(
         "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods" => json_resp(json!({
             "kind": "PodMetricsList", "apiVersion": "metrics.k8s.io/v1beta1", "metadata": {}, "items": [],
         })),
+        "/openapi/v2" => json_resp(json!({
+            "swagger": "2.0",
+            "info": {"title": "metrics-adapter", "version": "v0.1"},
+            "paths": {
+                "/apis/metrics.k8s.io/v1beta1/nodes/{name}": {"get": {
+                    "operationId": "readMetricsV1beta1NodeMetrics",
+                    "responses": {"200": {"description": "OK", "schema": {"$ref": "#/definitions/io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics"}}},
+                    "x-kubernetes-action": "get",
+                    "x-kubernetes-group-version-kind": {"group": "metrics.k8s.io", "kind": "NodeMetrics", "version": "v1beta1"},
+                }},
+                "/version/": {"get": {"operationId": "getCodeVersion"}},
+            },
+            "definitions": {
+                "io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics": {
+                    "description": "NodeMetrics sets resource usage metrics of a node.",
+                    "type": "object",
+                    "properties": {
+                        "metadata": {"$ref": "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"},
+                        "window": {"type": "string", "description": "The sampling window."},
+                    },
+                    "x-kubernetes-group-version-kind": [{"group": "metrics.k8s.io", "kind": "NodeMetrics", "version": "v1beta1"}],
+                },
+                "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta": {"type": "object", "properties": {"name": {"type": "string"}}},
+            },
+        })),
+        "/openapi/v3" => json_resp(json!({"paths": {"apis/metrics.k8s.io/v1beta1": {
+            "serverRelativeURL": "/openapi/v3/apis/metrics.k8s.io/v1beta1?hash=ADAPTER"}}})),
+        "/openapi/v3/apis/metrics.k8s.io/v1beta1" => json_resp(json!({
+            "openapi": "3.0.0",
+            "components": {"schemas": {"io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics": {
+                "type": "object", "description": "NodeMetrics sets resource usage metrics of a node.",
+                "x-kubernetes-group-version-kind": [{"group": "metrics.k8s.io", "kind": "NodeMetrics", "version": "v1beta1"}],
+            }}},
+        })),
         _ => {
             let mut r = Response::new(Body::from("{}"));
             *r.status_mut() = StatusCode::NOT_FOUND;
@@ -111,6 +145,24 @@ async fn get(cp: &ControlPlane, path: &str, accept: &str) -> (StatusCode, String
     let status = resp.status();
     let body = resp.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// `/openapi/v2` once `done` holds for it.
+async fn wait_for_v2(cp: &ControlPlane, done: impl Fn(&Value) -> bool) -> Value {
+    let start = std::time::Instant::now();
+    loop {
+        let (status, body) = get(cp, "/openapi/v2", "application/json").await;
+        assert_eq!(status, StatusCode::OK);
+        let v2: Value = serde_json::from_str(&body).unwrap();
+        if done(&v2) {
+            return v2;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "/openapi/v2 never changed as expected"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test]
@@ -240,6 +292,37 @@ async fn routes_to_available_backends_as_the_front_proxy() {
         .collect();
     assert_eq!(resources, vec!["pods", "nodes"]);
 
+    // OpenAPI: the backend's documents join the server's (kube-aggregator's OpenAPI
+    // aggregation): its /apis/ paths and their definitions in v2 (the ObjectMeta it
+    // carries is not ours, so it is renamed), its group-version's document in v3.
+    let node_metrics = "io.k8s.metrics.pkg.apis.metrics.v1beta1.NodeMetrics";
+    let v2 = wait_for_v2(&cp, |v2| v2["definitions"].get(node_metrics).is_some()).await;
+    assert!(v2["paths"]["/apis/metrics.k8s.io/v1beta1/nodes/{name}"]["get"].is_object());
+    assert!(v2["paths"].get("/version/").is_none());
+    assert_eq!(
+        v2["definitions"][node_metrics]["properties"]["metadata"]["$ref"],
+        "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta_v2"
+    );
+    assert!(v2["definitions"]["io.k8s.api.apps.v1.Deployment"].is_object());
+    let (_, root) = get(&cp, "/openapi/v3", "application/json").await;
+    let root: Value = serde_json::from_str(&root).unwrap();
+    let url = root["paths"]["apis/metrics.k8s.io/v1beta1"]["serverRelativeURL"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        url.starts_with("/openapi/v3/apis/metrics.k8s.io/v1beta1?hash="),
+        "{url}"
+    );
+    assert!(root["paths"]["apis/apps/v1"].is_object());
+    let (status, doc) = get(&cp, &url, "application/json").await;
+    assert_eq!(status, StatusCode::OK);
+    let doc: Value = serde_json::from_str(&doc).unwrap();
+    assert_eq!(
+        doc["components"]["schemas"][node_metrics]["description"],
+        "NodeMetrics sets resource usage metrics of a node."
+    );
+
     // A failing backend turns unavailable; requests then get 503 and discovery drops it.
     st.down.store(true, Ordering::SeqCst);
     let c = wait_condition(&cp, "v1beta1.metrics.k8s.io", "False").await;
@@ -260,6 +343,10 @@ async fn routes_to_available_backends_as_the_front_proxy() {
     assert_eq!(body, "service unavailable\n");
     let (status, _) = get(&cp, "/apis/metrics.k8s.io", "application/json").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    wait_for_v2(&cp, |v2| v2["definitions"].get(node_metrics).is_none()).await;
+    let (_, root) = get(&cp, "/openapi/v3", "application/json").await;
+    let root: Value = serde_json::from_str(&root).unwrap();
+    assert!(root["paths"].get("apis/metrics.k8s.io/v1beta1").is_none());
     st.down.store(false, Ordering::SeqCst);
     wait_condition(&cp, "v1beta1.metrics.k8s.io", "True").await;
 

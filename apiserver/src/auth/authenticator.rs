@@ -3,7 +3,8 @@
 //! `NewFailOnError`): the in-process identity, the x509 client certificate, then bearer
 //! tokens (static tokens, then service-account JWTs). The first success wins; credentials
 //! that were presented but failed make the request 401 even when anonymous access is on; a
-//! request with no credentials at all is anonymous when that is enabled, else 401.
+//! request with no credentials at all is anonymous when [`Anonymous`] allows its path, else
+//! 401.
 
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ use super::service_account::{self, ServiceAccountTokens};
 use super::token_cache::TokenCache;
 use super::token_file::StaticTokens;
 use super::x509::ClientCertAuth;
-use super::{InProcessIdentity, PeerCertificates, UserInfo};
+use super::{Anonymous, InProcessIdentity, PeerCertificates, UserInfo};
 use crate::error::ApiError;
 use crate::state::ApiState;
 
@@ -23,7 +24,7 @@ pub struct Authenticator {
     x509: ClientCertAuth,
     static_tokens: StaticTokens,
     tokens: Arc<ServiceAccountTokens>,
-    anonymous: bool,
+    anonymous: Anonymous,
     cache: TokenCache,
 }
 
@@ -44,7 +45,7 @@ impl Authenticator {
         x509: ClientCertAuth,
         static_tokens: StaticTokens,
         tokens: Arc<ServiceAccountTokens>,
-        anonymous: bool,
+        anonymous: Anonymous,
     ) -> Authenticator {
         Authenticator {
             x509,
@@ -55,8 +56,8 @@ impl Authenticator {
         }
     }
 
-    /// True when requests without credentials are served as `system:anonymous`.
-    pub fn anonymous_enabled(&self) -> bool {
+    /// Which requests without credentials are served as `system:anonymous`.
+    pub fn anonymous(&self) -> Anonymous {
         self.anonymous
     }
 
@@ -96,7 +97,7 @@ impl Authenticator {
             tracing::debug!(errors = ?failures, "authentication failed");
             return Err(ApiError::unauthorized());
         }
-        if self.anonymous {
+        if self.anonymous.allows(parts.uri.path()) {
             return Ok(UserInfo::anonymous());
         }
         Err(ApiError::unauthorized())

@@ -1,6 +1,7 @@
 //! The bootstrap RBAC policy created on first start, as kube-apiserver's
 //! (plugin/pkg/auth/authorizer/rbac/bootstrappolicy), plus the ClusterRole of the in-process
-//! Karmada controllers. Like kube's `ensure-rbac` post-start hook it only adds: a missing
+//! Karmada controllers and, on a control plane, what Karmada's installers add for the admin
+//! (`cluster-proxy-admin`). Like kube's `ensure-rbac` post-start hook it only adds: a missing
 //! object is created; an existing one annotated `rbac.authorization.kubernetes.io/autoupdate:
 //! "true"` gets the rules (or subjects) it lacks; anything else a user changed is left alone.
 
@@ -8,15 +9,21 @@ use serde_json::{Value, json};
 
 use super::rbac::RBAC_GROUP;
 use super::rbac::index::parse_rules;
-use super::{AUTHENTICATED_GROUP, CONTROLLER_MANAGER_USER, MASTERS_GROUP, UNAUTHENTICATED_GROUP};
+use super::{
+    AUTHENTICATED_GROUP, CONTROLLER_MANAGER_USER, MASTERS_GROUP, PUBLIC_INFO_PATHS,
+    UNAUTHENTICATED_GROUP,
+};
 use crate::error::ApiError;
 use crate::registry::{Registry, Subresource, WriteContext};
-use crate::state::ApiState;
+use crate::state::{ApiState, Flavor};
 
 /// The annotation that lets the bootstrap policy update an object.
 pub const AUTOUPDATE_ANNOTATION: &str = "rbac.authorization.kubernetes.io/autoupdate";
 /// The name of the in-process controllers' ClusterRole and ClusterRoleBinding.
 pub const CONTROLLER_MANAGER_ROLE: &str = "system:karmada:controller-manager";
+/// The ClusterRole and ClusterRoleBinding that give the admin the cluster proxy, named as
+/// `karmadactl init` names them (`grantProxyPermissionToAdmin`).
+pub const CLUSTER_PROXY_ADMIN: &str = "cluster-proxy-admin";
 
 const READ: &[&str] = &["get", "list", "watch"];
 const WRITE: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];
@@ -46,6 +53,13 @@ fn metadata(name: &str, labels: &[(&str, &str)]) -> Value {
         l.insert((*k).into(), (*v).into());
     }
     json!({"name": name, "labels": l, "annotations": {AUTOUPDATE_ANNOTATION: "true"}})
+}
+
+/// Metadata of an object Karmada's installer creates: not one of kube's defaults (no
+/// `kubernetes.io/bootstrapping` label), but completed at start like them unless the
+/// annotation is turned off.
+fn installer_metadata(name: &str) -> Value {
+    json!({"name": name, "annotations": {AUTOUPDATE_ANNOTATION: "true"}})
 }
 
 fn cluster_role(name: &str, labels: &[(&str, &str)], rules: Vec<Value>) -> Value {
@@ -137,10 +151,7 @@ pub fn cluster_roles() -> Vec<Value> {
         cluster_role(
             "system:public-info-viewer",
             &[],
-            vec![urls(
-                &["get"],
-                &["/livez", "/readyz", "/healthz", "/version", "/version/"],
-            )],
+            vec![urls(&["get"], PUBLIC_INFO_PATHS)],
         ),
         aggregated("admin", &[], TO_ADMIN),
         aggregated("edit", &[(TO_ADMIN, "true")], TO_EDIT),
@@ -392,6 +403,29 @@ pub fn cluster_role_bindings() -> Vec<Value> {
     ]
 }
 
+/// What Karmada's installers create on a control plane for its admin: `karmadactl init` (and
+/// the operator, and the Helm chart under a prefixed name) grant the admin's user every verb
+/// on `clusters/proxy`. system:masters already passes the control plane's RBAC, but the
+/// unifiedAuth controller pushes member-side impersonation rules only for subjects bound
+/// explicitly, so without this binding the members refuse to let the proxy act as the admin.
+/// Karmada's admin is `system:admin`; ours is [`certs::ADMIN_USER`].
+pub fn karmada_installer_policy() -> (Vec<Value>, Vec<Value>) {
+    let role = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": installer_metadata(CLUSTER_PROXY_ADMIN),
+        "rules": [rule(&["*"], &["cluster.karmada.io"], &["clusters/proxy"])],
+    });
+    let binding = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": installer_metadata(CLUSTER_PROXY_ADMIN),
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": CLUSTER_PROXY_ADMIN},
+        "subjects": [user(certs::ADMIN_USER)],
+    });
+    (vec![role], vec![binding])
+}
+
 fn autoupdate(obj: &Value) -> bool {
     obj.pointer("/metadata/annotations")
         .and_then(|a| a.get(AUTOUPDATE_ANNOTATION))
@@ -444,7 +478,8 @@ fn additions(kind: &str, existing: &Value, wanted: &Value) -> Option<Value> {
     changed.then_some(next)
 }
 
-/// Creates or completes the bootstrap policy.
+/// Creates or completes the bootstrap policy (with Karmada's installer objects on a control
+/// plane).
 pub async fn ensure(state: &ApiState) -> Result<(), ApiError> {
     let snapshot = state.catalog.snapshot();
     let ctx = WriteContext {
@@ -452,13 +487,16 @@ pub async fn ensure(state: &ApiState) -> Result<(), ApiError> {
         dry_run: false,
         apply: false,
     };
+    let mut roles = cluster_roles();
+    let mut bindings = cluster_role_bindings();
+    if state.config.flavor == Flavor::ControlPlane {
+        let (r, b) = karmada_installer_policy();
+        roles.extend(r);
+        bindings.extend(b);
+    }
     for (plural, kind, objects) in [
-        ("clusterroles", "ClusterRole", cluster_roles()),
-        (
-            "clusterrolebindings",
-            "ClusterRoleBinding",
-            cluster_role_bindings(),
-        ),
+        ("clusterroles", "ClusterRole", roles),
+        ("clusterrolebindings", "ClusterRoleBinding", bindings),
     ] {
         let def = snapshot
             .get(RBAC_GROUP, "v1", plural)
@@ -519,13 +557,44 @@ mod tests {
 
     #[test]
     fn every_binding_names_a_bootstrap_role() {
+        let (installer_roles, installer_bindings) = karmada_installer_policy();
         let roles: Vec<String> = cluster_roles()
             .iter()
+            .chain(&installer_roles)
             .map(|r| crate::object::name(r).to_string())
             .collect();
-        for b in cluster_role_bindings() {
+        for b in cluster_role_bindings()
+            .into_iter()
+            .chain(installer_bindings)
+        {
             let r = b["roleRef"]["name"].as_str().unwrap();
             assert!(roles.iter().any(|n| n == r), "{r}");
         }
+    }
+
+    /// The admin's proxy grant is `karmadactl init`'s: one rule, every verb on
+    /// `clusters/proxy`, bound to the admin user by name.
+    #[test]
+    fn the_admin_gets_the_cluster_proxy_as_karmadas_installer_grants_it() {
+        let (roles, bindings) = karmada_installer_policy();
+        assert_eq!(roles.len(), 1);
+        assert_eq!(
+            roles[0]["metadata"]["name"], "cluster-proxy-admin",
+            "karmadactl's name"
+        );
+        assert_eq!(
+            roles[0]["rules"],
+            json!([{"verbs": ["*"], "apiGroups": ["cluster.karmada.io"], "resources": ["clusters/proxy"]}])
+        );
+        assert_eq!(bindings.len(), 1);
+        assert_eq!(bindings[0]["metadata"]["name"], "cluster-proxy-admin");
+        assert_eq!(
+            bindings[0]["roleRef"],
+            json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-proxy-admin"})
+        );
+        assert_eq!(
+            bindings[0]["subjects"],
+            json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "karmada-admin"}])
+        );
     }
 }

@@ -20,7 +20,7 @@ pub mod token_file;
 pub mod token_request;
 pub mod x509;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -190,11 +190,51 @@ pub enum AuthError {
     ClientCa(String),
 }
 
+/// The paths of kube's `system:public-info-viewer` ClusterRole: health and version, which
+/// load balancers, probes and `kubectl version` read without credentials.
+pub const PUBLIC_INFO_PATHS: &[&str] = &["/livez", "/readyz", "/healthz", "/version", "/version/"];
+
+/// Which requests without credentials are served as `system:anonymous` (RBAC then decides
+/// what they may do); the others are 401.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Anonymous {
+    /// None (kube's `--anonymous-auth=false`).
+    Disabled,
+    /// Only those to [`PUBLIC_INFO_PATHS`]: what kube 1.32 serves with an
+    /// AuthenticationConfiguration whose `anonymous` section is enabled with one condition per
+    /// path (AnonymousAuthConfigurableEndpoints). Probes work; any other path stays 401.
+    #[default]
+    PublicInfo,
+    /// All of them (kube's default `--anonymous-auth=true`): other paths get RBAC's 403.
+    Enabled,
+}
+
+impl Anonymous {
+    /// kube's `--anonymous-auth`: unset keeps the default ([`Anonymous::PublicInfo`]).
+    pub fn from_flag(flag: Option<bool>) -> Anonymous {
+        match flag {
+            None => Anonymous::PublicInfo,
+            Some(true) => Anonymous::Enabled,
+            Some(false) => Anonymous::Disabled,
+        }
+    }
+
+    /// Whether a request to `path` without credentials is anonymous (else 401). Conditions
+    /// compare whole paths, as kube's do: `/readyz/etcd` is not `/readyz`.
+    pub fn allows(self, path: &str) -> bool {
+        match self {
+            Anonymous::Disabled => false,
+            Anonymous::PublicInfo => PUBLIC_INFO_PATHS.contains(&path),
+            Anonymous::Enabled => true,
+        }
+    }
+}
+
 /// How requests are authenticated.
 #[derive(Clone, Debug, Default)]
 pub struct AuthOptions {
-    /// Accept requests without credentials as `system:anonymous` (kube's `--anonymous-auth`).
-    pub anonymous: bool,
+    /// Which requests without credentials are `system:anonymous`.
+    pub anonymous: Anonymous,
     /// A static token file (kube's `--token-auth-file`, CSV `token,user,uid[,"group1,group2"]`).
     pub token_auth_file: Option<PathBuf>,
     /// CAs whose client certificates authenticate users (PEM bundles).
@@ -283,11 +323,13 @@ pub fn current_user() -> Option<Arc<UserInfo>> {
 
 /// Authenticates, applies impersonation and authorizes one request (kube's
 /// WithAuthentication, WithImpersonation and WithAuthorization filters). Returns the identity
-/// the request acts as.
+/// the request acts as. Only an authenticated request has its field selector read (for the
+/// name RBAC checks, [`crate::request_info::add_selector_name`]).
 pub async fn admit(
     state: &ApiState,
     parts: &mut http::request::Parts,
-    info: &RequestInfo,
+    info: &mut RequestInfo,
+    query: &HashMap<String, Vec<String>>,
     audit: &mut RequestAudit,
 ) -> Result<Arc<UserInfo>, ApiError> {
     let auth = state
@@ -295,6 +337,8 @@ pub async fn admit(
         .ok_or_else(|| ApiError::unavailable("the server's authentication is not configured"))?;
     let user = auth.authenticator.authenticate(state, parts).await?;
     audit.set_user(&user);
+    crate::request_info::add_selector_name(info, query);
+    audit.set_request(info);
     let user = match impersonation::impersonate(&auth.authorizer, &user, &parts.headers)? {
         Some(acting_as) => {
             audit.set_impersonated(&acting_as);
@@ -328,5 +372,31 @@ mod tests {
         let cm = controller_manager_user();
         assert!(cm.in_group(CONTROLLERS_GROUP) && cm.in_group(AUTHENTICATED_GROUP));
         assert!(!cm.is_master(), "the controllers must not bypass RBAC");
+    }
+
+    #[test]
+    fn anonymous_modes() {
+        assert_eq!(Anonymous::from_flag(None), Anonymous::PublicInfo);
+        assert_eq!(Anonymous::from_flag(Some(true)), Anonymous::Enabled);
+        assert_eq!(Anonymous::from_flag(Some(false)), Anonymous::Disabled);
+        for path in ["/healthz", "/livez", "/readyz", "/version", "/version/"] {
+            assert!(Anonymous::PublicInfo.allows(path), "{path}");
+            assert!(Anonymous::Enabled.allows(path), "{path}");
+            assert!(!Anonymous::Disabled.allows(path), "{path}");
+        }
+        for path in [
+            "/",
+            "/api",
+            "/apis",
+            "/metrics",
+            "/openapi/v2",
+            "/readyz/etcd",
+            "/healthzz",
+            "/api/v1/namespaces",
+            "/version/x",
+        ] {
+            assert!(!Anonymous::PublicInfo.allows(path), "{path}");
+            assert!(Anonymous::Enabled.allows(path), "{path}");
+        }
     }
 }

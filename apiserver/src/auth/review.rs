@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use super::UserInfo;
 use super::attributes::Attributes;
 use crate::error::{ApiError, Cause};
-use crate::handler::{Ctx, json_response, read_body, request_media};
+use crate::handler::{Ctx, read_body, render_object, request_media};
 use crate::object;
 
 fn invalid(ctx: &Ctx, field: &str, message: &str) -> ApiError {
@@ -90,7 +90,7 @@ pub async fn create(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
         ("authentication.k8s.io", "TokenReview") => token_review(ctx, &req).await?,
         _ => return Err(ApiError::method_not_allowed("create", &ctx.def.kind)),
     };
-    Ok(json_response(StatusCode::CREATED, &out))
+    render_object(ctx, StatusCode::CREATED, &out, vec![])
 }
 
 /// The user named by a SubjectAccessReview spec.

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::service_account::{Ref, TokenSpec};
 use crate::error::{ApiError, Cause};
-use crate::handler::{Ctx, json_response, read_body, request_media};
+use crate::handler::{Ctx, read_body, render_object, request_media};
 use crate::object;
 use crate::registry::Registry;
 
@@ -124,7 +124,7 @@ pub async fn create(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
         },
         "status": {"token": token, "expirationTimestamp": expires},
     });
-    Ok(json_response(StatusCode::CREATED, &out))
+    render_object(ctx, StatusCode::CREATED, &out, vec![])
 }
 
 /// Resolves `spec.boundObjectRef` to (kind, reference with the live uid, apiVersion).

@@ -21,7 +21,7 @@ mod meta;
 mod names;
 mod others;
 mod pod;
-mod quantity;
+pub(crate) mod quantity;
 mod strategy;
 
 use std::collections::BTreeSet;

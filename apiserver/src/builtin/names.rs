@@ -313,10 +313,23 @@ pub(crate) fn path_segment_name(s: &str, prefix: bool) -> Vec<String> {
 }
 
 /// Masks a trailing dash of a generateName prefix (apimachinery maskTrailingDash), so that
-/// `web-` validates as a name.
+/// `web-` validates as a name. kube cuts the last two bytes and appends `a`: the dash and the
+/// byte before it. When that byte is the end of a multi-byte character, kube's string keeps
+/// the character's first bytes (invalid UTF-8 that no name pattern matches); here each kept
+/// byte of the cut character becomes `_`, which no name pattern matches either, so the
+/// verdicts and the length are kube's.
 fn mask_trailing_dash(s: &str) -> String {
     if s.len() > 1 && s.ends_with('-') {
-        format!("{}a", &s[..s.len() - 2])
+        let cut = s.len() - 2;
+        let mut boundary = cut;
+        while !s.is_char_boundary(boundary) {
+            boundary -= 1;
+        }
+        let mut out = String::with_capacity(cut + 1);
+        out.push_str(&s[..boundary]);
+        out.extend(std::iter::repeat_n('_', cut - boundary));
+        out.push('a');
+        out
     } else {
         s.to_string()
     }
@@ -462,5 +475,57 @@ mod tests {
         assert!(!is_cidr("10.0.0.0/33"));
         assert!(relaxed_env_var_name("MY VAR").is_empty());
         assert_eq!(relaxed_env_var_name("A=B").len(), 1);
+    }
+
+    /// Any text, multi-byte characters included: an answer, never a panic; a name with a
+    /// character that is not ASCII is never valid (prefix or not); a masked prefix is one byte
+    /// shorter, as kube's.
+    #[test]
+    fn arbitrary_text_names() {
+        use crate::arbitrary_text::{CASES, TextGen};
+        let mut g = TextGen::new(0x0004_a3e5);
+        for _ in 0..CASES {
+            let s = g.text(&['-', '.', '_', 'a', '0', '/', '%'], 70);
+            for prefix in [false, true] {
+                let verdicts = [
+                    name_is_dns_subdomain(&s, prefix),
+                    name_is_dns_label(&s, prefix),
+                    name_is_dns1035_label(&s, prefix),
+                ];
+                let _ = path_segment_name(&s, prefix);
+                if !s.is_ascii() {
+                    assert!(verdicts.iter().all(|v| !v.is_empty()), "{s:?} {prefix}");
+                }
+            }
+            for check in [
+                qualified_name,
+                label_value,
+                config_map_key,
+                port_name,
+                percent,
+                http_header_name,
+                relaxed_env_var_name,
+            ] {
+                let _ = check(&s);
+            }
+            let _ = (parse_ip(&s), is_cidr(&s));
+            if s.len() > 1 && s.ends_with('-') {
+                assert_eq!(mask_trailing_dash(&s).len(), s.len() - 1, "{s:?}");
+            }
+        }
+    }
+
+    /// `generateName: "é-"` used to panic: the cut fell inside the `é`.
+    #[test]
+    fn generate_name_prefixes_with_multi_byte_characters() {
+        assert_eq!(mask_trailing_dash("web-"), "wea");
+        assert_eq!(mask_trailing_dash("é-"), "_a");
+        assert_eq!(mask_trailing_dash("a中-"), "a__a");
+        assert_eq!(mask_trailing_dash("中a-"), "中a");
+        for prefix in ["é-", "中-", "a😀-", "-é-"] {
+            assert_eq!(name_is_dns_subdomain(prefix, true).len(), 1, "{prefix}");
+            assert_eq!(name_is_dns_label(prefix, true).len(), 1, "{prefix}");
+        }
+        assert!(name_is_dns_subdomain("web-", true).is_empty());
     }
 }

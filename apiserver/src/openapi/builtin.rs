@@ -259,16 +259,20 @@ fn generate() -> BuiltinSchemas {
     }
     let mut definitions: BTreeMap<String, Value> =
         generator.take_definitions(true).into_iter().collect();
+    for schema in definitions.values_mut() {
+        // k8s-openapi marks `metadata` required where the Rust field is not optional (kinds,
+        // Scale, Status); kube's documents never do.
+        if let Value::Object(schema) = schema
+            && let Some(Value::Array(required)) = schema.get_mut("required")
+        {
+            required.retain(|r| r != "metadata");
+            if required.is_empty() {
+                schema.remove("required");
+            }
+        }
+    }
     for ((group, version, kind), name) in &kinds {
         if let Some(Value::Object(schema)) = definitions.get_mut(name) {
-            // k8s-openapi marks `metadata` required because the Rust field is not optional;
-            // kube's documents do not.
-            if let Some(Value::Array(required)) = schema.get_mut("required") {
-                required.retain(|r| r != "metadata");
-                if required.is_empty() {
-                    schema.remove("required");
-                }
-            }
             schema.insert(
                 "x-kubernetes-group-version-kind".into(),
                 json!([{"group": group, "kind": kind, "version": version}]),
@@ -281,7 +285,96 @@ fn generate() -> BuiltinSchemas {
             json!([{"group": "autoscaling", "kind": "Scale", "version": "v1"}]),
         );
     }
+    add_merge_extensions(&mut definitions, &kinds);
     BuiltinSchemas { definitions, kinds }
+}
+
+/// Go fields tagged `patchStrategy:"retainKeys"` (which the merge tables do not model: the
+/// server honours a patch's `$retainKeys` directive wherever it appears): definition,
+/// property, strategy.
+const RETAIN_KEYS: &[(&str, &str, &str)] = &[
+    (
+        "io.k8s.api.apps.v1.DeploymentSpec",
+        "strategy",
+        "retainKeys",
+    ),
+    ("io.k8s.api.core.v1.PodSpec", "volumes", "merge,retainKeys"),
+];
+
+/// Puts the merge metadata of the server's strategic-merge tables on the properties they
+/// describe, as kube-openapi publishes Go's `patchStrategy`/`patchMergeKey` tags and list
+/// markers: kubectl computes `apply` patches of built-in kinds from OpenAPI v2 when the
+/// server serves it, and they must merge the way the server applies them.
+fn add_merge_extensions(
+    definitions: &mut BTreeMap<String, Value>,
+    kinds: &HashMap<(String, String, String), String>,
+) {
+    for ((group, version, kind), name) in kinds {
+        let gvk = crate::patch::GroupVersionKindRef {
+            group,
+            version,
+            kind,
+        };
+        let Some(merge) = crate::patch::Schema::builtin(&gvk) else {
+            continue;
+        };
+        for (path, extensions) in merge.list_extensions() {
+            if let Some(property) = property_at(definitions, name, &path) {
+                property.extend(extensions);
+            }
+        }
+    }
+    for (definition, property, strategy) in RETAIN_KEYS {
+        if let Some(Value::Object(p)) = definitions
+            .get_mut(*definition)
+            .and_then(|d| d.pointer_mut(&format!("/properties/{property}")))
+        {
+            p.insert("x-kubernetes-patch-strategy".into(), json!(strategy));
+        }
+    }
+}
+
+/// The component a schema refers to (`$ref`, or a described reference wrapped in `allOf`).
+fn referenced(schema: &Value) -> Option<&str> {
+    schema
+        .get("$ref")
+        .or_else(|| schema.pointer("/allOf/0/$ref"))
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix(SCHEMA_REF_PREFIX))
+}
+
+/// The property schema at a path of field names (`[]`: list items) from a component,
+/// following references into other components.
+fn property_at<'a>(
+    definitions: &'a mut BTreeMap<String, Value>,
+    root: &str,
+    path: &[String],
+) -> Option<&'a mut serde_json::Map<String, Value>> {
+    let (last, steps) = path.split_last()?;
+    let mut name = root.to_string();
+    let mut pointer = String::new();
+    for step in steps {
+        let here = definitions.get(&name)?.pointer(&pointer)?;
+        let (next, sub) = if step == "[]" {
+            (here.get("items")?, "/items".to_string())
+        } else {
+            (
+                here.pointer(&format!("/properties/{step}"))?,
+                format!("/properties/{step}"),
+            )
+        };
+        match referenced(next) {
+            Some(r) => {
+                name = r.to_string();
+                pointer.clear();
+            }
+            None => pointer.push_str(&sub),
+        }
+    }
+    definitions
+        .get_mut(&name)?
+        .pointer_mut(&format!("{pointer}/properties/{last}"))?
+        .as_object_mut()
 }
 
 /// Adds to `out` the names of every component schema `v` refers to.

@@ -1,7 +1,9 @@
 //! One group-version's OpenAPI v3 document, shaped like kube-apiserver's: a path per
 //! collection, item and subresource with its operations (each tagged
 //! `x-kubernetes-group-version-kind` and `x-kubernetes-action`, parameters inline), and
-//! `components.schemas` with every kind, its list and what they refer to.
+//! `components.schemas` with every kind, its list and what they refer to. The same builder
+//! makes the group-version's part of the v2 document ([`Flavor::V2`], converted by
+//! [`super::v2`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,6 +14,19 @@ use super::builtin::{
     self, DELETE_OPTIONS, LIST_META, OBJECT_META, PATCH, SCALE, SCHEMA_REF_PREFIX, STATUS,
 };
 use crate::resources::{ResourceDef, Source, Storage};
+
+/// Which OpenAPI document a group-version's schemas are built for: custom and Karmada kinds
+/// differ (kube's CRD builder filters their schemas for kubectl's v2 validation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Flavor {
+    /// `/openapi/v3/<group-version>`.
+    V3,
+    /// `/openapi/v2` (converted by [`super::v2`]).
+    V2,
+}
+
+/// The `info.version` of every document: the Kubernetes release whose API is served.
+pub const INFO_VERSION: &str = "v1.32.0";
 
 /// `apis/apps/v1` or `api/v1`: the key of a group-version in the `/openapi/v3` root.
 pub fn gv_key(group: &str, version: &str) -> String {
@@ -38,9 +53,25 @@ fn described_ref(name: &str, description: &str) -> Value {
     json!({"allOf": [schema_ref(name)], "description": description})
 }
 
-const METADATA_DESCRIPTION: &str = "The object's metadata: name, namespace, labels, annotations and the fields the server maintains.";
-const LIST_METADATA_DESCRIPTION: &str =
-    "The list's metadata: resourceVersion and the continue token of paged lists.";
+/// How kube describes an object's `metadata` (a ConfigMap's, in k8s-openapi's copy of kube's
+/// documentation; kube's CRD builder uses the same words).
+fn metadata_description() -> &'static str {
+    builtin_description("io.k8s.api.core.v1.ConfigMap", "metadata")
+}
+
+/// How kube describes a list's `metadata` (`Status` carries the same ListMeta words).
+fn list_metadata_description() -> &'static str {
+    builtin_description(STATUS, "metadata")
+}
+
+fn builtin_description(component: &str, property: &str) -> &'static str {
+    builtin::schemas()
+        .definitions
+        .get(component)
+        .and_then(|s| s.pointer(&format!("/properties/{property}/description")))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
 
 /// `apiVersion` and `kind` as the built-in kinds document them.
 fn type_meta_property(name: &str) -> Value {
@@ -57,7 +88,11 @@ fn gvk(def: &ResourceDef, kind: &str) -> Value {
 }
 
 /// A kind's component name and schema (plus the built-in components it refers to).
-fn kind_schema(def: &ResourceDef, components: &mut BTreeMap<String, Value>) -> String {
+fn kind_schema(
+    def: &ResourceDef,
+    components: &mut BTreeMap<String, Value>,
+    flavor: Flavor,
+) -> String {
     match &def.source {
         Source::BuiltIn => {
             if let Some(name) = builtin::schemas().kind_name(&def.group, &def.version, &def.kind) {
@@ -73,8 +108,8 @@ fn kind_schema(def: &ResourceDef, components: &mut BTreeMap<String, Value>) -> S
         }
         Source::Karmada => {
             let name = rest_friendly_name(&def.group, &def.version, &def.kind);
-            let schema = karmada_api::schema::openapi_schema(&def.kind).cloned();
-            let schema = resource_schema(def, schema, components);
+            let schema = karmada_api::schema::openapi_schema_at(&def.version, &def.kind).cloned();
+            let schema = resource_schema(def, schema, components, flavor);
             components.insert(name.clone(), schema);
             name
         }
@@ -84,21 +119,33 @@ fn kind_schema(def: &ResourceDef, components: &mut BTreeMap<String, Value>) -> S
                 .schema
                 .clone()
                 .filter(|s| crate::crd::structural::validate_schema(s, "").is_empty());
-            let schema = resource_schema(def, schema, components);
+            let schema = resource_schema(def, schema, components, flavor);
             components.insert(name.clone(), schema);
             name
         }
     }
 }
 
-/// A CRD-style kind's schema as kube's CRD OpenAPI builder publishes it: the structural
-/// schema with `metadata` pointing at ObjectMeta, `apiVersion`/`kind` documented, embedded
-/// resources given their type meta, and the GVK extension.
+/// A CRD-style kind's schema as kube's CRD OpenAPI builder publishes it (`buildKubeNative`):
+/// the structural schema with `metadata` pointing at ObjectMeta, `apiVersion`/`kind`
+/// documented, embedded resources given their type meta, and the GVK extension. For v2 the
+/// schema is first filtered for kubectl (`ToStructuralOpenAPIV2`), and a root that keeps
+/// unknown fields is published as a bare object, which kubectl validates as a map.
 fn resource_schema(
     def: &ResourceDef,
     schema: Option<Value>,
     components: &mut BTreeMap<String, Value>,
+    flavor: Flavor,
 ) -> Value {
+    let schema = match flavor {
+        Flavor::V3 => schema,
+        Flavor::V2 => schema
+            .filter(|s| s.get("x-kubernetes-preserve-unknown-fields") != Some(&Value::Bool(true)))
+            .map(|mut s| {
+                super::v2::to_structural_v2(&mut s);
+                s
+            }),
+    };
     let mut out = match schema {
         Some(Value::Object(mut m)) => {
             let props = m
@@ -107,13 +154,13 @@ fn resource_schema(
             if let Value::Object(props) = props {
                 props.insert(
                     "metadata".into(),
-                    described_ref(OBJECT_META, METADATA_DESCRIPTION),
+                    described_ref(OBJECT_META, metadata_description()),
                 );
                 props.insert("apiVersion".into(), type_meta_property("apiVersion"));
                 props.insert("kind".into(), type_meta_property("kind"));
             }
             let mut v = Value::Object(m);
-            add_embedded_properties(&mut v);
+            add_embedded_properties(&mut v, flavor);
             components.extend(builtin::closure([OBJECT_META.to_string()]));
             v
         }
@@ -128,20 +175,26 @@ fn resource_schema(
     out
 }
 
-/// addEmbeddedProperties: embedded resources document apiVersion, kind and metadata.
-fn add_embedded_properties(v: &mut Value) {
+/// addEmbeddedProperties: embedded resources document apiVersion, kind and metadata (in
+/// v2 not where unknown fields are kept: kubectl would then refuse every other field).
+fn add_embedded_properties(v: &mut Value, flavor: Flavor) {
     let Value::Object(m) = v else {
         return;
     };
     for key in ["items", "additionalProperties"] {
         if let Some(sub) = m.get_mut(key) {
-            add_embedded_properties(sub);
+            add_embedded_properties(sub, flavor);
         }
     }
     if let Some(Value::Object(props)) = m.get_mut("properties") {
         for sub in props.values_mut() {
-            add_embedded_properties(sub);
+            add_embedded_properties(sub, flavor);
         }
+    }
+    if flavor == Flavor::V2
+        && m.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
+    {
+        return;
     }
     if m.get("x-kubernetes-embedded-resource") == Some(&Value::Bool(true)) {
         let props = m
@@ -152,7 +205,7 @@ fn add_embedded_properties(v: &mut Value) {
             props.insert("kind".into(), type_meta_property("kind"));
             props.insert(
                 "metadata".into(),
-                described_ref(OBJECT_META, METADATA_DESCRIPTION),
+                described_ref(OBJECT_META, metadata_description()),
             );
         }
         let required = m.entry("required").or_insert_with(|| json!([]));
@@ -179,7 +232,7 @@ fn list_schema(def: &ResourceDef, item_name: &str) -> Value {
                 "type": "array",
                 "items": schema_ref(item_name),
             },
-            "metadata": described_ref(LIST_META, LIST_METADATA_DESCRIPTION),
+            "metadata": described_ref(LIST_META, list_metadata_description()),
         },
         "x-kubernetes-group-version-kind": [gvk(def, &def.list_kind)],
     })
@@ -343,6 +396,7 @@ fn responses(codes: &[(&str, &str)], name: &str) -> Value {
 
 struct Names<'a> {
     def: &'a ResourceDef,
+    flavor: Flavor,
     kind: String,
     list: String,
     camel: String,
@@ -381,20 +435,24 @@ fn body(name: &str) -> Value {
     json!({"content": content(name), "required": true})
 }
 
-/// The PATCH body: kube also lists `application/strategic-merge-patch+json` for built-in
-/// kinds, but kubectl then computes apply patches from the document's patch-merge-key
-/// extensions, which k8s-openapi's schemas do not carry; leaving it out makes kubectl use
-/// its compiled-in merge metadata instead (the server still accepts strategic merge patches).
-fn patch_body() -> Value {
+/// The PATCH body. kube also lists `application/strategic-merge-patch+json` for built-in
+/// kinds; v3 leaves it out, because kubectl then computes apply patches from the v3
+/// document instead of from v2 or its compiled-in types (v2 carries the same merge
+/// extensions, which kubectl reads with its v2 reader).
+fn patch_body(flavor: Flavor, strategic: bool) -> Value {
     let patch = json!({"schema": schema_ref(PATCH)});
-    json!({
-        "content": {
-            "application/json-patch+json": patch,
-            "application/merge-patch+json": patch,
-            "application/apply-patch+yaml": patch,
-        },
-        "required": true,
-    })
+    let mut content = json!({
+        "application/json-patch+json": patch,
+        "application/merge-patch+json": patch,
+        "application/apply-patch+yaml": patch,
+    });
+    if flavor == Flavor::V2
+        && strategic
+        && let Value::Object(c) = &mut content
+    {
+        c.insert("application/strategic-merge-patch+json".into(), patch);
+    }
+    json!({"content": content, "required": true})
 }
 
 fn resource_paths(n: &Names<'_>, paths: &mut Map<String, Value>) {
@@ -554,7 +612,7 @@ fn resource_paths(n: &Names<'_>, paths: &mut Map<String, Value>) {
                         "Takes over fields other managers own (server-side apply only).",
                     ),
                 ],
-                Some(patch_body()),
+                Some(patch_body(n.flavor, def.strategic_merge)),
                 responses(&[("200", "OK"), ("201", "Created")], schema),
                 gvk,
             ),
@@ -591,7 +649,12 @@ fn resource_paths(n: &Names<'_>, paths: &mut Map<String, Value>) {
 }
 
 /// Builds the document of one group-version from the resources it serves.
-pub fn group_version_document(group: &str, version: &str, defs: &[Arc<ResourceDef>]) -> Value {
+pub fn group_version_document(
+    group: &str,
+    version: &str,
+    defs: &[Arc<ResourceDef>],
+    flavor: Flavor,
+) -> Value {
     let mut components: BTreeMap<String, Value> = BTreeMap::new();
     components.extend(builtin::closure(
         [STATUS, DELETE_OPTIONS, PATCH, LIST_META]
@@ -611,7 +674,7 @@ pub fn group_version_document(group: &str, version: &str, defs: &[Arc<ResourceDe
         format!("{lower}_{version}")
     };
     for def in defs {
-        let kind = kind_schema(def, &mut components);
+        let kind = kind_schema(def, &mut components, flavor);
         let list = if def.storage == Storage::Virtual {
             kind.clone()
         } else {
@@ -624,6 +687,7 @@ pub fn group_version_document(group: &str, version: &str, defs: &[Arc<ResourceDe
         }
         let names = Names {
             def,
+            flavor,
             kind,
             list,
             camel: camel.clone(),
@@ -633,7 +697,7 @@ pub fn group_version_document(group: &str, version: &str, defs: &[Arc<ResourceDe
     }
     json!({
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.32.0"},
+        "info": {"title": "Kubernetes", "version": INFO_VERSION},
         "paths": paths,
         "components": {
             "schemas": components,
@@ -694,7 +758,7 @@ mod tests {
             .filter(|d| d.group == "apps")
             .map(Arc::new)
             .collect();
-        let doc = group_version_document("apps", "v1", &defs);
+        let doc = group_version_document("apps", "v1", &defs, Flavor::V3);
         let gvk = json!({"group": "apps", "kind": "Deployment", "version": "v1"});
         let ops = patch_ops(&doc, &gvk);
         assert_eq!(ops.len(), 2, "item and status");
@@ -738,7 +802,7 @@ mod tests {
             .filter(|d| d.group == "policy.karmada.io" && d.version == "v1alpha1")
             .map(Arc::new)
             .collect();
-        let doc = group_version_document("policy.karmada.io", "v1alpha1", &defs);
+        let doc = group_version_document("policy.karmada.io", "v1alpha1", &defs, Flavor::V3);
         let name = "io.karmada.policy.v1alpha1.PropagationPolicy";
         let pp = &doc["components"]["schemas"][name];
         assert_eq!(
@@ -787,7 +851,7 @@ mod tests {
                 scale: None,
             })),
         };
-        let doc = group_version_document("stable.example.com", "v1", &[Arc::new(def)]);
+        let doc = group_version_document("stable.example.com", "v1", &[Arc::new(def)], Flavor::V3);
         let ct = &doc["components"]["schemas"]["com.example.stable.v1.CronTab"];
         assert_eq!(ct["description"], "A cron tab.");
         assert_eq!(

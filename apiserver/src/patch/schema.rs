@@ -224,6 +224,61 @@ impl Schema {
             _ => REPLACE,
         }
     }
+
+    /// Every list under the kind's root that merges or is keyed, as the OpenAPI extensions
+    /// kube-openapi publishes for its Go tags (`x-kubernetes-patch-strategy`,
+    /// `x-kubernetes-patch-merge-key`, `x-kubernetes-list-type`, `x-kubernetes-list-map-keys`),
+    /// each with its path of field names from the root (`[]` steps into list items). Clients
+    /// compute strategic merge patches from these, so they must be the ones the server
+    /// merges with.
+    pub fn list_extensions(&self) -> Vec<(Vec<String>, serde_json::Map<String, Value>)> {
+        let mut out = Vec::new();
+        self.collect_list_extensions(self.root, &mut Vec::new(), &mut out);
+        out
+    }
+
+    fn collect_list_extensions(
+        &self,
+        id: NodeId,
+        path: &mut Vec<String>,
+        out: &mut Vec<(Vec<String>, serde_json::Map<String, Value>)>,
+    ) {
+        match self.node(id) {
+            Node::Struct { fields, .. } => {
+                for (name, field) in fields {
+                    path.push(name.clone());
+                    self.collect_list_extensions(*field, path, out);
+                    path.pop();
+                }
+            }
+            Node::List { elem, list, smp } => {
+                let mut ext = serde_json::Map::new();
+                if let SmpList::Merge(key) = smp {
+                    ext.insert("x-kubernetes-patch-strategy".into(), "merge".into());
+                    if let Some(key) = key {
+                        ext.insert("x-kubernetes-patch-merge-key".into(), key.as_str().into());
+                    }
+                }
+                match list {
+                    ListType::Map { keys, .. } => {
+                        ext.insert("x-kubernetes-list-type".into(), "map".into());
+                        ext.insert("x-kubernetes-list-map-keys".into(), keys.clone().into());
+                    }
+                    ListType::Set => {
+                        ext.insert("x-kubernetes-list-type".into(), "set".into());
+                    }
+                    ListType::Atomic => {}
+                }
+                if !ext.is_empty() {
+                    out.push((path.clone(), ext));
+                }
+                path.push("[]".into());
+                self.collect_list_extensions(*elem, path, out);
+                path.pop();
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Builds a schema arena; the first nodes are always [`OPEN`], [`DEDUCED`], [`ATOMIC`] and

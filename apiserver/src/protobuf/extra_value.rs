@@ -1,9 +1,10 @@
-//! `ExtraValue` (a user's extra attributes): a Go `[]string` that protobuf wraps in a message.
+//! `ExtraValue` (a user's extra attributes) and `Verbs` (discovery): Go `[]string` types that
+//! protobuf wraps in a message with one repeated field.
 
 use serde_json::Value;
 
 use super::ProtobufError;
-use super::json::{Ctx, ToJson};
+use super::json::{Ctx, Enc, FromJson, ToJson, list_from_json, mistyped};
 
 macro_rules! extra_value {
     ($($ty:path),*) => {$(
@@ -26,13 +27,25 @@ macro_rules! extra_value {
                 Ok((!omitempty).then_some(Value::Null))
             }
         }
+
+        impl FromJson for $ty {
+            fn from_json(v: &Value, enc: Enc) -> Result<Self, ProtobufError> {
+                let items = v.as_array().ok_or_else(|| mistyped("an array of strings", v))?;
+                Ok(Self { items: list_from_json(items, enc)? })
+            }
+
+            fn zero() -> Option<Self> {
+                Some(Self::default())
+            }
+        }
     )*};
 }
 
 extra_value!(
     k8s_pb::api::authentication::v1::ExtraValue,
     k8s_pb::api::authorization::v1::ExtraValue,
-    k8s_pb::api::certificates::v1::ExtraValue
+    k8s_pb::api::certificates::v1::ExtraValue,
+    k8s_pb::apimachinery::pkg::apis::meta::v1::Verbs
 );
 
 #[cfg(test)]

@@ -5,6 +5,64 @@
 //! Do not edit by hand: regenerate.
 
 super::json::messages! {
+    k8s_pb::api::apidiscovery::v2::APIGroupDiscovery {
+        metadata: "metadata" Omit,
+        versions: "versions" Omit,
+    }
+    k8s_pb::api::apidiscovery::v2::APIGroupDiscoveryList {
+        metadata: "metadata" Omit,
+        items: "items" Always,
+    }
+    k8s_pb::api::apidiscovery::v2::APIResourceDiscovery {
+        resource: "resource" Always,
+        response_kind: "responseKind" Ptr,
+        scope: "scope" Always,
+        singular_resource: "singularResource" Always,
+        verbs: "verbs" Always,
+        short_names: "shortNames" Omit,
+        categories: "categories" Omit,
+        subresources: "subresources" Omit,
+    }
+    k8s_pb::api::apidiscovery::v2::APISubresourceDiscovery {
+        subresource: "subresource" Always,
+        response_kind: "responseKind" Ptr,
+        accepted_types: "acceptedTypes" Omit,
+        verbs: "verbs" Always,
+    }
+    k8s_pb::api::apidiscovery::v2::APIVersionDiscovery {
+        version: "version" Always,
+        resources: "resources" Omit,
+        freshness: "freshness" Omit,
+    }
+    k8s_pb::api::apidiscovery::v2beta1::APIGroupDiscovery {
+        metadata: "metadata" Omit,
+        versions: "versions" Omit,
+    }
+    k8s_pb::api::apidiscovery::v2beta1::APIGroupDiscoveryList {
+        metadata: "metadata" Omit,
+        items: "items" Always,
+    }
+    k8s_pb::api::apidiscovery::v2beta1::APIResourceDiscovery {
+        resource: "resource" Always,
+        response_kind: "responseKind" Ptr,
+        scope: "scope" Always,
+        singular_resource: "singularResource" Always,
+        verbs: "verbs" Always,
+        short_names: "shortNames" Omit,
+        categories: "categories" Omit,
+        subresources: "subresources" Omit,
+    }
+    k8s_pb::api::apidiscovery::v2beta1::APISubresourceDiscovery {
+        subresource: "subresource" Always,
+        response_kind: "responseKind" Ptr,
+        accepted_types: "acceptedTypes" Omit,
+        verbs: "verbs" Always,
+    }
+    k8s_pb::api::apidiscovery::v2beta1::APIVersionDiscovery {
+        version: "version" Always,
+        resources: "resources" Omit,
+        freshness: "freshness" Omit,
+    }
     k8s_pb::api::apps::v1::ControllerRevision {
         metadata: "metadata" Omit,
         data: "data" Omit,
@@ -1798,6 +1856,13 @@ super::json::messages! {
         effect: "effect" Omit,
         toleration_seconds: "tolerationSeconds" Ptr,
     }
+    k8s_pb::api::core::v1::TopologySelectorLabelRequirement {
+        key: "key" Always,
+        values: "values" Always,
+    }
+    k8s_pb::api::core::v1::TopologySelectorTerm {
+        match_label_expressions: "matchLabelExpressions" Omit,
+    }
     k8s_pb::api::core::v1::TopologySpreadConstraint {
         max_skew: "maxSkew" Always,
         topology_key: "topologyKey" Always,
@@ -2144,6 +2209,16 @@ super::json::messages! {
         description: "description" Omit,
         preemption_policy: "preemptionPolicy" Ptr,
     }
+    k8s_pb::api::storage::v1::StorageClass {
+        metadata: "metadata" Omit,
+        provisioner: "provisioner" Always,
+        parameters: "parameters" Omit,
+        reclaim_policy: "reclaimPolicy" Ptr,
+        mount_options: "mountOptions" Omit,
+        allow_volume_expansion: "allowVolumeExpansion" Ptr,
+        volume_binding_mode: "volumeBindingMode" Ptr,
+        allowed_topologies: "allowedTopologies" Omit,
+    }
     k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition {
         name: "name" Always,
         r#type: "type" Always,
@@ -2292,6 +2367,35 @@ super::json::messages! {
         client_config: "clientConfig" Ptr,
         conversion_review_versions: "conversionReviewVersions" Always,
     }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::APIGroup {
+        name: "name" Always,
+        versions: "versions" Always,
+        preferred_version: "preferredVersion" Omit,
+        server_address_by_client_cid_rs: "serverAddressByClientCIDRs" Omit,
+    }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::APIGroupList {
+        groups: "groups" Always,
+    }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::APIResource {
+        name: "name" Always,
+        singular_name: "singularName" Always,
+        namespaced: "namespaced" Always,
+        group: "group" Omit,
+        version: "version" Omit,
+        kind: "kind" Always,
+        verbs: "verbs" Always,
+        short_names: "shortNames" Omit,
+        categories: "categories" Omit,
+        storage_version_hash: "storageVersionHash" Omit,
+    }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::APIResourceList {
+        group_version: "groupVersion" Always,
+        resources: "resources" Always,
+    }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::APIVersions {
+        versions: "versions" Always,
+        server_address_by_client_cid_rs: "serverAddressByClientCIDRs" Always,
+    }
     k8s_pb::apimachinery::pkg::apis::meta::v1::Condition {
         r#type: "type" Always,
         status: "status" Always,
@@ -2313,6 +2417,15 @@ super::json::messages! {
         operator: "operator" Always,
         values: "values" Omit,
     }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery {
+        group_version: "groupVersion" Always,
+        version: "version" Always,
+    }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::GroupVersionKind {
+        group: "group" Always,
+        version: "version" Always,
+        kind: "kind" Always,
+    }
     k8s_pb::apimachinery::pkg::apis::meta::v1::LabelSelector {
         match_labels: "matchLabels" Omit,
         match_expressions: "matchExpressions" Omit,
@@ -2321,6 +2434,12 @@ super::json::messages! {
         key: "key" Always,
         operator: "operator" Always,
         values: "values" Omit,
+    }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::ListMeta {
+        self_link: "selfLink" Omit,
+        resource_version: "resourceVersion" Omit,
+        r#continue: "continue" Omit,
+        remaining_item_count: "remainingItemCount" Ptr,
     }
     k8s_pb::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
         manager: "manager" Omit,
@@ -2356,9 +2475,45 @@ super::json::messages! {
         controller: "controller" Ptr,
         block_owner_deletion: "blockOwnerDeletion" Ptr,
     }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::PartialObjectMetadata {
+        metadata: "metadata" Omit,
+    }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::PartialObjectMetadataList {
+        metadata: "metadata" Omit,
+        items: "items" Always,
+    }
     k8s_pb::apimachinery::pkg::apis::meta::v1::Preconditions {
         uid: "uid" Ptr,
         resource_version: "resourceVersion" Ptr,
+    }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::ServerAddressByClientCIDR {
+        client_cidr: "clientCIDR" Always,
+        server_address: "serverAddress" Always,
+    }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::Status {
+        metadata: "metadata" Omit,
+        status: "status" Omit,
+        message: "message" Omit,
+        reason: "reason" Omit,
+        details: "details" Ptr,
+        code: "code" Omit,
+    }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::StatusCause {
+        reason: "reason" Omit,
+        message: "message" Omit,
+        field: "field" Omit,
+    }
+    k8s_pb::apimachinery::pkg::apis::meta::v1::StatusDetails {
+        name: "name" Omit,
+        group: "group" Omit,
+        kind: "kind" Omit,
+        uid: "uid" Omit,
+        causes: "causes" Omit,
+        retry_after_seconds: "retryAfterSeconds" Omit,
+    }
+    k8s_pb::apimachinery::pkg::apis::meta::v1beta1::PartialObjectMetadataList {
+        metadata: "metadata" Omit,
+        items: "items" Always,
     }
     k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIService {
         metadata: "metadata" Omit,

@@ -31,6 +31,7 @@ import sys
 # Rust module path (under k8s_pb::) -> (repo, Go package dir).
 PACKAGES = {
     "apimachinery::pkg::apis::meta::v1": ("apimachinery", "pkg/apis/meta/v1"),
+    "apimachinery::pkg::apis::meta::v1beta1": ("apimachinery", "pkg/apis/meta/v1beta1"),
     "apimachinery::pkg::runtime": ("apimachinery", "pkg/runtime"),
     "apimachinery::pkg::util::intstr": ("apimachinery", "pkg/util/intstr"),
     "apimachinery::pkg::api::resource": ("apimachinery", "pkg/api/resource"),
@@ -59,6 +60,9 @@ API_GROUPS = [
     "certificates/v1",
     "scheduling/v1",
     "discovery/v1",
+    "storage/v1",
+    "apidiscovery/v2",
+    "apidiscovery/v2beta1",
 ]
 for gv in API_GROUPS:
     PACKAGES["api::" + gv.replace("/", "::")] = ("api", gv)
@@ -79,9 +83,10 @@ SPECIAL = {
     "api::authentication::v1::ExtraValue",
     "api::authorization::v1::ExtraValue",
     "api::certificates::v1::ExtraValue",
+    "apimachinery::pkg::apis::meta::v1::Verbs",
 }
 
-# Top-level kinds; keep in sync with the dispatch table in mod.rs.
+# Top-level kinds; keep in sync with the dispatch tables in mod.rs (KINDS and META_KINDS).
 ROOTS = [
     "api::core::v1::Namespace",
     "api::core::v1::ConfigMap",
@@ -133,6 +138,18 @@ ROOTS = [
     "api::discovery::v1::EndpointSlice",
     "apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition",
     "kube_aggregator::pkg::apis::apiregistration::v1::APIService",
+    "api::storage::v1::StorageClass",
+    # Kinds of responses rather than stored objects: errors, metadata-only views, discovery.
+    "apimachinery::pkg::apis::meta::v1::Status",
+    "apimachinery::pkg::apis::meta::v1::PartialObjectMetadata",
+    "apimachinery::pkg::apis::meta::v1::PartialObjectMetadataList",
+    "apimachinery::pkg::apis::meta::v1beta1::PartialObjectMetadataList",
+    "apimachinery::pkg::apis::meta::v1::APIVersions",
+    "apimachinery::pkg::apis::meta::v1::APIGroupList",
+    "apimachinery::pkg::apis::meta::v1::APIGroup",
+    "apimachinery::pkg::apis::meta::v1::APIResourceList",
+    "api::apidiscovery::v2::APIGroupDiscoveryList",
+    "api::apidiscovery::v2beta1::APIGroupDiscoveryList",
 ]
 
 PROST_ATTR = re.compile(r'#\[prost\((.*)\)\]')

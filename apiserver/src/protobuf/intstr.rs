@@ -4,7 +4,7 @@ use k8s_pb::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
 use super::ProtobufError;
-use super::json::{Ctx, ToJson};
+use super::json::{Ctx, Enc, FromJson, ToJson, mistyped};
 
 impl ToJson for IntOrString {
     fn to_json(&self, _ctx: Ctx) -> Result<Value, ProtobufError> {
@@ -20,6 +20,39 @@ impl ToJson for IntOrString {
 
     fn absent(_omitempty: bool, _ctx: Ctx) -> Result<Option<Value>, ProtobufError> {
         Ok(Some(Value::from(0)))
+    }
+}
+
+/// IntOrString.UnmarshalJSON: a JSON string is a String, anything else an Int. The generated
+/// `Marshal` writes all three fields.
+impl FromJson for IntOrString {
+    fn from_json(v: &Value, _enc: Enc) -> Result<Self, ProtobufError> {
+        match v {
+            Value::String(s) => Ok(IntOrString {
+                r#type: Some(1),
+                int_val: Some(0),
+                str_val: Some(s.clone()),
+            }),
+            other => {
+                let n = other
+                    .as_i64()
+                    .and_then(|n| i32::try_from(n).ok())
+                    .ok_or_else(|| mistyped("a string or a 32-bit integer", other))?;
+                Ok(IntOrString {
+                    r#type: Some(0),
+                    int_val: Some(n),
+                    str_val: Some(String::new()),
+                })
+            }
+        }
+    }
+
+    fn zero() -> Option<Self> {
+        Some(IntOrString {
+            r#type: Some(0),
+            int_val: Some(0),
+            str_val: Some(String::new()),
+        })
     }
 }
 

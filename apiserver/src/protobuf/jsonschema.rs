@@ -1,5 +1,6 @@
 //! The union types of a CRD's OpenAPI v3 schema, which Go marshals by hand
-//! (apiextensions-apiserver `pkg/apis/apiextensions/v1/marshal.go`).
+//! (apiextensions-apiserver `pkg/apis/apiextensions/v1/marshal.go`); encoding follows their
+//! `UnmarshalJSON` (an object is a schema, an array a list, a boolean `allows`).
 
 use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JsonSchemaPropsOrArray, JsonSchemaPropsOrBool, JsonSchemaPropsOrStringArray,
@@ -7,7 +8,7 @@ use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use serde_json::Value;
 
 use super::ProtobufError;
-use super::json::{Ctx, ToJson};
+use super::json::{Ctx, Enc, FromJson, ToJson, list_from_json, mistyped};
 
 fn array<T: ToJson>(items: &[T], ctx: Ctx) -> Result<Value, ProtobufError> {
     items
@@ -62,6 +63,70 @@ impl ToJson for JsonSchemaPropsOrStringArray {
 
     fn absent(_omitempty: bool, _ctx: Ctx) -> Result<Option<Value>, ProtobufError> {
         Ok(Some(Value::Null))
+    }
+}
+
+impl FromJson for JsonSchemaPropsOrArray {
+    fn from_json(v: &Value, enc: Enc) -> Result<Self, ProtobufError> {
+        match v {
+            Value::Array(items) => Ok(JsonSchemaPropsOrArray {
+                schema: None,
+                j_son_schemas: list_from_json(items, enc)?,
+            }),
+            Value::Object(_) => Ok(JsonSchemaPropsOrArray {
+                schema: Some(Box::new(FromJson::from_json(v, enc)?)),
+                j_son_schemas: Vec::new(),
+            }),
+            other => Err(mistyped("a schema or an array of schemas", other)),
+        }
+    }
+
+    fn zero() -> Option<Self> {
+        Some(Self::default())
+    }
+}
+
+impl FromJson for JsonSchemaPropsOrBool {
+    fn from_json(v: &Value, enc: Enc) -> Result<Self, ProtobufError> {
+        match v {
+            Value::Bool(allows) => Ok(JsonSchemaPropsOrBool {
+                allows: Some(*allows),
+                schema: None,
+            }),
+            // A schema allows: JSONSchemaPropsOrBool.UnmarshalJSON sets Allows with it.
+            Value::Object(_) => Ok(JsonSchemaPropsOrBool {
+                allows: Some(true),
+                schema: Some(Box::new(FromJson::from_json(v, enc)?)),
+            }),
+            other => Err(mistyped("a schema or a boolean", other)),
+        }
+    }
+
+    fn zero() -> Option<Self> {
+        Some(JsonSchemaPropsOrBool {
+            allows: Some(false),
+            schema: None,
+        })
+    }
+}
+
+impl FromJson for JsonSchemaPropsOrStringArray {
+    fn from_json(v: &Value, enc: Enc) -> Result<Self, ProtobufError> {
+        match v {
+            Value::Array(items) => Ok(JsonSchemaPropsOrStringArray {
+                schema: None,
+                property: list_from_json(items, enc)?,
+            }),
+            Value::Object(_) => Ok(JsonSchemaPropsOrStringArray {
+                schema: Some(FromJson::from_json(v, enc)?),
+                property: Vec::new(),
+            }),
+            other => Err(mistyped("a schema or an array of strings", other)),
+        }
+    }
+
+    fn zero() -> Option<Self> {
+        Some(Self::default())
     }
 }
 

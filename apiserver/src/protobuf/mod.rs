@@ -1,11 +1,14 @@
-//! Kubernetes protobuf request bodies (`application/vnd.kubernetes.protobuf`) turned into the
-//! JSON kube-apiserver's JSON serializer prints for the same object.
+//! Kubernetes protobuf (`application/vnd.kubernetes.protobuf`) in both directions: request
+//! bodies turned into the JSON kube-apiserver's JSON serializer prints for the same object, and
+//! objects turned into the protobuf responses kube-apiserver writes for clients that ask for it.
 //!
 //! A body is the magic `k8s\0` followed by a `runtime.Unknown` whose `typeMeta` names the kind
 //! and whose `raw` holds the kind's `generated.proto` message (apimachinery's
-//! `runtime/serializer/protobuf`). Each supported kind is decoded with its `k8s-pb` message and
-//! converted field by field following the Go struct's JSON tags (see `fields.rs`).
+//! `runtime/serializer/protobuf`). Each supported kind is converted with its `k8s-pb` message,
+//! field by field following the Go struct's JSON tags (see `fields.rs`); one table of fields
+//! drives both directions.
 
+mod encode;
 mod extra_value;
 mod fields;
 mod intstr;
@@ -22,12 +25,15 @@ mod time;
 use k8s_pb::api;
 use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
 use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
+use k8s_pb::apimachinery::pkg::apis::meta::v1beta1 as meta_v1beta1;
 use k8s_pb::apimachinery::pkg::runtime::Unknown;
 use k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration;
 use prost::Message;
 use serde_json::Value;
 
-use json::{Ctx, ToJson};
+use json::{Ctx, Enc, FromJson, ToJson};
+
+pub use encode::{Codec, ListWriter, envelope, watch_event};
 
 /// The media type of Kubernetes protobuf bodies.
 pub const CONTENT_TYPE: &str = "application/vnd.kubernetes.protobuf";
@@ -54,6 +60,22 @@ pub enum ProtobufError {
     /// The bytes are not a valid protobuf object (answer 400).
     #[error("invalid protobuf body: {0}")]
     Malformed(String),
+    /// An object's JSON does not fit its protobuf message (a server error).
+    #[error("{}", unencodable_message(.path, .reason))]
+    Unencodable {
+        /// JSON path of the value, e.g. `spec.replicas` (empty: the object itself).
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+fn unencodable_message(path: &str, reason: &str) -> String {
+    if path.is_empty() {
+        format!("the object cannot be encoded as protobuf: {reason}")
+    } else {
+        format!("field {path} cannot be encoded as protobuf: {reason}")
+    }
 }
 
 /// Whether `body` starts like a Kubernetes protobuf body.
@@ -73,7 +95,39 @@ pub fn supported_kinds() -> impl Iterator<Item = (&'static str, &'static str)> {
     KINDS.iter().map(|k| (k.api_version, k.kind))
 }
 
+/// Decodes any protobuf body this server writes (objects, lists' kinds aside, and response
+/// kinds such as Status) into JSON; for reading responses back (audit, tests).
+pub fn decode_response(body: &[u8]) -> Result<Value, ProtobufError> {
+    decode_envelope(body, Ctx::default(), true, |api_version, kind| {
+        // Legacy discovery documents leave their apiVersion out (`stripVersionEncoder`).
+        let api_version = if api_version.is_empty() {
+            "v1"
+        } else {
+            api_version
+        };
+        find(api_version, kind).map(|k| k.convert)
+    })
+}
+
 fn decode_nested(body: &[u8], ctx: Ctx) -> Result<Value, ProtobufError> {
+    decode_envelope(body, ctx, false, |api_version, kind| {
+        KINDS
+            .iter()
+            .find(|k| k.api_version == api_version && k.kind == kind)
+            .map(|k| k.convert)
+            .or_else(|| (kind == "DeleteOptions").then_some(convert::<meta::DeleteOptions>))
+    })
+}
+
+/// The converter of a body's kind.
+type Converter = fn(&[u8], Ctx) -> Result<Value, ProtobufError>;
+
+fn decode_envelope(
+    body: &[u8],
+    ctx: Ctx,
+    unversioned: bool,
+    lookup: impl Fn(&str, &str) -> Option<Converter>,
+) -> Result<Value, ProtobufError> {
     let envelope = body.strip_prefix(MAGIC.as_slice()).ok_or_else(|| {
         ProtobufError::Malformed("the body does not start with the protobuf magic k8s\\0".into())
     })?;
@@ -89,17 +143,12 @@ fn decode_nested(body: &[u8], ctx: Ctx) -> Result<Value, ProtobufError> {
     let type_meta = unknown.type_meta.unwrap_or_default();
     let api_version = type_meta.api_version.unwrap_or_default();
     let kind = type_meta.kind.unwrap_or_default();
-    if api_version.is_empty() || kind.is_empty() {
+    if (api_version.is_empty() && !unversioned) || kind.is_empty() {
         return Err(ProtobufError::Malformed(format!(
             "the envelope does not name its object: apiVersion {api_version:?}, kind {kind:?}"
         )));
     }
-    let found = KINDS
-        .iter()
-        .find(|k| k.api_version == api_version && k.kind == kind)
-        .map(|k| k.convert)
-        .or_else(|| (kind == "DeleteOptions").then_some(convert::<meta::DeleteOptions>));
-    let Some(convert) = found else {
+    let Some(convert) = lookup(&api_version, &kind) else {
         return Err(ProtobufError::UnsupportedKind { api_version, kind });
     };
     let raw = unknown.raw.unwrap_or_default();
@@ -110,7 +159,9 @@ fn decode_nested(body: &[u8], ctx: Ctx) -> Result<Value, ProtobufError> {
     };
     let mut object = serde_json::Map::with_capacity(fields.len() + 2);
     object.insert("kind".into(), Value::String(kind));
-    object.insert("apiVersion".into(), Value::String(api_version));
+    if !api_version.is_empty() {
+        object.insert("apiVersion".into(), Value::String(api_version));
+    }
     object.extend(fields);
     Ok(Value::Object(object))
 }
@@ -120,23 +171,52 @@ fn convert<M: Message + Default + ToJson>(raw: &[u8], ctx: Ctx) -> Result<Value,
     message.to_json(ctx)
 }
 
-/// One kind [`decode`] understands.
+fn encode_message<M: Message + FromJson>(v: &Value, enc: Enc) -> Result<Vec<u8>, ProtobufError> {
+    Ok(M::from_json(v, enc)?.encode_to_vec())
+}
+
+/// One kind with a protobuf message.
+#[derive(Debug)]
 struct Kind {
     api_version: &'static str,
     kind: &'static str,
-    convert: fn(&[u8], Ctx) -> Result<Value, ProtobufError>,
+    convert: Converter,
+    encode: fn(&Value, Enc) -> Result<Vec<u8>, ProtobufError>,
+    /// A message of the kind with every field set (tests).
+    #[cfg(test)]
+    sample: fn() -> Vec<u8>,
+}
+
+#[cfg(test)]
+fn sample<M: Message + testing::Populate>() -> Vec<u8> {
+    M::populate(&mut testing::Gen::default()).encode_to_vec()
 }
 
 macro_rules! kinds {
-    ($($api_version:literal $kind:literal => $ty:ty,)*) => {
-        const KINDS: &[Kind] = &[$(
-            Kind { api_version: $api_version, kind: $kind, convert: convert::<$ty> },
+    ($name:ident: $($api_version:literal $kind:literal => $ty:ty,)*) => {
+        const $name: &[Kind] = &[$(
+            Kind {
+                api_version: $api_version,
+                kind: $kind,
+                convert: convert::<$ty>,
+                encode: encode_message::<$ty>,
+                #[cfg(test)]
+                sample: sample::<$ty>,
+            },
         )*];
     };
 }
 
+/// The kind with a protobuf message of this `apiVersion` and `kind`, objects or responses.
+fn find(api_version: &str, kind: &str) -> Option<&'static Kind> {
+    KINDS
+        .iter()
+        .chain(RESPONSE_KINDS)
+        .find(|k| k.api_version == api_version && k.kind == kind)
+}
+
 // Keep in step with ROOTS in gen_fields.py.
-kinds! {
+kinds! { KINDS:
     "v1" "Namespace" => api::core::v1::Namespace,
     "v1" "ConfigMap" => api::core::v1::ConfigMap,
     "v1" "Secret" => api::core::v1::Secret,
@@ -187,4 +267,21 @@ kinds! {
     "discovery.k8s.io/v1" "EndpointSlice" => api::discovery::v1::EndpointSlice,
     "apiextensions.k8s.io/v1" "CustomResourceDefinition" => apiextensions::CustomResourceDefinition,
     "apiregistration.k8s.io/v1" "APIService" => apiregistration::APIService,
+    "storage.k8s.io/v1" "StorageClass" => api::storage::v1::StorageClass,
+}
+
+// What responses carry besides objects (never request bodies): errors, metadata-only views and
+// discovery documents. Keep in step with ROOTS in gen_fields.py.
+kinds! { RESPONSE_KINDS:
+    "v1" "Status" => meta::Status,
+    "meta.k8s.io/v1" "PartialObjectMetadata" => meta::PartialObjectMetadata,
+    "meta.k8s.io/v1" "PartialObjectMetadataList" => meta::PartialObjectMetadataList,
+    "meta.k8s.io/v1beta1" "PartialObjectMetadata" => meta::PartialObjectMetadata,
+    "meta.k8s.io/v1beta1" "PartialObjectMetadataList" => meta_v1beta1::PartialObjectMetadataList,
+    "v1" "APIVersions" => meta::APIVersions,
+    "v1" "APIGroupList" => meta::APIGroupList,
+    "v1" "APIGroup" => meta::APIGroup,
+    "v1" "APIResourceList" => meta::APIResourceList,
+    "apidiscovery.k8s.io/v2" "APIGroupDiscoveryList" => api::apidiscovery::v2::APIGroupDiscoveryList,
+    "apidiscovery.k8s.io/v2beta1" "APIGroupDiscoveryList" => api::apidiscovery::v2beta1::APIGroupDiscoveryList,
 }

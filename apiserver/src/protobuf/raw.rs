@@ -1,12 +1,13 @@
 //! Fields that carry raw serialized bytes: `runtime.RawExtension`, `metav1.FieldsV1` and the
-//! CRD schema's `JSON`. Their JSON form is the value the bytes hold.
+//! CRD schema's `JSON`. Their JSON form is the value the bytes hold; encoding stores the JSON
+//! text of the value, as their `UnmarshalJSON` keeps the bytes it was given.
 
 use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::Json;
 use k8s_pb::apimachinery::pkg::apis::meta::v1::FieldsV1;
 use k8s_pb::apimachinery::pkg::runtime::RawExtension;
 use serde_json::Value;
 
-use super::json::{Ctx, ToJson};
+use super::json::{Ctx, Enc, FromJson, ToJson, unencodable};
 use super::{MAGIC, ProtobufError};
 
 /// The CBOR self-describe tag that Kubernetes' CBOR serializer puts first.
@@ -81,6 +82,28 @@ impl ToJson for Json {
         Ok(Some(Value::Null))
     }
 }
+
+/// The JSON text of a value, as raw bytes.
+fn text(v: &Value) -> Result<Vec<u8>, ProtobufError> {
+    serde_json::to_vec(v).map_err(unencodable)
+}
+
+macro_rules! raw_from_json {
+    ($($ty:ty),*) => {$(
+        impl FromJson for $ty {
+            fn from_json(v: &Value, _enc: Enc) -> Result<Self, ProtobufError> {
+                Ok(Self { raw: Some(text(v)?) })
+            }
+
+            fn zero() -> Option<Self> {
+                // A value-typed field with no bytes: an empty message.
+                Some(Self { raw: None })
+            }
+        }
+    )*};
+}
+
+raw_from_json!(RawExtension, FieldsV1, Json);
 
 fn parse(raw: &[u8], what: &str) -> Result<Value, ProtobufError> {
     serde_json::from_slice(raw)

@@ -288,5 +288,6 @@ macro_rules! populate_extra_value {
 populate_extra_value!(
     k8s_pb::api::authentication::v1::ExtraValue,
     k8s_pb::api::authorization::v1::ExtraValue,
-    k8s_pb::api::certificates::v1::ExtraValue
+    k8s_pb::api::certificates::v1::ExtraValue,
+    k8s_pb::apimachinery::pkg::apis::meta::v1::Verbs
 );

@@ -1,5 +1,6 @@
 //! End-to-end tests of protobuf decoding.
 
+mod encoding;
 mod fidelity;
 mod go_json;
 mod kubectl;

@@ -2,12 +2,15 @@
 //!
 //! Both travel as a `Timestamp {seconds, nanos}`; an empty message is Go's zero time, which the
 //! JSON encoding prints as `null` (`Time.MarshalJSON` in apimachinery's meta/v1/time.go).
+//! Encoding follows `Time.ProtoTime` / `MicroTime.ProtoMicroTime` (meta/v1/time_proto.go and
+//! micro_time_proto.go): the zero time writes an empty message, a `Time` writes whole seconds
+//! only, a `MicroTime` keeps its fraction.
 
 use k8s_pb::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
 use serde_json::Value;
 
 use super::ProtobufError;
-use super::json::{Ctx, ToJson};
+use super::json::{Ctx, Enc, FromJson, ToJson, mistyped, unencodable};
 
 /// Unix seconds of Go's zero `time.Time` (0001-01-01T00:00:00Z).
 const GO_ZERO_UNIX: i64 = -62_135_596_800;
@@ -47,6 +50,53 @@ impl ToJson for MicroTime {
 
     fn absent(_omitempty: bool, _ctx: Ctx) -> Result<Option<Value>, ProtobufError> {
         Ok(Some(Value::Null))
+    }
+}
+
+/// Seconds and nanoseconds of an RFC 3339 time as Go's `time.Parse(time.RFC3339, ..)` reads
+/// it; `None` for Go's zero time, which protobuf writes as an empty message.
+fn parse_rfc3339(v: &Value) -> Result<Option<(i64, i32)>, ProtobufError> {
+    let s = v.as_str().ok_or_else(|| mistyped("an RFC 3339 time", v))?;
+    let t = s
+        .parse::<jiff::Timestamp>()
+        .map_err(|e| unencodable(format_args!("invalid time {s:?}: {e}")))?;
+    let seconds = t.as_second();
+    let nanos = t.subsec_nanosecond();
+    if seconds == GO_ZERO_UNIX && nanos == 0 {
+        return Ok(None);
+    }
+    Ok(Some((seconds, nanos)))
+}
+
+impl FromJson for Time {
+    fn from_json(v: &Value, _enc: Enc) -> Result<Self, ProtobufError> {
+        Ok(match parse_rfc3339(v)? {
+            None => Time::default(),
+            Some((seconds, _)) => Time {
+                seconds: Some(seconds),
+                nanos: Some(0),
+            },
+        })
+    }
+
+    fn zero() -> Option<Self> {
+        Some(Time::default())
+    }
+}
+
+impl FromJson for MicroTime {
+    fn from_json(v: &Value, _enc: Enc) -> Result<Self, ProtobufError> {
+        Ok(match parse_rfc3339(v)? {
+            None => MicroTime::default(),
+            Some((seconds, nanos)) => MicroTime {
+                seconds: Some(seconds),
+                nanos: Some(nanos),
+            },
+        })
+    }
+
+    fn zero() -> Option<Self> {
+        Some(MicroTime::default())
     }
 }
 

@@ -530,45 +530,16 @@ async fn responses_stream_and_upgrades_tunnel() {
     cp.running.shutdown().await;
 }
 
-/// A minimal HTTP CONNECT proxy that records the CONNECT heads it receives.
-async fn connect_proxy() -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let heads = Arc::new(Mutex::new(Vec::new()));
-    let h = heads.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut c, _)) = listener.accept().await else {
-                return;
-            };
-            let h = h.clone();
-            tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut b = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    if c.read(&mut b).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                    head.push(b[0]);
-                }
-                let text = String::from_utf8_lossy(&head).into_owned();
-                let target = text.split_whitespace().nth(1).unwrap().to_string();
-                h.lock().unwrap().push(text);
-                let mut up = tokio::net::TcpStream::connect(target).await.unwrap();
-                c.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                    .await
-                    .unwrap();
-                let _ = tokio::io::copy_bidirectional(&mut c, &mut up).await;
-            });
-        }
-    });
-    (addr, heads)
-}
-
 #[tokio::test]
 async fn proxy_url_tunnels_with_proxy_headers() {
     let backend = Backend::start(BTreeMap::new()).await;
-    let (proxy_addr, heads) = connect_proxy().await;
+    let proxy = netproxy::testing::ForwardProxy::http(BTreeMap::from([(
+        "localhost".to_string(),
+        std::net::IpAddr::from([127, 0, 0, 1]),
+    )]))
+    .await
+    .unwrap();
+    let proxy_addr = proxy.addr();
     let cp = ControlPlane::start().await;
     cp.add_cluster(
         "behind-proxy",
@@ -583,8 +554,7 @@ async fn proxy_url_tunnels_with_proxy_headers() {
     let (status, body) = cp.get("behind-proxy", "/echo/via").await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(backend.last().path_and_query, "/echo/via");
-    let heads_handle = heads;
-    let heads = heads_handle.lock().unwrap().clone();
+    let heads = proxy.log().heads;
     assert_eq!(heads.len(), 1, "one pooled tunnel: {heads:?}");
     let head = &heads[0];
     assert!(
@@ -641,10 +611,77 @@ async fn proxy_url_tunnels_with_proxy_headers() {
     let (status, _) = cp.get("behind-proxy", "/echo/again").await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(backend.last().path_and_query, "/echo/again");
+    assert_eq!(proxy.log().heads.len(), 1, "the pooled tunnel was reused");
+    cp.running.shutdown().await;
+}
+
+#[tokio::test]
+async fn https_and_socks5_proxy_urls() {
+    use netproxy::testing::ForwardProxy;
+    let backend = Backend::start(BTreeMap::new()).await;
+    let hosts = BTreeMap::from([(
+        "localhost".to_string(),
+        std::net::IpAddr::from([127, 0, 0, 1]),
+    )]);
+    // The cluster's caBundle trusts the HTTPS proxy too: TLS to the proxy uses the cluster's
+    // TLS settings, as Go's transport does.
+    let proxy_ca = certs::Ca::generate().unwrap();
+    let proxy_cert = proxy_ca
+        .issue_serving("proxy", &["localhost".to_string()])
+        .unwrap();
+    let https = ForwardProxy::https(hosts.clone(), &proxy_cert.cert_pem, &proxy_cert.key_pem)
+        .await
+        .unwrap();
+    let socks = ForwardProxy::socks5(hosts, Some(("u".into(), "p@ss".into())))
+        .await
+        .unwrap();
+    let cp = ControlPlane::start().await;
+    let endpoint = format!("https://localhost:{}", backend.addr.port());
+    let bundle = format!("{}{}", backend.ca_pem, proxy_ca.cert_pem());
+    cp.add_cluster(
+        "via-https",
+        &endpoint,
+        Some(&bundle),
+        json!({
+            "proxyURL": format!("https://localhost:{}", https.addr().port()),
+            "proxyHeader": {"X-Tenant": "t1"},
+        }),
+    )
+    .await;
+    cp.add_cluster(
+        "via-socks",
+        &endpoint,
+        Some(&backend.ca_pem),
+        json!({"proxyURL": format!("socks5://u:p%40ss@{}", socks.addr())}),
+    )
+    .await;
+    let (status, body) = cp.get("via-https", "/echo/https").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(backend.last().path_and_query, "/echo/https");
+    let log = https.log();
+    assert_eq!(log.relayed, 1, "{log:?}");
+    assert!(log.heads[0].contains("x-tenant: t1\r\n"), "{log:?}");
+    let (status, body) = cp.get("via-socks", "/echo/socks").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(backend.last().path_and_query, "/echo/socks");
     assert_eq!(
-        heads_handle.lock().unwrap().len(),
-        1,
-        "the pooled tunnel was reused"
+        socks.log().targets,
+        [format!("localhost:{}", backend.addr.port())]
+    );
+
+    // A proxy whose certificate the cluster does not trust: the error names the handshake.
+    cp.add_cluster(
+        "untrusted-proxy",
+        &endpoint,
+        Some(&backend.ca_pem),
+        json!({"proxyURL": format!("https://localhost:{}", https.addr().port())}),
+    )
+    .await;
+    let (status, body) = cp.get("untrusted-proxy", "/echo/nope").await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+    assert!(
+        body.contains("TLS handshake with proxy localhost"),
+        "{body}"
     );
     cp.running.shutdown().await;
 }

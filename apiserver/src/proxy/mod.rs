@@ -147,27 +147,7 @@ impl ClusterProxy {
 }
 
 /// Decodes `%XX` escapes (invalid ones are kept as they are).
-pub fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let (Some(h), Some(l)) = (
-                (b[i + 1] as char).to_digit(16),
-                (b[i + 2] as char).to_digit(16),
-            )
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
+pub use netproxy::percent_decode;
 
 fn path_or_root(p: &str) -> &str {
     if p.is_empty() { "/" } else { p }

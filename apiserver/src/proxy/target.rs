@@ -12,7 +12,7 @@ use http::{HeaderValue, Uri};
 use karmada_api::cluster::v1alpha1::{Cluster, SECRET_CA_DATA_KEY, SECRET_TOKEN_KEY};
 
 use super::secrets::SecretSource;
-use super::transport::{self, Dialer, HttpClient, TlsSettings, TunnelProxy};
+use super::transport::{self, Dialer, HttpClient, TlsSettings};
 use crate::error::ApiError;
 use crate::state::ApiState;
 
@@ -404,7 +404,7 @@ async fn build(
         None
     } else {
         Some(
-            TunnelProxy::parse(&access.proxy_url, &access.proxy_header)
+            netproxy::Proxy::parse(&access.proxy_url, &access.proxy_header)
                 .map_err(|e| TargetError::Config(format!("cluster {name}: {e}")))?,
         )
     };

@@ -1,6 +1,7 @@
-//! Outbound HTTP(S) transport shared by the cluster proxy and the aggregator: TCP, an
-//! optional HTTP CONNECT tunnel (a Cluster's `proxyURL`), then rustls; wrapped in a pooled
-//! hyper client, one per destination so that each keeps its own connection pool.
+//! Outbound HTTP(S) transport shared by the cluster proxy and the aggregator: TCP, optionally
+//! through a Cluster's `proxyURL` (HTTP or HTTPS CONNECT with its `proxyHeader`, or SOCKS5:
+//! [`netproxy`]), then rustls; wrapped in a pooled hyper client, one per destination so that
+//! each keeps its own connection pool.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -8,26 +9,20 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use base64::Engine;
-use http::{HeaderMap, HeaderValue, Uri};
+use http::Uri;
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use netproxy::{MaybeTls, Proxy, ProxyStream};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
-use tokio_rustls::client::TlsStream;
 
 /// How long establishing a connection (TCP, tunnel and TLS) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an idle pooled connection is kept.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
-/// The largest CONNECT response head accepted from a proxy.
-const MAX_CONNECT_RESPONSE: usize = 16 * 1024;
 
 /// Why a transport could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -41,9 +36,6 @@ pub enum TransportError {
     /// rustls refused the configuration.
     #[error("TLS configuration: {0}")]
     Tls(#[from] rustls::Error),
-    /// A proxy URL is unusable.
-    #[error("{0}")]
-    Proxy(String),
 }
 
 /// TLS settings of one destination.
@@ -173,61 +165,6 @@ impl ServerCertVerifier for NoVerification {
     }
 }
 
-/// An HTTP proxy reached with CONNECT.
-#[derive(Clone, Debug)]
-pub struct TunnelProxy {
-    /// `host:port` of the proxy.
-    authority: String,
-    /// Headers sent with CONNECT (`Proxy-Authorization` from the URL's user info, and a
-    /// Cluster's `proxyHeader`).
-    headers: HeaderMap,
-}
-
-impl TunnelProxy {
-    /// Parses a proxy URL (`http://[user:pass@]host[:port]`) and the extra CONNECT headers
-    /// (Karmada's `proxyHeader`: each value a comma-separated list, as `ParseProxyHeaders`
-    /// splits it).
-    pub fn parse(
-        url: &str,
-        extra: &std::collections::BTreeMap<String, String>,
-    ) -> Result<TunnelProxy, TransportError> {
-        let bad = |why: &str| TransportError::Proxy(format!("proxy URL {url:?}: {why}"));
-        let uri: Uri = url.parse().map_err(|_| bad("not a URL"))?;
-        match uri.scheme_str() {
-            Some("http") => {}
-            Some(other) => return Err(bad(&format!("unsupported scheme {other:?}"))),
-            None => return Err(bad("no scheme")),
-        }
-        let auth = uri.authority().ok_or_else(|| bad("no host"))?;
-        let host = auth.host();
-        let port = auth.port_u16().unwrap_or(80);
-        let mut headers = HeaderMap::new();
-        if let Some((userinfo, _)) = auth.as_str().rsplit_once('@') {
-            let decoded = super::percent_decode(userinfo);
-            let value = format!(
-                "Basic {}",
-                base64::engine::general_purpose::STANDARD.encode(decoded.as_bytes())
-            );
-            let v = HeaderValue::from_str(&value).map_err(|_| bad("bad user info"))?;
-            headers.insert(http::header::PROXY_AUTHORIZATION, v);
-        }
-        for (k, values) in extra {
-            let name = http::HeaderName::from_bytes(k.as_bytes())
-                .map_err(|_| TransportError::Proxy(format!("bad proxy header name {k:?}")))?;
-            for v in values.split(',') {
-                let v = HeaderValue::from_str(v).map_err(|_| {
-                    TransportError::Proxy(format!("bad value of proxy header {k:?}"))
-                })?;
-                headers.append(name.clone(), v);
-            }
-        }
-        Ok(TunnelProxy {
-            authority: format_authority(host, port),
-            headers,
-        })
-    }
-}
-
 fn format_authority(host: &str, port: u16) -> String {
     if host.contains(':') && !host.starts_with('[') {
         format!("[{host}]:{port}")
@@ -236,15 +173,14 @@ fn format_authority(host: &str, port: u16) -> String {
     }
 }
 
-/// Dials destinations: TCP (through a CONNECT tunnel when configured), then TLS for
-/// `https` URIs.
+/// Dials destinations: TCP (through a proxy when configured), then TLS for `https` URIs.
 #[derive(Clone)]
 pub struct Dialer {
     tls: TlsConnector,
     /// Verify the server as this name instead of the URI's host (the aggregator verifies a
     /// Service's `<name>.<namespace>.svc`).
     server_name: Option<ServerName<'static>>,
-    proxy: Option<Arc<TunnelProxy>>,
+    proxy: Option<Arc<Proxy>>,
 }
 
 impl std::fmt::Debug for Dialer {
@@ -257,11 +193,12 @@ impl std::fmt::Debug for Dialer {
 }
 
 impl Dialer {
-    /// A dialer with the given TLS configuration, server-name override and tunnel.
+    /// A dialer with the given TLS configuration (also used with an `https://` proxy, as Go's
+    /// transport does), server-name override and proxy.
     pub fn new(
         tls: Arc<rustls::ClientConfig>,
         server_name: Option<ServerName<'static>>,
-        proxy: Option<TunnelProxy>,
+        proxy: Option<Proxy>,
     ) -> Dialer {
         Dialer {
             tls: TlsConnector::from(tls),
@@ -286,11 +223,7 @@ impl Dialer {
         let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
         let target = format_authority(host, port);
         let work = async {
-            let tcp = match &self.proxy {
-                Some(p) => tunnel(p, &target).await?,
-                None => TcpStream::connect(&target).await?,
-            };
-            let _ = tcp.set_nodelay(true);
+            let tcp = netproxy::connect(self.proxy.as_deref(), host, port, Some(&self.tls)).await?;
             if !https {
                 return Ok(Stream::Plain(tcp));
             }
@@ -317,119 +250,8 @@ fn io_error(msg: String) -> std::io::Error {
     std::io::Error::other(msg)
 }
 
-/// Opens a tunnel to `target` through an HTTP proxy with CONNECT.
-async fn tunnel(p: &TunnelProxy, target: &str) -> std::io::Result<TcpStream> {
-    let mut tcp = TcpStream::connect(&p.authority).await?;
-    let mut req = format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n");
-    for (k, v) in &p.headers {
-        if let Ok(v) = v.to_str() {
-            req.push_str(&format!("{k}: {v}\r\n"));
-        }
-    }
-    req.push_str("\r\n");
-    tcp.write_all(req.as_bytes()).await?;
-    // Read byte by byte up to the end of the head: nothing after it may be consumed, it
-    // belongs to the tunnelled TLS stream.
-    let mut head = Vec::with_capacity(256);
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        if head.len() >= MAX_CONNECT_RESPONSE {
-            return Err(io_error("proxy CONNECT response too large".into()));
-        }
-        let n = tcp.read(&mut byte).await?;
-        if n == 0 {
-            return Err(io_error(
-                "proxy closed the connection during CONNECT".into(),
-            ));
-        }
-        head.push(byte[0]);
-    }
-    let status_line = head
-        .split(|b| *b == b'\n')
-        .next()
-        .map(|l| String::from_utf8_lossy(l).trim().to_string())
-        .unwrap_or_default();
-    let code = status_line.split_whitespace().nth(1).unwrap_or("");
-    if !code.starts_with('2') {
-        return Err(io_error(format!(
-            "proxy refused CONNECT to {target}: {status_line}"
-        )));
-    }
-    Ok(tcp)
-}
-
-/// A plain or TLS connection.
-#[derive(Debug)]
-pub enum Stream {
-    /// Cleartext TCP.
-    Plain(TcpStream),
-    /// TLS over TCP.
-    Tls(Box<TlsStream<TcpStream>>),
-}
-
-impl AsyncRead for Stream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Stream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            Stream::Plain(s) => s.is_write_vectored(),
-            Stream::Tls(s) => s.is_write_vectored(),
-        }
-    }
-}
-
-impl Connection for Stream {
-    fn connected(&self) -> Connected {
-        Connected::new()
-    }
-}
+/// A plain or TLS connection (over TCP, or through a proxy).
+pub type Stream = MaybeTls<ProxyStream>;
 
 impl tower::Service<Uri> for Dialer {
     type Response = TokioIo<Stream>;
@@ -463,32 +285,6 @@ pub fn http_client(dialer: Dialer) -> HttpClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn proxy_urls() {
-        let mut extra = std::collections::BTreeMap::new();
-        extra.insert("X-Tenant".to_string(), "a,b".to_string());
-        let p = TunnelProxy::parse("http://user:p%40ss@proxy.example:3128", &extra).unwrap();
-        assert_eq!(p.authority, "proxy.example:3128");
-        let auth = p.headers[http::header::PROXY_AUTHORIZATION]
-            .to_str()
-            .unwrap();
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(auth.trim_start_matches("Basic "))
-            .unwrap();
-        assert_eq!(decoded, b"user:p@ss");
-        let tenants: Vec<_> = p.headers.get_all("x-tenant").iter().collect();
-        assert_eq!(tenants, vec!["a", "b"]);
-
-        let p = TunnelProxy::parse("http://[::1]", &Default::default()).unwrap();
-        assert_eq!(p.authority, "[::1]:80");
-        for bad in ["socks5://h:1080", "proxy:3128", "http://"] {
-            assert!(
-                TunnelProxy::parse(bad, &Default::default()).is_err(),
-                "{bad}"
-            );
-        }
-    }
 
     #[test]
     fn ca_bundles() {

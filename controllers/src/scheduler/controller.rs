@@ -137,7 +137,11 @@ fn replicas_changed(spec: &ResourceBindingSpec) -> bool {
             spec.clusters.iter().any(|c| c.replicas != spec.replicas)
         }
         Some(ReplicaSchedulingType::Divided) => {
-            spec.clusters.iter().map(|c| c.replicas).sum::<i32>() != spec.replicas
+            spec.clusters
+                .iter()
+                .map(|c| i64::from(c.replicas))
+                .sum::<i64>()
+                != i64::from(spec.replicas)
         }
         None => false,
     }

@@ -9,7 +9,7 @@ use crate::protobuf::decode;
 
 macro_rules! fixtures {
     ($($name:ident),* $(,)?) => {
-        const FIXTURES: &[(&str, &[u8], &str)] = &[$(
+        pub(super) const FIXTURES: &[(&str, &[u8], &str)] = &[$(
             (
                 stringify!($name),
                 include_bytes!(concat!("kubectl/", stringify!($name), ".pb")),

@@ -65,6 +65,17 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ),
     ("IngressClassParametersReference", "a_pi_group", "apiGroup"),
     (
+        "APIGroup",
+        "server_address_by_client_cid_rs",
+        "serverAddressByClientCIDRs",
+    ),
+    (
+        "APIVersions",
+        "server_address_by_client_cid_rs",
+        "serverAddressByClientCIDRs",
+    ),
+    ("ServerAddressByClientCIDR", "client_cidr", "clientCIDR"),
+    (
         "CustomResourceValidation",
         "open_apiv3_schema",
         "openAPIV3Schema",

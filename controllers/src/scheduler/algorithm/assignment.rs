@@ -114,7 +114,7 @@ fn assign_with_overflow(
         if tier.is_empty() {
             continue;
         }
-        let available: i64 = tier.iter().map(|c| c.available_replicas).sum();
+        let available = super::webster::saturating_sum(tier.iter().map(|c| c.available_replicas));
         let share = remaining.min(available);
         let share = i32::try_from(share).unwrap_or(i32::MAX);
         results.extend(assign_to_clusters(input, &tier, share)?);
@@ -181,7 +181,7 @@ fn static_weight(
             })
             .collect(),
     };
-    if weights.iter().map(|(_, w)| *w).sum::<i64>() == 0 {
+    if super::webster::saturating_sum(weights.iter().map(|(_, w)| *w)) == 0 {
         weights = clusters.iter().map(|c| (c.name.clone(), 1)).collect();
     }
     allocate_by_weight(replicas, &weights, &[], TieBreaker::from_uid(input.uid))
@@ -286,7 +286,7 @@ fn divide(
         }
         let mut sum = 0i64;
         if let Some(cut) = available.iter().position(|t| {
-            sum += i64::from(t.replicas);
+            sum = sum.saturating_add(i64::from(t.replicas));
             sum >= i64::from(target)
         }) {
             available.truncate(cut + 1);
@@ -312,7 +312,7 @@ fn merge_target_clusters(old: &[TargetCluster], mut new: Vec<TargetCluster>) -> 
     let mut leftover: Vec<TargetCluster> = Vec::new();
     for o in old {
         match new.iter_mut().find(|n| n.name == o.name) {
-            Some(n) => n.replicas += o.replicas,
+            Some(n) => n.replicas = n.replicas.saturating_add(o.replicas),
             None => leftover.push(o.clone()),
         }
     }

@@ -187,7 +187,9 @@ fn select_by_cluster<'a>(
     let mut rest = clusters.split_off(need);
     let mut selected = clusters;
     let enough = |s: &[ClusterDetail<'_>]| {
-        s.iter().map(|c| c.available_replicas).sum::<i64>() >= need_replicas
+        s.iter()
+            .fold(0i64, |sum, c| sum.saturating_add(c.available_replicas))
+            >= need_replicas
     };
     let mut update = selected.len();
     while !enough(&selected) && update > 0 {
@@ -233,11 +235,15 @@ fn group_score(input: &ScheduleInput<'_>, clusters: &[ClusterDetail<'_>], min_gr
             return 0;
         }
         let n = valid.len() as i64;
-        let sum: i64 = valid.iter().map(|c| c.score).sum();
-        return n * WEIGHT_UNIT + sum / n;
+        let sum = valid.iter().fold(0i64, |s, c| s.saturating_add(c.score));
+        return n.saturating_mul(WEIGHT_UNIT) + sum / n;
     }
     let min_groups = min_groups.max(1);
-    let target = (replicas + min_groups - 1).div_euclid(min_groups);
+    // Saturating where Go's int64 would wrap: user-set minGroups and member-reported
+    // capacities are unbounded.
+    let target = replicas
+        .saturating_add(min_groups - 1)
+        .div_euclid(min_groups);
     let mut cluster_min_groups = input
         .placement
         .spread_constraints
@@ -251,17 +257,21 @@ fn group_score(input: &ScheduleInput<'_>, clusters: &[ClusterDetail<'_>], min_gr
     }
     let (mut sum_available, mut sum_score, mut valid) = (0i64, 0i64, 0i64);
     for c in clusters {
-        sum_available += c.available_replicas;
-        sum_score += c.score;
+        sum_available = sum_available.saturating_add(c.available_replicas);
+        sum_score = sum_score.saturating_add(c.score);
         valid += 1;
         if valid >= cluster_min_groups && sum_available >= target {
             break;
         }
     }
     if sum_available < target {
-        return sum_available * WEIGHT_UNIT + sum_score / (clusters.len().max(1) as i64);
+        return sum_available
+            .saturating_mul(WEIGHT_UNIT)
+            .saturating_add(sum_score / (clusters.len().max(1) as i64));
     }
-    target * WEIGHT_UNIT + sum_score / valid.max(1)
+    target
+        .saturating_mul(WEIGHT_UNIT)
+        .saturating_add(sum_score / valid.max(1))
 }
 
 /// Picks regions satisfying both region and cluster constraints, then the best cluster of each

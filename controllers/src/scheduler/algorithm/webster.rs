@@ -55,8 +55,9 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
 /// True when `a` gets the next seat before `b` (Karmada `WebsterPriorityQueue.Less`). The
 /// priority is computed in floating point, exactly as upstream, so ties match.
 fn before(a: &Party, b: &Party, tie: TieBreaker) -> bool {
-    let pa = a.votes as f64 / f64::from(2 * a.seats + 1);
-    let pb = b.votes as f64 / f64::from(2 * b.seats + 1);
+    // Go's int is 64 bits: 2*seats+1 cannot overflow there, nor here in i64.
+    let pa = a.votes as f64 / (2 * i64::from(a.seats) + 1) as f64;
+    let pb = b.votes as f64 / (2 * i64::from(b.seats) + 1) as f64;
     if pa == pb {
         return tie.prefers(a, b);
     }
@@ -108,6 +109,12 @@ fn allocate_webster_seats(
     parties
 }
 
+/// The sum of user-set or member-reported numbers (weights are int64), saturating where Go's
+/// int64 would wrap instead of overflowing.
+pub(crate) fn saturating_sum(values: impl Iterator<Item = i64>) -> i64 {
+    values.fold(0, i64::saturating_add)
+}
+
 /// Divides `replicas` among weighted clusters, on top of an initial assignment
 /// (Karmada `Dispenser.AllocateByWeight`). Clusters with no seat are kept with 0 replicas; the
 /// result is sorted by name. With a zero weight sum the initial assignment is returned.
@@ -120,7 +127,7 @@ pub fn allocate_by_weight(
     if replicas == 0 && !initial.is_empty() {
         return initial.to_vec();
     }
-    if weights.iter().map(|(_, w)| *w).sum::<i64>() == 0 {
+    if saturating_sum(weights.iter().map(|(_, w)| *w)) == 0 {
         return initial.to_vec();
     }
     allocate_webster_seats(replicas, weights, initial, tie)

@@ -1,0 +1,45 @@
+//! The conversion seam between how objects are stored and how a resource serves them: a
+//! Karmada kind served at a version other than its storage version (ResourceBinding and
+//! ClusterResourceBinding at `v1alpha1`) is converted both ways, as kube-apiserver runs a
+//! CRD's conversion webhook; a custom resource is relabelled and defaulted on read
+//! ([`crate::crd::on_read`]).
+
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::resources::{ResourceDef, Source};
+
+/// Whether objects of `def` are stored in another version of its kind.
+pub fn converts(def: &ResourceDef) -> bool {
+    def.source == Source::Karmada && karmada_api::conversion::converts(&def.kind, &def.version)
+}
+
+/// Whether `def` serves objects exactly as stored (apart from the resourceVersion), so
+/// readers may splice the stored bytes instead of parsing them.
+pub fn serves_stored_bytes(def: &ResourceDef) -> bool {
+    !def.is_custom() && !converts(def)
+}
+
+/// A stored object as `def` serves it; `None` when it is served unchanged.
+pub fn on_read(def: &ResourceDef, stored: &Value) -> Option<Value> {
+    match def.source {
+        Source::Custom(_) => crate::crd::on_read(def, stored),
+        Source::Karmada => karmada_api::conversion::from_storage(&def.kind, &def.version, stored),
+        Source::BuiltIn => None,
+    }
+}
+
+/// [`on_read`], returning the object itself when nothing changes.
+pub fn served(def: &ResourceDef, stored: Value) -> Value {
+    on_read(def, &stored).unwrap_or(stored)
+}
+
+/// A written object of `def` in its storage version: checked against the served version's
+/// schema and converted (Karmada's conversion); unchanged for resources that do not convert.
+pub fn to_storage(def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
+    if !converts(def) {
+        return Ok(());
+    }
+    karmada_api::conversion::to_storage(&def.kind, &def.version, obj)
+        .map_err(|e| crate::admission::karmada_error(def, obj, &e))
+}
