@@ -74,6 +74,22 @@ impl ResourceInterpreter {
         }
     }
 
+    /// An interpreter with none of the shipped customizations (what `karmada-rs interpret`
+    /// runs a file's customizations with, as karmadactl's `ConfigurableInterpreter`).
+    pub fn without_shipped(limits: lua::Limits) -> ResourceInterpreter {
+        ResourceInterpreter {
+            runtime: lua::Runtime::new(Arc::new(super::pods::NativePods), limits),
+            customizations: Customizations::default(),
+            webhooks: Webhooks::new(None),
+            shipped: Customizations::default(),
+        }
+    }
+
+    /// Whether a user's customization scripts an operation for a kind.
+    pub fn customized(&self, api_version: &str, kind: &str, op: LuaOp) -> bool {
+        self.customizations.enabled(api_version, kind, op)
+    }
+
     /// The Lua runtime.
     pub fn runtime(&self) -> &lua::Runtime {
         &self.runtime
@@ -296,14 +312,31 @@ impl ResourceInterpreter {
         items: &[AggregatedStatusItem],
     ) -> Result<Option<Value>, InterpreterError> {
         let (av, kind) = type_of(template);
-        let new = match self.layer(av, kind, LuaOp::AggregateStatus) {
+        if let Layer::Native = self.layer(av, kind, LuaOp::AggregateStatus) {
+            return super::aggregate_status(template, items, jiff::Timestamp::now());
+        }
+        let new = self.aggregate_object(template, items).await?;
+        // Only the status is written back (UpdateStatus ignores the rest).
+        let old = template.get("status").cloned().unwrap_or(Value::Null);
+        let status = new.get("status").cloned().unwrap_or(Value::Null);
+        Ok((status != old).then_some(status))
+    }
+
+    /// The template as the aggregation returns it, whole (what `karmada-rs interpret` prints).
+    pub async fn aggregate_object(
+        &self,
+        template: &Value,
+        items: &[AggregatedStatusItem],
+    ) -> Result<Value, InterpreterError> {
+        let (av, kind) = type_of(template);
+        match self.layer(av, kind, LuaOp::AggregateStatus) {
             Layer::Script(s) => {
                 let obj = template.clone();
                 let items = serde_json::to_value(items).unwrap_or(Value::Array(Vec::new()));
                 self.run(&s, LuaOp::AggregateStatus, move |rt, sc| {
                     lua::operations::aggregate_status(rt, sc, &obj, &items)
                 })
-                .await?
+                .await
             }
             Layer::Webhook(h) => {
                 let r = self
@@ -316,16 +349,16 @@ impl ResourceInterpreter {
                         },
                     )
                     .await?;
-                patched(template, &r, LuaOp::AggregateStatus)?
+                patched(template, &r, LuaOp::AggregateStatus)
             }
             Layer::Native => {
-                return super::aggregate_status(template, items, jiff::Timestamp::now());
+                let mut t = template.clone();
+                if let Some(s) = super::aggregate_status(template, items, jiff::Timestamp::now())? {
+                    t["status"] = s;
+                }
+                Ok(t)
             }
-        };
-        // Only the status is written back (UpdateStatus ignores the rest).
-        let old = template.get("status").cloned().unwrap_or(Value::Null);
-        let status = new.get("status").cloned().unwrap_or(Value::Null);
-        Ok((status != old).then_some(status))
+        }
     }
 
     /// The status to record for a member object (ReflectStatus); `None` when there is none.

@@ -6,7 +6,28 @@
 use karmada_api::config::v1alpha1::ResourceInterpreterCustomization;
 
 /// The shipped customization files.
-const FILES: &[(&str, &str)] = &[];
+const FILES: &[(&str, &str)] = &[
+    (
+        "argoproj.io-v1alpha1-Rollout.yaml",
+        include_str!("customizations/argoproj.io-v1alpha1-Rollout.yaml"),
+    ),
+    (
+        "apps.kruise.io-v1alpha1-CloneSet.yaml",
+        include_str!("customizations/apps.kruise.io-v1alpha1-CloneSet.yaml"),
+    ),
+    (
+        "helm.toolkit.fluxcd.io-v2-HelmRelease.yaml",
+        include_str!("customizations/helm.toolkit.fluxcd.io-v2-HelmRelease.yaml"),
+    ),
+    (
+        "kyverno.io-v1-ClusterPolicy.yaml",
+        include_str!("customizations/kyverno.io-v1-ClusterPolicy.yaml"),
+    ),
+    (
+        "flink.apache.org-v1beta1-FlinkDeployment.yaml",
+        include_str!("customizations/flink.apache.org-v1beta1-FlinkDeployment.yaml"),
+    ),
+];
 
 /// The shipped customizations, parsed. A file that does not parse is a bug caught by the
 /// tests; it is left out rather than failing the controllers.
@@ -27,3 +48,6 @@ pub fn customizations() -> Vec<ResourceInterpreterCustomization> {
 pub fn files() -> &'static [(&'static str, &'static str)] {
     FILES
 }
+
+#[cfg(test)]
+mod tests;
