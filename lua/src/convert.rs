@@ -29,7 +29,7 @@ pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
                     continue;
                 }
                 i += 1;
-                t.raw_set(i, to_lua(lua, item)?)?;
+                set(lua, &t, i, item)?;
             }
             LuaValue::Table(t)
         }
@@ -37,12 +37,24 @@ pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
             let t = lua.create_table_with_capacity(0, map.len())?;
             for (k, v) in map {
                 if !v.is_null() {
-                    t.raw_set(k.as_str(), to_lua(lua, v)?)?;
+                    set(lua, &t, k.as_str(), v)?;
                 }
             }
             LuaValue::Table(t)
         }
     })
+}
+
+/// Sets one field of a table being built. Scalars are pushed straight onto the Lua stack: a
+/// string made with `create_string` first would take and release a registry slot, which is
+/// most of the cost of converting an object.
+fn set<K: mlua::IntoLua>(lua: &Lua, t: &Table, key: K, value: &Value) -> mlua::Result<()> {
+    match value {
+        Value::String(s) => t.raw_set(key, s.as_str()),
+        Value::Bool(b) => t.raw_set(key, *b),
+        Value::Number(n) => t.raw_set(key, n.as_f64().unwrap_or(0.0)),
+        other => t.raw_set(key, to_lua(lua, other)?),
+    }
 }
 
 /// Why a Lua value cannot be encoded as JSON (gopher-json's errors).

@@ -278,6 +278,8 @@ impl Runtime {
     fn function_of(&self, vm: &mut Vm, script: &Script) -> Result<Function, LuaError> {
         let timeout = self.0.limits.timeout;
         let memory = self.0.limits.memory;
+        // A call may have left the state unlimited (see `call_in`).
+        set_limit(&vm.sandbox.lua, memory)?;
         let compiled = Self::compiled(vm, script)?;
         let (chunk, env) = (compiled.chunk.clone(), compiled.env.clone());
         vm.sandbox.arm(timeout);
@@ -341,6 +343,12 @@ impl Runtime {
         let memory = self.0.limits.memory;
         let f = self.function_of(vm, script)?;
         let lua = &vm.sandbox.lua;
+        // Arguments and results are converted without the memory limit: with a limit, mlua
+        // guards every table read and write with a protected call (a closure allocated per
+        // field), which made up most of a call's time. Arguments are bounded by the objects'
+        // size (the store's limit) and count against the limit once the script runs; results
+        // were built within it.
+        set_limit(lua, 0)?;
         let mut values = Vec::with_capacity(args.len());
         for a in args {
             let v = match a {
@@ -350,9 +358,11 @@ impl Runtime {
             .map_err(|e| classify(&vm.sandbox, &e, timeout, memory))?;
             values.push(v);
         }
+        set_limit(lua, memory)?;
         let out: MultiValue = f
             .call(MultiValue::from_vec(values))
             .map_err(|e| classify(&vm.sandbox, &e, timeout, memory))?;
+        set_limit(lua, 0)?;
         let mut returned = Vec::with_capacity(results);
         let mut it = out.into_iter();
         for _ in 0..results {
@@ -368,6 +378,13 @@ impl Runtime {
         }
         Ok(returned)
     }
+}
+
+/// Sets a state's memory limit (0: none).
+fn set_limit(lua: &mlua::Lua, bytes: usize) -> Result<(), LuaError> {
+    lua.set_memory_limit(bytes)
+        .map(|_| ())
+        .map_err(|e| LuaError::Vm(message(&e)))
 }
 
 /// Sorts an mlua error into a bound that was hit or the script's own error.

@@ -437,6 +437,52 @@ fn endless_allocation_hits_the_memory_limit() {
 }
 
 #[test]
+fn the_memory_limit_holds_around_unlimited_argument_conversion() {
+    // Arguments are converted with the limit lifted (objects are bounded by the store's size);
+    // everything the script itself does, and a chunk checked after such calls, stays bounded.
+    let memory = 8 * 1024 * 1024;
+    let rt = Runtime::new(
+        Arc::new(EchoPods),
+        Limits {
+            timeout: Duration::from_secs(30),
+            memory,
+            idle_states: 1,
+            ..Limits::default()
+        },
+    );
+    let health = script(
+        Operation::InterpretHealth,
+        "function InterpretHealth(o) return o.spec.replicas == 3 end",
+    );
+    for _ in 0..3 {
+        assert_eq!(
+            operations::interpret_health(&rt, &health, &workload()),
+            Ok(true)
+        );
+    }
+    let endless = Script::new(
+        "local t = {} local i = 0 while true do i = i + 1 t[i] = {i, i, i} end",
+        "InterpretHealth",
+    );
+    assert_eq!(rt.check_defines(&endless), Err(LuaError::Memory(memory)));
+    let mut big = workload();
+    big["spec"]["blob"] = json!("x".repeat(12 * 1024 * 1024));
+    assert_eq!(operations::interpret_health(&rt, &health, &big), Ok(true));
+    let hungry = script(
+        Operation::InterpretHealth,
+        "function InterpretHealth(o) local t = {} while true do t[#t + 1] = {o} end end",
+    );
+    assert_eq!(
+        operations::interpret_health(&rt, &hungry, &big),
+        Err(LuaError::Memory(memory))
+    );
+    assert_eq!(
+        operations::interpret_health(&rt, &health, &workload()),
+        Ok(true)
+    );
+}
+
+#[test]
 fn a_script_that_keeps_hitting_its_limits_is_suspended_until_replaced() {
     let rt = quick_runtime();
     let looping = Script::new(
