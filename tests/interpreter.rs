@@ -13,25 +13,31 @@ use std::sync::{Arc, Mutex};
 use propagation_env::Env;
 use serde_json::{Value, json};
 
-const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+/// A namespaced CRD with a status subresource whose spec and status take any fields.
+fn crd(group: &str, kind: &str, plural: &str) -> String {
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: workloads.apps.example.io}
+metadata: {{name: {plural}.{group}}}
 spec:
-  group: apps.example.io
+  group: {group}
   scope: Namespaced
-  names: {plural: workloads, singular: workload, kind: Workload, listKind: WorkloadList}
+  names: {{plural: {plural}, singular: {singular}, kind: {kind}, listKind: {kind}List}}
   versions:
   - name: v1
     served: true
     storage: true
-    subresources: {status: {}}
+    subresources: {{status: {{}}}}
     schema:
       openAPIV3Schema:
         type: object
         properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
-";
+          spec: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+          status: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+",
+        singular = kind.to_lowercase()
+    )
+}
 
 const CUSTOMIZATION: &str = r#"apiVersion: config.karmada.io/v1alpha1
 kind: ResourceInterpreterCustomization
@@ -128,14 +134,17 @@ spec:
 
 const MEMBERS: [&str; 3] = ["member1", "member2", "member3"];
 
-fn install_crd(env: &Env) {
-    env.apply(CRD);
+/// Installs a CRD on the control plane and every member (as an operator's chart would) and
+/// waits until all serve it.
+fn install_crd(env: &Env, group: &str, kind: &str, plural: &str) {
+    let yaml = crd(group, kind, plural);
+    env.apply(&yaml);
     for m in &env.members {
-        m.kubectl_stdin_ok(&["apply", "-f", "-"], CRD);
+        m.kubectl_stdin_ok(&["apply", "-f", "-"], &yaml);
     }
     for m in &env.members {
         env.wait("the CRD served on the member", || {
-            m.kubectl(&["get", "workloads", "-A"])
+            m.kubectl(&["get", plural, "-A"])
                 .status
                 .success()
                 .then_some(())
@@ -143,7 +152,7 @@ fn install_crd(env: &Env) {
     }
     env.wait("the CRD served on the control plane", || {
         env.cp
-            .kubectl(&["get", "workloads", "-A"])
+            .kubectl(&["get", plural, "-A"])
             .status
             .success()
             .then_some(())
@@ -181,7 +190,7 @@ fn set_member_status(env: &Env, member: &str, kind: &str, status: Value) {
 #[test]
 fn custom_resources_follow_their_customization_on_three_members() {
     let env = Env::start(3);
-    install_crd(&env);
+    install_crd(&env, "apps.example.io", "Workload", "workloads");
 
     // A script that does not compile is refused at admission with Lua's message and line.
     let broken = customization("", HEALTHY_UNLESS_BROKEN)
@@ -483,26 +492,6 @@ fn serve_webhook(
     (rt, addr)
 }
 
-const BATCH_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: batches.hooks.example.io}
-spec:
-  group: hooks.example.io
-  scope: Namespaced
-  names: {plural: batches, singular: batch, kind: Batch, listKind: BatchList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
-";
-
 #[test]
 fn an_interpreter_webhook_answers_for_its_kind() {
     let ca = certs::Ca::generate().expect("ca");
@@ -513,25 +502,7 @@ fn an_interpreter_webhook_answers_for_its_kind() {
     let (_rt, addr) = serve_webhook(&cert, seen.clone());
 
     let env = Env::start(3);
-    env.apply(BATCH_CRD);
-    for m in &env.members {
-        m.kubectl_stdin_ok(&["apply", "-f", "-"], BATCH_CRD);
-    }
-    for m in &env.members {
-        env.wait("the CRD served on the member", || {
-            m.kubectl(&["get", "batches", "-A"])
-                .status
-                .success()
-                .then_some(())
-        });
-    }
-    env.wait("the CRD served on the control plane", || {
-        env.cp
-            .kubectl(&["get", "batches", "-A"])
-            .status
-            .success()
-            .then_some(())
-    });
+    install_crd(&env, "hooks.example.io", "Batch", "batches");
     env.apply(&format!(
         "apiVersion: config.karmada.io/v1alpha1
 kind: ResourceInterpreterWebhookConfiguration
