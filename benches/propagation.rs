@@ -8,6 +8,11 @@
 //!   carrying it (p50/p99);
 //! - memory and CPU: resident set and CPU time of the control-plane process (and the members').
 //!
+//! With PROPAGATION_BENCH_KIND=custom the N Deployments are N custom resources of a CRD
+//! (installed on the control plane and every member) with a ResourceInterpreterCustomization
+//! scripting every operation; a template counts as aggregated once its status, written by the
+//! AggregateStatus script, counts every member's reflected status.
+//!
 //! Environment: PROPAGATION_BENCH_N (default 1000), PROPAGATION_BENCH_MEMBERS (3),
 //! PROPAGATION_BENCH_RATE (changes/s, 100), PROPAGATION_BENCH_SECONDS (steady phase, 20),
 //! PROPAGATION_BENCH_LIMIT (s to wait for the bulk phase, 600), PROPAGATION_BENCH_DEBUG (set:
@@ -80,6 +85,97 @@ fn deployment(name: &str) -> Deployment {
     .expect("deployment")
 }
 
+/// The custom kind of PROPAGATION_BENCH_KIND=custom.
+fn workload_resource() -> kube::api::ApiResource {
+    kube::api::ApiResource {
+        group: "apps.example.io".into(),
+        version: "v1".into(),
+        api_version: "apps.example.io/v1".into(),
+        kind: "Workload".into(),
+        plural: "workloads".into(),
+    }
+}
+
+fn workload(name: &str) -> kube::api::DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "apps.example.io/v1", "kind": "Workload",
+        "metadata": {"name": name, "namespace": "bench", "labels": {"app": name}},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]}}}
+    }))
+    .expect("workload")
+}
+
+/// The CRD of the custom kind and a customization scripting every operation of it.
+async fn install_custom_kind(cp: &Client, members: &[Client]) {
+    let crd: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "workloads.apps.example.io"},
+        "spec": {"group": "apps.example.io", "scope": "Namespaced",
+            "names": {"plural": "workloads", "singular": "workload", "kind": "Workload", "listKind": "WorkloadList"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}]}
+    }))
+    .expect("crd");
+    let crd_resource = kube::api::ApiResource {
+        group: "apiextensions.k8s.io".into(),
+        version: "v1".into(),
+        api_version: "apiextensions.k8s.io/v1".into(),
+        kind: "CustomResourceDefinition".into(),
+        plural: "customresourcedefinitions".into(),
+    };
+    for c in std::iter::once(cp).chain(members) {
+        let api: Api<kube::api::DynamicObject> = Api::all_with(c.clone(), &crd_resource);
+        api.create(&PostParams::default(), &crd)
+            .await
+            .expect("create CRD");
+        let workloads: Api<kube::api::DynamicObject> =
+            Api::all_with(c.clone(), &workload_resource());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while workloads.list(&Default::default()).await.is_err() {
+            assert!(Instant::now() < deadline, "the CRD is not served");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let script = |s: &str| json!({"luaScript": s});
+    let ric: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "config.karmada.io/v1alpha1", "kind": "ResourceInterpreterCustomization",
+        "metadata": {"name": "workloads"},
+        "spec": {"target": {"apiVersion": "apps.example.io/v1", "kind": "Workload"},
+            "customizations": {
+                "replicaResource": script("local kube = require(\"kube\")\nfunction GetReplicas(obj)\n  return obj.spec.replicas, kube.accuratePodRequirements(obj.spec.template)\nend"),
+                "replicaRevision": script("function ReviseReplica(obj, n)\n  obj.spec.replicas = n\n  return obj\nend"),
+                "retention": script("function Retain(desired, observed)\n  return desired\nend"),
+                "statusReflection": script("function ReflectStatus(obj)\n  return {generation = obj.metadata.generation}\nend"),
+                "statusAggregation": script("function AggregateStatus(obj, items)\n  local n = 0\n  for i = 1, #items do\n    if items[i].status ~= nil and items[i].status.generation ~= nil then n = n + 1 end\n  end\n  obj.status = {members = n}\n  return obj\nend"),
+                "healthInterpretation": script("function InterpretHealth(obj)\n  return obj.metadata.generation ~= nil\nend"),
+                "dependencyInterpretation": script("local kube = require(\"kube\")\nfunction GetDependencies(obj)\n  return kube.getPodDependencies(obj.spec.template, obj.metadata.namespace)\nend"),
+            }}
+    }))
+    .expect("customization");
+    let rics: Api<kube::api::DynamicObject> = Api::all_with(
+        cp.clone(),
+        &kube::api::ApiResource {
+            group: "config.karmada.io".into(),
+            version: "v1alpha1".into(),
+            api_version: "config.karmada.io/v1alpha1".into(),
+            kind: "ResourceInterpreterCustomization".into(),
+            plural: "resourceinterpretercustomizations".into(),
+        },
+    );
+    rics.create(&PostParams::default(), &ric)
+        .await
+        .expect("create customization");
+}
+
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+struct Members {
+    members: Option<usize>,
+}
+
 fn configmap(name: &str) -> ConfigMap {
     serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "ConfigMap",
@@ -95,6 +191,7 @@ async fn main() {
     let members = env_or("PROPAGATION_BENCH_MEMBERS", 3);
     let rate = env_or("PROPAGATION_BENCH_RATE", 100);
     let seconds = env_or("PROPAGATION_BENCH_SECONDS", 20);
+    let custom = std::env::var("PROPAGATION_BENCH_KIND").as_deref() == Ok("custom");
     // PROPAGATION_BENCH_WRAP runs the control plane under a profiler, e.g. `heaptrack -o F`
     // (with a `--features system-allocator` build).
     let wrap = std::env::var("PROPAGATION_BENCH_WRAP").ok();
@@ -138,6 +235,18 @@ async fn main() {
         .expect("watch");
     }
     let m1 = client(&member_processes[0].kubeconfig).await;
+    if custom {
+        let mut member_clients = Vec::new();
+        for m in &member_processes {
+            member_clients.push(client(&m.kubeconfig).await);
+        }
+        install_custom_kind(&cp, &member_clients).await;
+    }
+    let (kind_api_version, kind) = if custom {
+        ("apps.example.io/v1", "Workload")
+    } else {
+        ("apps/v1", "Deployment")
+    };
     let member_rss = || -> u64 { member_processes.iter().map(|m| rss_kib(m.child.id())).sum() };
     let idle_rss = rss_kib(pid);
 
@@ -163,7 +272,7 @@ async fn main() {
     let policy: kube::api::DynamicObject = serde_json::from_value(json!({
         "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
         "metadata": {"name": "all", "namespace": "bench"},
-        "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment"}, {"apiVersion": "v1", "kind": "ConfigMap"}],
+        "spec": {"resourceSelectors": [{"apiVersion": kind_api_version, "kind": kind}, {"apiVersion": "v1", "kind": "ConfigMap"}],
             "placement": {"clusterAffinity": {"clusterNames": names}, "replicaScheduling": {"replicaSchedulingType": "Duplicated"}}}
     }))
     .expect("policy");
@@ -173,16 +282,24 @@ async fn main() {
     tokio::time::sleep(Duration::from_secs(1)).await;
 
     let deploys: Api<Deployment> = Api::namespaced(cp.clone(), "bench");
+    let workloads: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(cp.clone(), "bench", &workload_resource());
     let cms: Api<ConfigMap> = Api::namespaced(cp.clone(), "bench");
     let bulk_start = Instant::now();
     stream::iter(0..n)
         .map(|i| {
-            let (d, c) = (deploys.clone(), cms.clone());
+            let (d, w, c) = (deploys.clone(), workloads.clone(), cms.clone());
             async move {
                 let name = format!("d{i}");
-                d.create(&PostParams::default(), &deployment(&name))
-                    .await
-                    .expect("create deployment");
+                if custom {
+                    w.create(&PostParams::default(), &workload(&name))
+                        .await
+                        .expect("create workload");
+                } else {
+                    d.create(&PostParams::default(), &deployment(&name))
+                        .await
+                        .expect("create deployment");
+                }
                 c.create(&PostParams::default(), &configmap(&name))
                     .await
                     .expect("create configmap");
@@ -219,20 +336,39 @@ async fn main() {
             })
         },
     );
-    let all_ready = first_time_count_reaches(
-        watcher(
-            Api::<Lite<ReadyReplicas>>::namespaced_with(
-                cp.clone(),
-                "bench",
-                &kube::api::ApiResource::erase::<Deployment>(&()),
-            ),
-            watcher::Config::default(),
-        ),
-        n,
-        move |d: &Lite<ReadyReplicas>| {
-            d.status.as_ref().and_then(|s| s.ready_replicas) == Some(want_ready)
-        },
-    );
+    let all_ready = async {
+        if custom {
+            first_time_count_reaches(
+                watcher(
+                    Api::<Lite<Members>>::namespaced_with(
+                        cp.clone(),
+                        "bench",
+                        &workload_resource(),
+                    ),
+                    watcher::Config::default(),
+                ),
+                n,
+                move |w: &Lite<Members>| w.status.as_ref().and_then(|s| s.members) == Some(members),
+            )
+            .await
+        } else {
+            first_time_count_reaches(
+                watcher(
+                    Api::<Lite<ReadyReplicas>>::namespaced_with(
+                        cp.clone(),
+                        "bench",
+                        &kube::api::ApiResource::erase::<Deployment>(&()),
+                    ),
+                    watcher::Config::default(),
+                ),
+                n,
+                move |d: &Lite<ReadyReplicas>| {
+                    d.status.as_ref().and_then(|s| s.ready_replicas) == Some(want_ready)
+                },
+            )
+            .await
+        }
+    };
     let limit = Duration::from_secs(env_or("PROPAGATION_BENCH_LIMIT", 600) as u64);
     let (all_applied, all_ready) = tokio::join!(
         tokio::time::timeout(limit, all_applied),
@@ -255,19 +391,25 @@ async fn main() {
     let sent: Arc<Mutex<HashMap<String, Instant>>> = Arc::new(Mutex::new(HashMap::new()));
     {
         let (sent, latencies, seen) = (sent.clone(), latencies.clone(), seen.clone());
-        let member_deploys: Api<Deployment> = Api::namespaced(m1.clone(), "bench");
+        // Both kinds keep the image at spec.template.spec.containers[0].image.
+        let member_objects: Api<kube::api::DynamicObject> = Api::namespaced_with(
+            m1.clone(),
+            "bench",
+            &if custom {
+                workload_resource()
+            } else {
+                kube::api::ApiResource::erase::<Deployment>(&())
+            },
+        );
         tokio::spawn(async move {
-            let mut s = watcher(member_deploys, watcher::Config::default())
+            let mut s = watcher(member_objects, watcher::Config::default())
                 .applied_objects()
                 .boxed();
             while let Ok(Some(d)) = s.try_next().await {
-                let image = d
-                    .spec
-                    .as_ref()
-                    .and_then(|s| s.template.spec.as_ref())
-                    .and_then(|p| p.containers.first())
-                    .and_then(|c| c.image.clone())
-                    .unwrap_or_default();
+                let image = d.data["spec"]["template"]["spec"]["containers"][0]["image"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
                 if let Some(t) = sent.lock().expect("lock").remove(&image) {
                     latencies.lock().expect("lock").push(t.elapsed());
                     seen.lock().expect("lock").insert(image, Instant::now());
@@ -287,12 +429,19 @@ async fn main() {
         sent.lock()
             .expect("lock")
             .insert(image.clone(), Instant::now());
-        let d = deploys.clone();
+        let (d, w) = (deploys.clone(), workloads.clone());
         tokio::spawn(async move {
             let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}}});
-            let _ = d
-                .patch(&name, &PatchParams::default(), &Patch::Strategic(&patch))
-                .await;
+            if custom {
+                // Custom resources take merge patches (the list is replaced whole).
+                let _ = w
+                    .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await;
+            } else {
+                let _ = d
+                    .patch(&name, &PatchParams::default(), &Patch::Strategic(&patch))
+                    .await;
+            }
         });
     }
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -311,7 +460,14 @@ async fn main() {
     let steady_rss = rss_kib(pid);
     let steady_watch = watch_cache_counters(&cp).await;
 
-    println!("propagation benchmark: {n} Deployments + {n} ConfigMaps to {members} members");
+    println!(
+        "propagation benchmark: {n} {} + {n} ConfigMaps to {members} members",
+        if custom {
+            "custom resources (a customization for every operation)"
+        } else {
+            "Deployments"
+        }
+    );
     println!(
         "  bulk create (16 concurrent clients): {:.2} s",
         created.as_secs_f64()

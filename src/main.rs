@@ -41,6 +41,8 @@ enum Command {
     Unjoin(cmd::join::UnjoinArgs),
     /// Quick start: a control plane and simulated members, joined, in one process.
     Up(cmd::up::UpArgs),
+    /// Validate and test interpreter customizations locally (as `karmadactl interpret`).
+    Interpret(cmd::interpret::InterpretArgs),
 }
 
 #[derive(Args)]
@@ -260,7 +262,7 @@ async fn main() -> anyhow::Result<()> {
     // problems are logged unless asked for more.
     init_tracing(match cli.command {
         Command::Serve(_) | Command::Member(_) => "info",
-        Command::Join(_) | Command::Unjoin(_) | Command::Up(_) => "warn",
+        Command::Join(_) | Command::Unjoin(_) | Command::Up(_) | Command::Interpret(_) => "warn",
     });
     match cli.command {
         Command::Serve(a) => serve(*a).await,
@@ -268,5 +270,9 @@ async fn main() -> anyhow::Result<()> {
         Command::Join(a) => cmd::join::join(a).await,
         Command::Unjoin(a) => cmd::join::unjoin(a).await,
         Command::Up(a) => cmd::up::up(a).await,
+        Command::Interpret(a) => match cmd::interpret::interpret(a).await {
+            0 => Ok(()),
+            code => std::process::exit(code),
+        },
     }
 }

@@ -217,6 +217,30 @@ static KINDS: &[KindInfo] = &[
         ..CRD
     },
     KindInfo {
+        group: "config.karmada.io",
+        version: "v1alpha1",
+        kind: "ResourceInterpreterCustomization",
+        list_kind: "ResourceInterpreterCustomizationList",
+        plural: "resourceinterpretercustomizations",
+        singular: "resourceinterpretercustomization",
+        short_names: &["ric"],
+        namespaced: false,
+        status_subresource: false,
+        ..CRD
+    },
+    KindInfo {
+        group: "config.karmada.io",
+        version: "v1alpha1",
+        kind: "ResourceInterpreterWebhookConfiguration",
+        list_kind: "ResourceInterpreterWebhookConfigurationList",
+        plural: "resourceinterpreterwebhookconfigurations",
+        singular: "resourceinterpreterwebhookconfiguration",
+        short_names: &[],
+        namespaced: false,
+        status_subresource: false,
+        ..CRD
+    },
+    KindInfo {
         group: "cluster.karmada.io",
         version: "v1alpha1",
         other_versions: &[],

@@ -4,7 +4,8 @@
 //!
 //! Must not depend on the server, storage or the controllers.
 //!
-//! - [`policy::v1alpha1`], [`work::v1alpha1`], [`work::v1alpha2`], [`cluster::v1alpha1`]: the
+//! - [`policy::v1alpha1`], [`work::v1alpha1`], [`work::v1alpha2`], [`cluster::v1alpha1`],
+//!   [`config::v1alpha1`]: the
 //!   types, which serialize like Karmada's Go types and implement `kube::Resource`.
 //! - [`admit`] / [`admit_delete`]: CRD schema defaulting, pruning and validation plus Karmada's
 //!   mutating and validating webhooks (or, for Cluster, its aggregated API server's strategy).
@@ -19,6 +20,7 @@
 
 pub mod apps;
 pub mod cluster;
+pub mod config;
 pub mod policy;
 pub mod work;
 
@@ -39,7 +41,8 @@ mod field;
 mod resource;
 
 pub use admission::{
-    AdmissionError, Operation, admit, admit_delete, status_admission_reads_only_status,
+    AdmissionError, Operation, admission_reads_peers, admit, admit_delete, admit_with_peers,
+    status_admission_reads_only_status,
 };
 pub use catalog::{KindInfo, ServedBy, kind_info, kinds};
 pub use field::{FieldError, FieldErrorKind, FieldPath, aggregate_message, go_quote};

@@ -104,7 +104,13 @@ fn build_columns(kind: &str) -> Vec<PrinterColumn> {
         "OverridePolicy"
         | "ClusterOverridePolicy"
         | "ClusterTaintPolicy"
-        | "WorkloadRebalancer" => columns.push(default_age_column()),
+        | "WorkloadRebalancer"
+        | "ResourceInterpreterWebhookConfiguration" => columns.push(default_age_column()),
+        "ResourceInterpreterCustomization" => columns.extend([
+            crd_column!("TARGET-API-VERSION", "string", ".spec.target.apiVersion"),
+            crd_column!("TARGET-KIND", "string", ".spec.target.kind"),
+            crd_column!("AGE", "date", ".metadata.creationTimestamp"),
+        ]),
         "Work" => columns.extend([
             crd_column!(
                 "WORKLOAD-KIND",
@@ -198,6 +204,8 @@ column_cache!(
     "Work",
     "ResourceBinding",
     "ClusterResourceBinding",
+    "ResourceInterpreterCustomization",
+    "ResourceInterpreterWebhookConfiguration",
     "Cluster",
 );
 

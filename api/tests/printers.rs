@@ -27,6 +27,20 @@ fn crd_printer_columns() {
     let name = ("Name", "string", 0, Some(".metadata.name"));
     let cases = vec![
         (
+            "ResourceInterpreterCustomization",
+            vec![
+                name,
+                (
+                    "TARGET-API-VERSION",
+                    "string",
+                    0,
+                    Some(".spec.target.apiVersion"),
+                ),
+                ("TARGET-KIND", "string", 0, Some(".spec.target.kind")),
+                age,
+            ],
+        ),
+        (
             "PropagationPolicy",
             vec![
                 name,
@@ -459,6 +473,20 @@ fn kind_catalog() {
                 "clusterresourcebindings",
                 &["crb"],
                 [false, true, false, false]
+            ),
+            row(
+                "ResourceInterpreterCustomization",
+                "config.karmada.io/v1alpha1",
+                "resourceinterpretercustomizations",
+                &["ric"],
+                [false, false, false, false]
+            ),
+            row(
+                "ResourceInterpreterWebhookConfiguration",
+                "config.karmada.io/v1alpha1",
+                "resourceinterpreterwebhookconfigurations",
+                &[],
+                [false, false, false, false]
             ),
             row(
                 "Cluster",

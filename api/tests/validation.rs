@@ -947,6 +947,8 @@ fn malformed_bodies_never_panic() {
         "Work",
         "ResourceBinding",
         "ClusterResourceBinding",
+        "ResourceInterpreterCustomization",
+        "ResourceInterpreterWebhookConfiguration",
         "Cluster",
     ];
     let served: Vec<&str> = api::kinds().iter().map(|k| k.kind).collect();
@@ -1031,6 +1033,18 @@ fn malformed_bodies_never_panic() {
             json!({"spec": {}, "status": {"manifestStatuses": [{}]}}),
             &[Operation::UpdateStatus],
             vec!["Work"],
+            vec![],
+        ),
+        (
+            json!({"spec": {"target": [], "customizations": {"retention": {"luaScript": 3}}}}),
+            &CREATE_UPDATE,
+            vec!["ResourceInterpreterCustomization"],
+            vec![],
+        ),
+        (
+            json!({"webhooks": [{"name": 1, "rules": "x", "clientConfig": []}]}),
+            &CREATE_UPDATE,
+            vec!["ResourceInterpreterWebhookConfiguration"],
             vec![],
         ),
     ];

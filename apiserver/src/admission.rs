@@ -104,9 +104,37 @@ pub async fn admit(
             }
             (Operation::Update, Subresource::Status) => karmada_api::Operation::UpdateStatus,
         };
-        karmada_api::admit(kind, kop, obj, old).map_err(|e| karmada_error(def, obj, &e))?;
+        // Karmada's customization webhook compares with the other stored objects of the kind.
+        let peers = if karmada_api::admission_reads_peers(kind) {
+            stored_objects(state, def).await?
+        } else {
+            Vec::new()
+        };
+        karmada_api::admit_with_peers(kind, kop, obj, old, &peers)
+            .map_err(|e| karmada_error(def, obj, &e))?;
     }
     Ok(())
+}
+
+/// Every stored object of a resource (a webhook's list of its kind).
+async fn stored_objects(state: &ApiState, def: &ResourceDef) -> Result<Vec<Value>, ApiError> {
+    let Some(prefix) = def.prefix() else {
+        return Ok(Vec::new());
+    };
+    let resp = state
+        .store
+        .range(storage::RangeRequest {
+            prefix: prefix.to_string(),
+            start_after: None,
+            limit: 0,
+            revision: 0,
+        })
+        .await?;
+    Ok(resp
+        .kvs
+        .iter()
+        .filter_map(|kv| serde_json::from_slice(&kv.value).ok())
+        .collect())
 }
 
 /// The API warnings of an admitted write, as admission webhooks return them: the fields of a

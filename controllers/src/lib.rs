@@ -94,6 +94,7 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
     let members = member_clients::MemberClients::new(client.clone());
     let (ctx, events_task) = Context::new(client.clone(), config.settings, members.clone());
     let mut tasks = vec![events_task];
+    ctx.load_interpreter_configuration();
     let watcher = execution::ObjectWatcher::new(ctx.clone());
     tasks.extend(detector::start(ctx.clone()));
     tasks.extend(scheduler::start(ctx.clone()));

@@ -11,6 +11,7 @@
 
 mod binding;
 mod cluster;
+mod config;
 mod policy;
 mod taint_policy;
 mod work;
@@ -149,6 +150,28 @@ pub fn admit(
     obj: &mut Value,
     old: Option<&Value>,
 ) -> Result<(), AdmissionError> {
+    admit_with_peers(kind, op, obj, old, &[])
+}
+
+/// Whether admitting a kind checks the object against the other stored objects of its kind
+/// (Karmada's ResourceInterpreterCustomization webhook lists them): the caller passes those to
+/// [`admit_with_peers`].
+pub fn admission_reads_peers(kind: &str) -> bool {
+    kind == "ResourceInterpreterCustomization"
+}
+
+/// [`admit`], with the stored objects of the same kind (`peers`, including the old version of
+/// the object itself) for kinds whose admission compares against them.
+pub fn admit_with_peers(
+    kind: &str,
+    op: Operation,
+    obj: &mut Value,
+    old: Option<&Value>,
+    peers: &[Value],
+) -> Result<(), AdmissionError> {
+    use crate::config::v1alpha1::{
+        ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration,
+    };
     use crate::policy::v1alpha1::{
         ClusterOverridePolicy, ClusterPropagationPolicy, ClusterTaintPolicy, OverridePolicy,
         PropagationPolicy,
@@ -168,6 +191,16 @@ pub fn admit(
         "ResourceBinding" => admit_crd::<ResourceBinding>(op, obj, old),
         "ClusterResourceBinding" => admit_crd::<ClusterResourceBinding>(op, obj, old),
         "Work" => admit_crd::<Work>(op, obj, old),
+        "ResourceInterpreterCustomization" => {
+            admit_crd::<ResourceInterpreterCustomization>(op, obj, old)?;
+            if op == Operation::UpdateStatus {
+                return Ok(());
+            }
+            config::check_conflicts(obj, peers)
+        }
+        "ResourceInterpreterWebhookConfiguration" => {
+            admit_crd::<ResourceInterpreterWebhookConfiguration>(op, obj, old)
+        }
         "Cluster" => cluster::admit(op, obj, old),
         _ => Ok(()),
     }

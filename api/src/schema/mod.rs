@@ -17,6 +17,9 @@ pub(crate) use node::{Checks, Node, json_type_name};
 
 use crate::apps::v1alpha1::WorkloadRebalancer;
 use crate::cluster::v1alpha1::Cluster;
+use crate::config::v1alpha1::{
+    ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration,
+};
 use crate::policy::v1alpha1::{
     ClusterOverridePolicy, ClusterPropagationPolicy, ClusterTaintPolicy, OverridePolicy,
     PropagationPolicy,
@@ -74,6 +77,8 @@ kind_schemas!(
     Work,
     ResourceBinding,
     ClusterResourceBinding,
+    ResourceInterpreterCustomization,
+    ResourceInterpreterWebhookConfiguration,
     Cluster,
 );
 

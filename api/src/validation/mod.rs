@@ -4,7 +4,7 @@
 pub mod cluster;
 pub mod names;
 pub mod policy;
-mod url;
+pub(crate) mod url;
 
 pub use names::{
     is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,

@@ -93,6 +93,28 @@ pub fn is_dns1123_label(value: &str) -> Vec<String> {
     errs
 }
 
+const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
+const DNS1035_LABEL_ERR: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+
+/// Checks a DNS-1035 label (`validation.IsDNS1035Label`); returns the problems found.
+pub fn is_dns1035_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_LABEL_MAX_LENGTH {
+        errs.push(format!(
+            "must be no more than {DNS1123_LABEL_MAX_LENGTH} characters"
+        ));
+    }
+    let shaped = is_label_shape(value, |c| lower_alnum(c) || c == b'-', lower_alnum);
+    if !shaped || !value.as_bytes()[0].is_ascii_lowercase() {
+        errs.push(regex_error(
+            DNS1035_LABEL_ERR,
+            DNS1035_LABEL_FMT,
+            &["my-name", "abc-123"],
+        ));
+    }
+    errs
+}
+
 /// Checks a DNS-1123 subdomain (the rule for most object names); returns the problems found.
 pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
     let mut errs = Vec::new();

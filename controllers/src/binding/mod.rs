@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::detector::policy::{TemplateView, matches_any};
-use crate::interpreter::{self, Operation};
+use crate::interpreter;
 use crate::overrides;
 use crate::runtime::bindings::{Binding, existing_clusters, target_clusters};
 use crate::runtime::context::BY_ID;
@@ -350,18 +350,23 @@ impl Controller {
         let spec = b.spec();
         let mut obj = workload.clone();
         if is_workload
-            && interpreter::hook_enabled(
+            && self.ctx.interpreter.hook_enabled(
                 &template.api_version,
                 &template.kind,
-                Operation::ReviseReplica,
+                lua::Operation::ReviseReplica,
             )
         {
-            obj = interpreter::revise_replica(&obj, i64::from(target.replicas)).map_err(|e| {
-                Error::msg(format!(
-                    "failed to revise replicas for cluster {}: {e}",
-                    target.name
-                ))
-            })?;
+            obj = self
+                .ctx
+                .interpreter
+                .revise_replica(&obj, i64::from(target.replicas))
+                .await
+                .map_err(|e| {
+                    Error::msg(format!(
+                        "failed to revise replicas for cluster {}: {e}",
+                        target.name
+                    ))
+                })?;
         }
         if let Some(completions) = completions {
             let Some(c) = completions.iter().find(|c| c.name == target.name) else {

@@ -12,11 +12,11 @@ use karmada_api::work::v1alpha2::{
     ResourceHealth,
 };
 use kube::Api;
+use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::binding::{fetch_template, template_key};
-use crate::interpreter;
 use crate::runtime::bindings::{Binding, digest_statuses, existing_clusters};
 use crate::runtime::context::BY_ID;
 use crate::runtime::events::{EventTarget, Recorder};
@@ -294,9 +294,15 @@ impl Controller {
         if template.is_deleting() {
             return Ok(());
         }
+        if !self.ctx.interpreter.hook_enabled(
+            &template.api_version,
+            &template.kind,
+            lua::Operation::AggregateStatus,
+        ) {
+            return Ok(());
+        }
         let value = template.to_value()?;
-        let new_status = match interpreter::aggregate_status(&value, items, jiff::Timestamp::now())
-        {
+        let new_status = match self.ctx.interpreter.aggregate_status(&value, items).await {
             Ok(Some(s)) => s,
             Ok(None) => return Ok(()),
             Err(e) => {
@@ -327,7 +333,20 @@ impl Controller {
         };
         let patch = json!({"status": merge_diff(&old_status, &new_status)});
         let target = crate::detector::template_target(&template);
-        match merge_patch_status(api, template.name(), &patch).await {
+        // The status subresource when the kind has one; a custom resource without one keeps
+        // its status in the main resource.
+        let written = if r.status_subresource {
+            merge_patch_status(api, template.name(), &patch).await
+        } else {
+            api.patch(
+                template.name(),
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await
+            .map(drop)
+        };
+        match written {
             Ok(_) => {
                 self.recorder.normal(
                     &target,

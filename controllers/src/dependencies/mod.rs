@@ -20,7 +20,7 @@ use tokio::task::JoinHandle;
 
 use crate::binding::{fetch_template, template_key};
 use crate::detector::template_target;
-use crate::interpreter::{self, DependentObjectReference};
+use crate::interpreter::DependentObjectReference;
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::selector;
@@ -199,7 +199,12 @@ impl Controller {
         let Some(template) = fetch_template(&self.ctx, &template_key(&rb.spec)).await? else {
             return Ok(Requeue::No);
         };
-        let deps = match interpreter::get_dependencies(&template.to_value()?) {
+        let deps = match self
+            .ctx
+            .interpreter
+            .get_dependencies(&template.to_value()?)
+            .await
+        {
             Ok(d) => d,
             Err(e) => {
                 self.recorder.warning(

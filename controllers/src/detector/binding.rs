@@ -9,7 +9,6 @@ use karmada_api::policy::v1alpha1::{PropagationSpec, Suspension as PolicySuspens
 use karmada_api::well_known::{annotations, labels};
 use karmada_api::work::v1alpha2::{ObjectReference, ResourceBindingSpec, Suspension};
 
-use crate::interpreter;
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::Recorder;
 use crate::runtime::{
@@ -79,8 +78,8 @@ pub fn controller_ref(obj: &RawObject) -> OwnerReference {
 }
 
 /// Builds the binding a policy asks for.
-pub fn build(
-    _ctx: &Context,
+pub async fn build(
+    ctx: &Context,
     recorder: &Recorder,
     obj: &RawObject,
     spec: &PropagationSpec,
@@ -88,12 +87,12 @@ pub fn build(
 ) -> Result<Desired> {
     let cluster_scoped = obj.namespace().is_empty();
     let value = obj.to_value()?;
-    let (replicas, requirements) = if interpreter::hook_enabled(
+    let (replicas, requirements) = if ctx.interpreter.hook_enabled(
         &obj.api_version,
         &obj.kind,
-        interpreter::Operation::InterpretReplica,
+        lua::Operation::InterpretReplica,
     ) {
-        match interpreter::get_replicas(&value) {
+        match ctx.interpreter.get_replicas(&value).await {
             Ok(r) => {
                 recorder.normal(
                     &super::template_target(obj),

@@ -480,7 +480,7 @@ impl Detector {
             Arc::new(self.patch_template(obj, &patch).await?)
         };
         let claim = binding::Claim::pp(&id, &pp.metadata);
-        let desired = binding::build(&self.ctx, &self.recorder, &obj, &pp.spec, &claim)?;
+        let desired = binding::build(&self.ctx, &self.recorder, &obj, &pp.spec, &claim).await?;
         binding::create_or_update::<ResourceBinding>(
             &self.ctx,
             &obj,
@@ -513,7 +513,7 @@ impl Detector {
             Arc::new(self.patch_template(obj, &patch).await?)
         };
         let claim = binding::Claim::cpp(&id, &cpp.metadata);
-        let desired = binding::build(&self.ctx, &self.recorder, &obj, &cpp.spec, &claim)?;
+        let desired = binding::build(&self.ctx, &self.recorder, &obj, &cpp.spec, &claim).await?;
         if obj.namespace().is_empty() {
             binding::create_or_update::<ClusterResourceBinding>(
                 &self.ctx,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use karmada_api::names;
 use karmada_api::well_known::{annotations, conditions, finalizers, labels};
 use karmada_api::work::v1alpha1::{
-    ManifestStatus, ResourceIdentifier, WORK_APPLIED, WORK_DISPATCHING, Work,
+    ManifestStatus, ResourceHealth, ResourceIdentifier, WORK_APPLIED, WORK_DISPATCHING, Work,
 };
 use kube::Api;
 use kube::api::{Patch, PatchParams};
@@ -109,30 +109,43 @@ pub fn work_target(w: &CachedWork) -> EventTarget {
 }
 
 /// The status entry of a member object (reflectStatus, interpretHealth, buildStatusIdentifier).
-pub fn manifest_status(
+/// A health that cannot be interpreted is Unknown; the error comes back beside the entry.
+pub async fn manifest_status(
+    interpreter: &interpreter::ResourceInterpreter,
     ordinal: i64,
     observed: &Value,
-) -> std::result::Result<ManifestStatus, interpreter::InterpreterError> {
+) -> std::result::Result<
+    (ManifestStatus, Option<interpreter::InterpreterError>),
+    interpreter::InterpreterError,
+> {
     let (group, version) = split_api_version(observed["apiVersion"].as_str().unwrap_or(""));
-    Ok(ManifestStatus {
-        identifier: ResourceIdentifier {
-            ordinal,
-            group: group.to_owned(),
-            version: version.to_owned(),
-            kind: observed["kind"].as_str().unwrap_or("").to_owned(),
-            resource: String::new(),
-            namespace: observed["metadata"]["namespace"]
-                .as_str()
-                .unwrap_or("")
-                .to_owned(),
-            name: observed["metadata"]["name"]
-                .as_str()
-                .unwrap_or("")
-                .to_owned(),
+    let status = interpreter.reflect_status(observed).await?;
+    let (health, health_error) = match interpreter.interpret_health(observed).await {
+        Ok(h) => (h, None),
+        Err(e) => (ResourceHealth::Unknown, Some(e)),
+    };
+    Ok((
+        ManifestStatus {
+            identifier: ResourceIdentifier {
+                ordinal,
+                group: group.to_owned(),
+                version: version.to_owned(),
+                kind: observed["kind"].as_str().unwrap_or("").to_owned(),
+                resource: String::new(),
+                namespace: observed["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+                name: observed["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+            },
+            status,
+            health: Some(health),
         },
-        status: interpreter::reflect_status(observed)?,
-        health: Some(interpreter::interpret_health(observed)),
-    })
+        health_error,
+    ))
 }
 
 impl Controller {
@@ -221,7 +234,9 @@ impl Controller {
             let target = manifest_target(m);
             match self.apply(work, cluster, m).await {
                 Ok(observed) => {
-                    if let Ok(ms) = manifest_status(i as i64, &observed) {
+                    if let Ok((ms, _)) =
+                        manifest_status(&self.ctx.interpreter, i as i64, &observed).await
+                    {
                         statuses.push(ms);
                     }
                     self.recorder.normal(

@@ -12,7 +12,6 @@ use kube::Api;
 use kube::api::{DeleteParams, PostParams, PropagationPolicy};
 use serde_json::{Map, Value};
 
-use crate::interpreter;
 use crate::runtime::discovery::ServedResource;
 use crate::runtime::{Context, Error, ObjectKey, RawObject, Result, is_not_found};
 
@@ -333,7 +332,7 @@ impl ObjectWatcher {
         }
         let mut want = desired.clone();
         retain_cluster_fields(&mut want, &observed_v);
-        let want = interpreter::retain(&want, &observed_v).map_err(|e| {
+        let want = self.ctx.interpreter.retain(&want, &observed_v).await.map_err(|e| {
             Error::msg(format!(
                 "failed to retain fields for resource(kind={}, {}/{}) in cluster {cluster}: {e}",
                 observed.kind,

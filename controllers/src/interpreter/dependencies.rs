@@ -117,7 +117,12 @@ fn name_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     Some(str_at(v, path)).filter(|s| !s.is_empty())
 }
 
-fn pod_dependencies(spec: Option<&Value>, namespace: &str) -> Vec<DependentObjectReference> {
+/// The ConfigMaps, Secrets, ServiceAccount and PersistentVolumeClaims a pod spec in
+/// `namespace` references (`helper.GetDependenciesFromPodTemplate`).
+pub(crate) fn pod_dependencies(
+    spec: Option<&Value>,
+    namespace: &str,
+) -> Vec<DependentObjectReference> {
     let Some(spec) = spec else {
         return Vec::new();
     };

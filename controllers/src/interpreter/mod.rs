@@ -5,30 +5,52 @@
 //! status reflected, healthy, no aggregation, no dependencies).
 
 mod aggregate;
+pub mod declarative;
 mod dependencies;
+mod pods;
 mod quantity;
 mod replicas;
+mod resource;
 mod retain;
 mod status;
+pub mod thirdparty;
+pub mod webhook;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 pub use aggregate::aggregate_status;
 pub use dependencies::get_dependencies;
+pub use pods::NativePods;
 pub use quantity::{format_binary_si, format_decimal_si};
 pub use replicas::{
     divide_job_completions, generate_replica_requirements, get_replicas, revise_job_completions,
     revise_replica,
 };
+pub use resource::ResourceInterpreter;
 pub use retain::{retain, retain_cluster_fields};
 pub use status::{interpret_health, reflect_status};
 
-/// An object the interpreter cannot read as its kind.
+/// Why interpreting an object failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InterpreterError {
+    /// A customization's script failed, or returned something unusable.
+    #[error("{operation} of {origin} failed: {error}")]
+    Script {
+        /// Who defined the script, e.g. `ResourceInterpreterCustomization(workloads)`.
+        origin: String,
+        /// The operation, e.g. `InterpretHealth`.
+        operation: &'static str,
+        /// What went wrong.
+        error: lua::LuaError,
+    },
+    /// An interpreter webhook failed or answered wrongly.
+    #[error("{operation} by interpreter webhook failed: {message}")]
+    Webhook {
+        /// The operation, e.g. `InterpretReplica`.
+        operation: &'static str,
+        /// What went wrong.
+        message: String,
+    },
     /// A field has the wrong type or value.
     #[error("{kind} {name}: {message}")]
     Malformed {
@@ -42,7 +64,20 @@ pub enum InterpreterError {
 }
 
 impl InterpreterError {
-    fn malformed(object: &Value, message: impl Into<String>) -> Self {
+    /// A script's result that cannot be used.
+    pub(crate) fn result(
+        s: &declarative::ScriptRef,
+        op: lua::Operation,
+        message: impl Into<String>,
+    ) -> Self {
+        InterpreterError::Script {
+            origin: s.origin.clone(),
+            operation: op.name(),
+            error: lua::LuaError::Result(message.into()),
+        }
+    }
+
+    pub(crate) fn malformed(object: &Value, message: impl Into<String>) -> Self {
         let name = match (
             str_at(object, &["metadata", "namespace"]),
             str_at(object, &["metadata", "name"]),
@@ -60,23 +95,7 @@ impl InterpreterError {
 
 /// An object a workload depends on (Karmada `configv1alpha1.DependentObjectReference`), in the
 /// JSON form of the `resourcebinding.karmada.io/dependencies` annotation.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DependentObjectReference {
-    /// API version of the dependency.
-    pub api_version: String,
-    /// Kind of the dependency.
-    pub kind: String,
-    /// Namespace of the dependency.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub namespace: String,
-    /// Name of the dependency; empty when selected by labels.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub name: String,
-    /// Selects several dependencies by label.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label_selector: Option<LabelSelector>,
-}
+pub use karmada_api::config::v1alpha1::DependentObjectReference;
 
 /// The operations of the resource interpreter (Karmada `InterpreterOperation`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -286,3 +305,6 @@ pub(crate) fn set_or_remove(value: &mut Value, path: &[&str], new: Value) {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod customized_tests;

@@ -2,7 +2,7 @@
 //! template before it is put into the cluster's Work.
 
 mod image;
-mod json_patch;
+pub(crate) mod json_patch;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use karmada_api::cluster::v1alpha1::Cluster;

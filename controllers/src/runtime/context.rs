@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
 use karmada_api::cluster::v1alpha1::Cluster;
+use karmada_api::config::v1alpha1::{
+    ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration,
+};
 use karmada_api::policy::v1alpha1::{
     ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
 };
@@ -23,6 +26,7 @@ use super::discovery::ServedResource;
 use super::dynamic::DynamicInformers;
 use super::events::EventSink;
 use super::informer::Informer;
+use crate::interpreter::ResourceInterpreter;
 use crate::member_clients::MemberClients;
 
 /// Index of bindings and Works by the permanent id of their (Cluster)PropagationPolicy or
@@ -44,6 +48,8 @@ pub struct Settings {
     pub workers: usize,
     /// How often the detector re-runs discovery (Karmada: 30 s); CRD changes also trigger it.
     pub discovery_interval: Duration,
+    /// The bounds of every interpreter script call (Karmada: one second each).
+    pub interpreter_limits: lua::Limits,
     /// Failover settings.
     pub failover: FailoverSettings,
 }
@@ -80,6 +86,7 @@ impl Default for Settings {
             workers: 16,
             discovery_interval: Duration::from_secs(30),
             failover: FailoverSettings::default(),
+            interpreter_limits: lua::Limits::default(),
         }
     }
 }
@@ -108,6 +115,12 @@ pub struct Context {
     pub works: Informer<CachedWork>,
     /// Namespaces of the control plane.
     pub namespaces: Informer<Namespace>,
+    /// ResourceInterpreterCustomizations, loaded into [`Context::interpreter`] on every change.
+    pub customizations: Informer<ResourceInterpreterCustomization>,
+    /// ResourceInterpreterWebhookConfigurations, loaded likewise.
+    pub interpreter_webhooks: Informer<ResourceInterpreterWebhookConfiguration>,
+    /// The resource interpreter: customizations, webhooks, shipped customizations, built-in.
+    pub interpreter: Arc<ResourceInterpreter>,
     /// Resource templates: one informer per served kind, run by the detector.
     pub templates: Arc<DynamicInformers>,
     /// The resources the control plane serves, as the detector last discovered them.
@@ -139,6 +152,10 @@ impl Context {
         members: MemberClients,
     ) -> (Arc<Context>, JoinHandle<()>) {
         let (events, events_task) = EventSink::start(client.clone());
+        let interpreter = Arc::new(ResourceInterpreter::new(
+            Some(client.clone()),
+            settings.interpreter_limits.clone(),
+        ));
         let ctx = Context {
             templates: DynamicInformers::new(
                 client.clone(),
@@ -178,6 +195,10 @@ impl Context {
                 })
                 .build(),
             namespaces: Informer::builder("namespaces").build(),
+            customizations: Informer::builder("resourceinterpretercustomizations").build(),
+            interpreter_webhooks: Informer::builder("resourceinterpreterwebhookconfigurations")
+                .build(),
+            interpreter,
             served: watch::channel(Arc::new(Vec::new())).0,
             members,
             events,
@@ -199,6 +220,9 @@ impl Context {
             self.crbs.run(kube::Api::all(c.clone()), cfg()),
             self.works.run(kube::Api::all(c.clone()), cfg()),
             self.namespaces.run(kube::Api::all(c.clone()), cfg()),
+            self.customizations.run(kube::Api::all(c.clone()), cfg()),
+            self.interpreter_webhooks
+                .run(kube::Api::all(c.clone()), cfg()),
         ]
     }
 
@@ -213,6 +237,37 @@ impl Context {
         self.crbs.wait_synced().await;
         self.works.wait_synced().await;
         self.namespaces.wait_synced().await;
+        self.customizations.wait_synced().await;
+        self.interpreter_webhooks.wait_synced().await;
+    }
+
+    /// Keeps the interpreter's customizations and webhooks in step with their informers (a
+    /// change takes effect at the next call, without restart). Call before the informers run.
+    pub fn load_interpreter_configuration(self: &Arc<Self>) {
+        let ctx = Arc::downgrade(self);
+        self.customizations.on_change(move |_| {
+            if let Some(ctx) = ctx.upgrade() {
+                let items: Vec<_> = ctx
+                    .customizations
+                    .list()
+                    .iter()
+                    .map(|c| (**c).clone())
+                    .collect();
+                ctx.interpreter.load_customizations(&items);
+            }
+        });
+        let ctx = Arc::downgrade(self);
+        self.interpreter_webhooks.on_change(move |_| {
+            if let Some(ctx) = ctx.upgrade() {
+                let items: Vec<_> = ctx
+                    .interpreter_webhooks
+                    .list()
+                    .iter()
+                    .map(|c| (**c).clone())
+                    .collect();
+                ctx.interpreter.load_webhooks(&items);
+            }
+        });
     }
 
     /// The served resource for an apiVersion and kind, from the last discovery.

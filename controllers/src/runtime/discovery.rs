@@ -25,6 +25,8 @@ pub struct ServedResource {
     pub namespaced: bool,
     /// Verbs the resource supports.
     pub verbs: Vec<String>,
+    /// Whether the resource has a `status` subresource.
+    pub status_subresource: bool,
 }
 
 impl ServedResource {
@@ -106,6 +108,14 @@ struct ResourceDiscovery {
     scope: String,
     #[serde(default)]
     verbs: Vec<String>,
+    #[serde(default)]
+    subresources: Vec<SubresourceDiscovery>,
+}
+
+#[derive(Deserialize)]
+struct SubresourceDiscovery {
+    #[serde(default)]
+    subresource: String,
 }
 
 #[derive(Deserialize)]
@@ -149,6 +159,7 @@ pub async fn served_resources(client: &Client) -> Result<Vec<ServedResource>, Di
                     plural: r.resource,
                     namespaced: r.scope == "Namespaced",
                     verbs: r.verbs,
+                    status_subresource: r.subresources.iter().any(|s| s.subresource == "status"),
                 });
             }
         }
@@ -206,6 +217,11 @@ async fn legacy(client: &Client) -> Result<Vec<ServedResource>, DiscoveryError> 
                 continue;
             }
         };
+        let with_status: Vec<String> = list
+            .resources
+            .iter()
+            .filter_map(|r| r.name.strip_suffix("/status").map(str::to_owned))
+            .collect();
         for r in list.resources {
             if r.name.contains('/') {
                 continue;
@@ -214,6 +230,7 @@ async fn legacy(client: &Client) -> Result<Vec<ServedResource>, DiscoveryError> 
                 group: group.clone(),
                 version: version.clone(),
                 kind: r.kind,
+                status_subresource: with_status.contains(&r.name),
                 plural: r.name,
                 namespaced: r.namespaced,
                 verbs: r.verbs,

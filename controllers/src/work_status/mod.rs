@@ -22,7 +22,6 @@ use tokio::task::JoinHandle;
 
 use crate::execution::objectwatcher::{CreateError, ObjectWatcher};
 use crate::execution::{manifest_status, manifest_target, work_target};
-use crate::interpreter;
 use crate::runtime::events::Recorder;
 use crate::runtime::write::merge_patch_status;
 use crate::runtime::{
@@ -246,8 +245,9 @@ impl Controller {
         if recorded.and_then(|ms| ms.health) == Some(ResourceHealth::Healthy) {
             return false;
         }
-        obj.to_value()
-            .is_ok_and(|v| interpreter::interpret_health(&v) == ResourceHealth::Healthy)
+        obj.to_value().is_ok_and(|v| {
+            self.ctx.interpreter.interpret_health_now(&v) == Some(ResourceHealth::Healthy)
+        })
     }
 
     async fn reconcile(&self, key: ItemKey) -> Result<Requeue> {
@@ -295,8 +295,19 @@ impl Controller {
         }
         let wt = work_target(&work);
         let what = format!("{}/{}/{}", obj.kind, obj.namespace(), obj.name());
-        let ms = match manifest_status(ordinal as i64, &current.to_value()?) {
-            Ok(ms) => ms,
+        let ms = match manifest_status(&self.ctx.interpreter, ordinal as i64, &current.to_value()?)
+            .await
+        {
+            Ok((ms, health_error)) => {
+                if let Some(e) = health_error {
+                    self.recorder.warning(
+                        &wt,
+                        "InterpretHealthFailed",
+                        format!("Interpret health of object({what}) failed, err: {e}."),
+                    );
+                }
+                ms
+            }
             Err(e) => {
                 self.recorder.warning(
                     &wt,
@@ -324,6 +335,9 @@ impl Controller {
             "ReflectStatusSucceed",
             format!("Reflect status for object({what}) succeed."),
         );
+        if health == "Unknown" {
+            return Ok(Requeue::No);
+        }
         self.recorder.normal(
             &wt,
             "InterpretHealthSucceed",

@@ -1,0 +1,502 @@
+//! The shipped customizations: each parses, compiles, defines its functions, and answers
+//! every operation it scripts from the project's documented fields; a user's customization
+//! of the same kind overrides them operation by operation.
+
+use karmada_api::config::v1alpha1::ResourceInterpreterCustomization;
+use karmada_api::work::v1alpha1::ResourceHealth;
+use karmada_api::work::v1alpha2::AggregatedStatusItem;
+use serde_json::{Value, json};
+
+use super::super::{DependentObjectReference, ResourceInterpreter};
+use lua::Operation;
+
+fn interpreter() -> ResourceInterpreter {
+    ResourceInterpreter::new(None, lua::Limits::default())
+}
+
+fn items(statuses: &[(&str, Value)]) -> Vec<AggregatedStatusItem> {
+    statuses
+        .iter()
+        .map(|(cluster, status)| {
+            serde_json::from_value(
+                json!({"clusterName": cluster, "status": status, "applied": true}),
+            )
+            .expect("status item")
+        })
+        .collect()
+}
+
+fn deps(list: &[DependentObjectReference]) -> Vec<String> {
+    list.iter()
+        .map(|d| format!("{} {} {}/{}", d.api_version, d.kind, d.namespace, d.name))
+        .collect()
+}
+
+fn pod_template() -> Value {
+    json!({"metadata": {"labels": {"app": "a"}}, "spec": {
+        "serviceAccountName": "runner",
+        "containers": [{"name": "c", "image": "nginx",
+            "envFrom": [{"configMapRef": {"name": "settings"}}],
+            "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}}}]
+    }})
+}
+
+#[test]
+fn every_shipped_customization_parses_compiles_and_defines_its_functions() {
+    let files = super::files();
+    assert!(files.len() >= 5, "at least five shipped customizations");
+    let parsed = super::customizations();
+    assert_eq!(parsed.len(), files.len(), "every file parses");
+    let rt = lua::Runtime::new(std::sync::Arc::new(lua::NoPods), lua::Limits::default());
+    let mut targets = Vec::new();
+    for c in &parsed {
+        let mut scripted = 0;
+        for op in Operation::ALL {
+            if let Some(source) = c.spec.customizations.script(op) {
+                rt.check_defines(&lua::Script::new(source, op.function()))
+                    .unwrap_or_else(|e| panic!("{:?} {}: {e}", c.metadata.name, op.name()));
+                scripted += 1;
+            }
+        }
+        assert!(
+            scripted >= 3,
+            "{:?} scripts few operations",
+            c.metadata.name
+        );
+        // Each passes the admission the user's own customizations pass.
+        let mut value = serde_json::to_value(c).expect("json");
+        karmada_api::admission::admit(
+            "ResourceInterpreterCustomization",
+            karmada_api::admission::Operation::Create,
+            &mut value,
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{:?} refused: {e:?}", c.metadata.name));
+        targets.push((
+            c.spec.target.api_version.clone(),
+            c.spec.target.kind.clone(),
+        ));
+    }
+    targets.sort();
+    targets.dedup();
+    assert_eq!(targets.len(), parsed.len(), "one customization per kind");
+}
+
+fn rollout() -> Value {
+    json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
+        "metadata": {"name": "r", "namespace": "ns", "generation": 3, "labels": {}},
+        "spec": {"replicas": 5, "template": pod_template(),
+                 "strategy": {"canary": {"steps": [{"setWeight": 20}]}}},
+    })
+}
+
+#[tokio::test]
+async fn argo_rollout() {
+    let i = interpreter();
+    let r = rollout();
+    let (n, req) = i.get_replicas(&r).await.expect("replicas");
+    assert_eq!(n, 5);
+    let req = req.expect("requirements");
+    assert_eq!(req.resource_request["cpu"].0, "250m");
+    assert_eq!(req.namespace, "ns");
+    let revised = i.revise_replica(&r, 2).await.expect("revise");
+    assert_eq!(revised["spec"]["replicas"], 2);
+    assert_eq!(
+        revised["metadata"]["labels"],
+        json!({}),
+        "empty maps stay maps"
+    );
+
+    let mut observed = revised.clone();
+    observed["spec"]["replicas"] = json!(7);
+    observed["status"] = json!({"replicas": 2, "updatedReplicas": 2, "readyReplicas": 2,
+        "availableReplicas": 2, "phase": "Healthy", "observedGeneration": "3", "currentPodHash": "x"});
+    assert_eq!(
+        i.retain(&revised, &observed).await.expect("retain")["spec"]["replicas"],
+        2
+    );
+    let mut labelled = revised.clone();
+    labelled["metadata"]["labels"] = json!({"resourcetemplate.karmada.io/retain-replicas": "true"});
+    assert_eq!(
+        i.retain(&labelled, &observed).await.expect("retain")["spec"]["replicas"],
+        7
+    );
+
+    let reflected = i
+        .reflect_status(&observed)
+        .await
+        .expect("reflect")
+        .expect("status");
+    assert_eq!(reflected["phase"], "Healthy");
+    assert_eq!(reflected["generation"], 3);
+    assert!(reflected.get("currentPodHash").is_none());
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Healthy)
+    );
+    observed["status"]["phase"] = json!("Degraded");
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
+    observed["status"]["phase"] = json!("Progressing");
+    observed["status"]["availableReplicas"] = json!(1);
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
+
+    let degraded = json!({"replicas": 3, "updatedReplicas": 1, "readyReplicas": 1,
+        "availableReplicas": 1, "phase": "Degraded", "message": "ProgressDeadlineExceeded",
+        "observedGeneration": "3", "generation": 3});
+    let status = i
+        .aggregate_status(&r, &items(&[("m1", reflected.clone()), ("m2", degraded)]))
+        .await
+        .expect("aggregate")
+        .expect("changed");
+    assert_eq!(status["replicas"], 5);
+    assert_eq!(status["availableReplicas"], 3);
+    assert_eq!(status["phase"], "Degraded");
+    assert_eq!(status["message"], "m2: ProgressDeadlineExceeded");
+    assert_eq!(status["observedGeneration"], "3");
+
+    let got = i.get_dependencies(&r).await.expect("deps");
+    assert_eq!(
+        deps(&got),
+        ["v1 ConfigMap ns/settings", "v1 ServiceAccount ns/runner"]
+    );
+    let mut by_ref = r.clone();
+    by_ref["spec"]
+        .as_object_mut()
+        .expect("spec")
+        .remove("template");
+    by_ref["spec"]["workloadRef"] =
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "base"});
+    let got = i.get_dependencies(&by_ref).await.expect("deps");
+    assert_eq!(deps(&got), ["apps/v1 Deployment ns/base"]);
+    let (n, req) = i.get_replicas(&by_ref).await.expect("replicas");
+    assert_eq!((n, req), (5, None));
+}
+
+#[tokio::test]
+async fn kruise_cloneset() {
+    let i = interpreter();
+    let c = json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": "c", "namespace": "ns", "generation": 2},
+        "spec": {"replicas": 4, "template": pod_template(),
+                 "updateStrategy": {"partition": 2}},
+    });
+    assert_eq!(i.get_replicas(&c).await.expect("replicas").0, 4);
+    assert_eq!(
+        i.revise_replica(&c, 1).await.expect("revise")["spec"]["replicas"],
+        1
+    );
+    let mut observed = c.clone();
+    observed["status"] = json!({"replicas": 4, "readyReplicas": 4, "availableReplicas": 4,
+        "updatedReplicas": 2, "updatedReadyReplicas": 2, "expectedUpdatedReplicas": 2,
+        "observedGeneration": 2, "updateRevision": "c-7f", "currentRevision": "c-6d"});
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Healthy),
+        "a partitioned update with every pod available is healthy"
+    );
+    observed["status"]["observedGeneration"] = json!(1);
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
+    observed["status"]["observedGeneration"] = json!(2);
+    observed["status"]["availableReplicas"] = json!(3);
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
+
+    let s1 = i
+        .reflect_status(&observed)
+        .await
+        .expect("reflect")
+        .expect("status");
+    let mut s2 = s1.clone();
+    s2["updateRevision"] = json!("c-other");
+    let status = i
+        .aggregate_status(&c, &items(&[("m1", s1.clone()), ("m2", s2)]))
+        .await
+        .expect("aggregate")
+        .expect("changed");
+    assert_eq!(status["replicas"], 8);
+    assert_eq!(status["availableReplicas"], 6);
+    assert_eq!(status["observedGeneration"], 2);
+    assert!(status.get("updateRevision").is_none(), "members disagree");
+    let status = i
+        .aggregate_status(&c, &items(&[("m1", s1)]))
+        .await
+        .expect("aggregate")
+        .expect("changed");
+    assert_eq!(status["updateRevision"], "c-7f");
+    let got = i.get_dependencies(&c).await.expect("deps");
+    assert_eq!(
+        deps(&got),
+        ["v1 ConfigMap ns/settings", "v1 ServiceAccount ns/runner"]
+    );
+}
+
+#[tokio::test]
+async fn flux_helm_release() {
+    let i = interpreter();
+    let hr = json!({
+        "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+        "metadata": {"name": "podinfo", "namespace": "apps", "generation": 4},
+        "spec": {
+            "interval": "10m",
+            "chart": {"spec": {"chart": "podinfo", "sourceRef": {"kind": "HelmRepository", "name": "charts", "namespace": "flux-system"}}},
+            "valuesFrom": [{"kind": "ConfigMap", "name": "values"}, {"kind": "Secret", "name": "secret-values"}],
+            "serviceAccountName": "deployer",
+        }
+    });
+    let got = i.get_dependencies(&hr).await.expect("deps");
+    assert_eq!(
+        deps(&got),
+        [
+            "source.toolkit.fluxcd.io/v1 HelmRepository flux-system/charts",
+            "v1 ConfigMap apps/values",
+            "v1 Secret apps/secret-values",
+            "v1 ServiceAccount apps/deployer",
+        ]
+    );
+    let ready = |status: &str, message: &str| {
+        json!({"type": "Ready", "status": status, "reason": if status == "True" {"InstallSucceeded"} else {"InstallFailed"},
+               "message": message, "lastTransitionTime": "2026-01-01T00:00:00Z"})
+    };
+    let mut observed = hr.clone();
+    observed["status"] = json!({"observedGeneration": 4, "conditions": [ready("True", "installed")],
+        "lastAttemptedRevision": "6.5.0", "history": [{"name": "podinfo"}]});
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Healthy)
+    );
+    let good = i
+        .reflect_status(&observed)
+        .await
+        .expect("reflect")
+        .expect("status");
+    assert!(good.get("history").is_none());
+    observed["status"]["conditions"] = json!([ready("False", "chart not found")]);
+    observed["status"]["installFailures"] = json!(2);
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
+    let bad = i
+        .reflect_status(&observed)
+        .await
+        .expect("reflect")
+        .expect("status");
+    let status = i
+        .aggregate_status(&hr, &items(&[("m1", good.clone()), ("m2", bad)]))
+        .await
+        .expect("aggregate")
+        .expect("changed");
+    assert_eq!(status["conditions"][0]["status"], "False");
+    assert_eq!(status["conditions"][0]["reason"], "InstallFailed");
+    assert_eq!(
+        status["conditions"][0]["message"],
+        "m1: installed; m2: chart not found"
+    );
+    assert_eq!(status["installFailures"], 2);
+    assert_eq!(status["observedGeneration"], 4);
+    let status = i
+        .aggregate_status(&hr, &items(&[("m1", good)]))
+        .await
+        .expect("aggregate")
+        .expect("changed");
+    assert_eq!(status["conditions"][0]["status"], "True");
+    // No replicas: a HelmRelease is copied whole.
+    assert_eq!(i.get_replicas(&hr).await, Ok((0, None)));
+}
+
+#[tokio::test]
+async fn kyverno_cluster_policy() {
+    let i = interpreter();
+    let p = json!({
+        "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+        "metadata": {"name": "require-labels", "generation": 1},
+        "spec": {"rules": [
+            {"name": "a", "context": [{"name": "dict", "configMap": {"name": "allowed", "namespace": "kyverno"}}]},
+            {"name": "b", "context": [{"name": "per-ns", "configMap": {"name": "{{request.namespace}}", "namespace": "kyverno"}},
+                                      {"name": "again", "configMap": {"name": "allowed", "namespace": "kyverno"}}]},
+            {"name": "c"}
+        ]}
+    });
+    let got = i.get_dependencies(&p).await.expect("deps");
+    assert_eq!(deps(&got), ["v1 ConfigMap kyverno/allowed"]);
+    let mut observed = p.clone();
+    observed["status"] = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded", "message": "Ready"}],
+        "rulecount": {"validate": 3, "generate": 0, "mutate": 0, "verifyimages": 0}, "autogen": {}});
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Healthy)
+    );
+    let good = i
+        .reflect_status(&observed)
+        .await
+        .expect("reflect")
+        .expect("status");
+    assert!(good.get("autogen").is_none());
+    observed["status"] = json!({"ready": false});
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
+    let bad = json!({"conditions": [{"type": "Ready", "status": "False", "reason": "Failed", "message": "webhook not ready"}]});
+    let status = i
+        .aggregate_status(&p, &items(&[("m1", good.clone()), ("m2", bad)]))
+        .await
+        .expect("aggregate")
+        .expect("changed");
+    assert_eq!(status["ready"], false);
+    assert_eq!(status["rulecount"]["validate"], 3);
+    assert_eq!(status["conditions"][0]["reason"], "Failed");
+    assert_eq!(status["conditions"][0]["message"], "m2: webhook not ready");
+    // The transition time is kept while the condition holds, so the status settles.
+    let mut template = p.clone();
+    let first = i
+        .aggregate_status(&template, &items(&[("m1", good.clone())]))
+        .await
+        .expect("aggregate")
+        .expect("changed");
+    assert_eq!(first["conditions"][0]["status"], "True");
+    template["status"] = first;
+    assert_eq!(
+        i.aggregate_status(&template, &items(&[("m1", good)])).await,
+        Ok(None),
+        "unchanged"
+    );
+}
+
+#[tokio::test]
+async fn flink_deployment() {
+    let i = interpreter();
+    let f = json!({
+        "apiVersion": "flink.apache.org/v1beta1", "kind": "FlinkDeployment",
+        "metadata": {"name": "job", "namespace": "flink", "generation": 1},
+        "spec": {
+            "flinkConfiguration": {"taskmanager.numberOfTaskSlots": "2"},
+            "serviceAccount": "flink",
+            "jobManager": {"resource": {"cpu": 1, "memory": "2048m"}},
+            "taskManager": {"resource": {"cpu": 0.5, "memory": "1g"},
+                            "podTemplate": {"spec": {"containers": [{"name": "flink-main-container",
+                                "envFrom": [{"secretRef": {"name": "s3"}}]}]}}},
+            "job": {"jarURI": "local:///opt/flink/job.jar", "parallelism": 5},
+        }
+    });
+    // One JobManager (default) and ceil(5 / 2) = 3 TaskManagers.
+    let components = i.get_components(&f).await.expect("components");
+    let summary: Vec<(String, i32, String, String)> = components
+        .iter()
+        .map(|c| {
+            let r = &c
+                .replica_requirements
+                .as_ref()
+                .expect("requirements")
+                .resource_request;
+            (
+                c.name.clone(),
+                c.replicas,
+                r["cpu"].0.clone(),
+                r["memory"].0.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("jobmanager".to_owned(), 1, "1".to_owned(), "2Gi".to_owned()),
+            (
+                "taskmanager".to_owned(),
+                3,
+                "500m".to_owned(),
+                "1Gi".to_owned()
+            ),
+        ]
+    );
+    let (n, req) = i.get_replicas(&f).await.expect("replicas");
+    assert_eq!(n, 1, "a Flink cluster is not divided");
+    let req = req.expect("requirements");
+    assert_eq!(req.resource_request["cpu"].0, "2500m");
+    assert_eq!(req.resource_request["memory"].0, "5Gi");
+    let got = i.get_dependencies(&f).await.expect("deps");
+    assert_eq!(
+        deps(&got),
+        ["v1 Secret flink/s3", "v1 ServiceAccount flink/flink"]
+    );
+
+    let mut observed = f.clone();
+    observed["status"] = json!({"jobManagerDeploymentStatus": "READY", "lifecycleState": "STABLE",
+        "jobStatus": {"state": "RUNNING", "jobName": "job"}, "clusterInfo": {"flink-version": "1.19"}});
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Healthy)
+    );
+    let good = i
+        .reflect_status(&observed)
+        .await
+        .expect("reflect")
+        .expect("status");
+    assert!(good.get("clusterInfo").is_none());
+    observed["status"]["jobStatus"]["state"] = json!("FAILED");
+    observed["status"]["error"] = json!("job failed");
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
+    let bad = i
+        .reflect_status(&observed)
+        .await
+        .expect("reflect")
+        .expect("status");
+    let status = i
+        .aggregate_status(&f, &items(&[("m1", good), ("m2", bad)]))
+        .await
+        .expect("aggregate")
+        .expect("changed");
+    assert_eq!(status["error"], "job failed");
+    assert_eq!(status["jobStatus"]["state"], "FAILED");
+
+    let mut odd = f.clone();
+    odd["spec"]["jobManager"]["resource"]["memory"] = json!("2 parsecs");
+    assert!(
+        i.get_replicas(&odd).await.is_err(),
+        "bad memory sizes are errors"
+    );
+}
+
+#[tokio::test]
+async fn a_users_customization_overrides_a_shipped_one_operation_by_operation() {
+    let i = interpreter();
+    let r = rollout();
+    assert!(!i.is_native(
+        "argoproj.io/v1alpha1",
+        "Rollout",
+        Operation::InterpretHealth
+    ));
+    let user: ResourceInterpreterCustomization = serde_json::from_value(json!({
+        "apiVersion": "config.karmada.io/v1alpha1",
+        "kind": "ResourceInterpreterCustomization",
+        "metadata": {"name": "mine"},
+        "spec": {"target": {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout"},
+                 "customizations": {"replicaResource": {"luaScript": "function GetReplicas(o) return 42 end"}}}
+    }))
+    .expect("customization");
+    i.load_customizations(&[user]);
+    assert_eq!(i.get_replicas(&r).await, Ok((42, None)));
+    // The shipped script still answers what the user's does not script.
+    assert_eq!(
+        i.revise_replica(&r, 3).await.expect("revise")["spec"]["replicas"],
+        3
+    );
+    i.load_customizations(&[]);
+    assert_eq!(i.get_replicas(&r).await.expect("replicas").0, 5);
+}

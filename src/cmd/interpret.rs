@@ -1,0 +1,466 @@
+//! `karmada-rs interpret`: `karmadactl interpret` without a control plane. `--check` validates
+//! the ResourceInterpreterCustomizations of a file (every script compiles); `--operation OP`
+//! runs one operation of them on local objects and prints each result as a YAML document, so
+//! scripts can be written and tested before they are applied.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use controllers::interpreter::ResourceInterpreter;
+use karmada_api::config::v1alpha1::ResourceInterpreterCustomization;
+use karmada_api::work::v1alpha2::AggregatedStatusItem;
+use lua::Operation;
+use serde::Deserialize as _;
+use serde_json::Value;
+
+/// Flags of `karmada-rs interpret` (karmadactl's names).
+#[derive(Args, Debug)]
+pub struct InterpretArgs {
+    /// Filename or directory of the customizations (YAML or JSON; `-` reads stdin).
+    #[arg(
+        short = 'f',
+        long = "filename",
+        required = true,
+        env = "KARMADA_RS_FILENAME",
+        value_delimiter = ','
+    )]
+    pub filename: Vec<String>,
+    /// Process the directories given with -f recursively.
+    #[arg(short = 'R', long, env = "KARMADA_RS_RECURSIVE")]
+    pub recursive: bool,
+    /// Validates the given ResourceInterpreterCustomization configuration(s).
+    #[arg(long, env = "KARMADA_RS_CHECK", conflicts_with = "operation")]
+    pub check: bool,
+    /// The interpret operation to use. One of: (Retain, InterpretReplica, InterpretComponent,
+    /// ReviseReplica, InterpretStatus, AggregateStatus, InterpretHealth, InterpretDependency).
+    #[arg(long, env = "KARMADA_RS_OPERATION")]
+    pub operation: Option<String>,
+    /// File identifying the resource to use as desiredObj argument in rule script.
+    #[arg(long, env = "KARMADA_RS_DESIRED_FILE")]
+    pub desired_file: Option<String>,
+    /// File identifying the resource to use as observedObj argument in rule script.
+    #[arg(long, env = "KARMADA_RS_OBSERVED_FILE")]
+    pub observed_file: Option<String>,
+    /// File identifying the resources to use as statusItems argument in rule script.
+    #[arg(long, env = "KARMADA_RS_STATUS_FILE")]
+    pub status_file: Option<String>,
+    /// The desiredReplica argument in rule script.
+    #[arg(long, default_value_t = 0, env = "KARMADA_RS_DESIRED_REPLICA")]
+    pub desired_replica: i32,
+}
+
+/// One document read from a file, with where it came from.
+struct Doc {
+    source: String,
+    value: Value,
+}
+
+/// Runs the command and returns its exit code: 1 when a check failed or the command could
+/// not run (said on stderr as kubectl's `CheckErr` says it), 0 otherwise — also when the
+/// operation itself failed, as karmadactl (the failure is printed).
+pub async fn interpret(a: InterpretArgs) -> i32 {
+    match run(a).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            1
+        }
+    }
+}
+
+async fn run(a: InterpretArgs) -> anyhow::Result<i32> {
+    let operation = match &a.operation {
+        Some(name) => Some(Operation::parse(name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "operation {name} is not supported. Use one of: {}",
+                Operation::ALL.map(Operation::name).join(", ")
+            )
+        })?),
+        None => None,
+    };
+    let mut docs = Vec::new();
+    for f in &a.filename {
+        docs.extend(read_docs(f, a.recursive)?);
+    }
+    if docs.is_empty() {
+        bail!("no objects passed to interpret");
+    }
+    let desired = single_object(a.desired_file.as_deref())?;
+    let observed = single_object(a.observed_file.as_deref())?;
+    let status = match a.status_file.as_deref() {
+        Some(f) => read_docs(f, false)?
+            .into_iter()
+            .map(|d| {
+                serde_json::from_value::<AggregatedStatusItem>(d.value)
+                    .with_context(|| format!("{}: not an AggregatedStatusItem", d.source))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?,
+        None => Vec::new(),
+    };
+    if a.check {
+        return Ok(check(&docs, &mut std::io::stdout().lock()));
+    }
+    let Some(op) = operation else {
+        bail!("operation is not set for executing");
+    };
+    let customizations = docs
+        .into_iter()
+        .map(|d| as_customization(&d))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let args = RuleArgs {
+        desired,
+        observed,
+        status,
+        replica: a.desired_replica,
+    };
+    match execute(&customizations, op, &args).await {
+        Ok(results) => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&print_results(&results))?;
+        }
+        Err(e) => eprintln!("Execute {} error: {e}", op.name()),
+    }
+    Ok(0)
+}
+
+/// The documents of a file, directory or stdin: YAML streams (JSON is YAML), `kind: List`
+/// items unpacked.
+fn read_docs(path: &str, recursive: bool) -> anyhow::Result<Vec<Doc>> {
+    if path.starts_with("http://") || path.starts_with("https://") {
+        bail!("{path}: reading from a URL is not supported; download the file first");
+    }
+    if path == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        return parse_docs("STDIN", &text);
+    }
+    let p = Path::new(path);
+    if p.is_dir() {
+        let mut out = Vec::new();
+        for file in dir_files(p, recursive)? {
+            out.extend(read_docs(&file.to_string_lossy(), recursive)?);
+        }
+        return Ok(out);
+    }
+    let text = std::fs::read_to_string(p)
+        .with_context(|| format!("the path \"{path}\" does not exist or cannot be read"))?;
+    parse_docs(path, &text)
+}
+
+/// The YAML and JSON files of a directory, sorted, as kubectl's builder visits them.
+fn dir_files(dir: &Path, recursive: bool) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for e in entries {
+        if e.is_dir() {
+            if recursive {
+                files.extend(dir_files(&e, true)?);
+            }
+        } else if matches!(
+            e.extension().and_then(|x| x.to_str()),
+            Some("yaml" | "yml" | "json")
+        ) {
+            files.push(e);
+        }
+    }
+    Ok(files)
+}
+
+fn parse_docs(source: &str, text: &str) -> anyhow::Result<Vec<Doc>> {
+    let mut out = Vec::new();
+    for d in serde_yaml::Deserializer::from_str(text) {
+        let yaml =
+            serde_yaml::Value::deserialize(d).with_context(|| format!("error parsing {source}"))?;
+        let value: Value =
+            serde_json::to_value(yaml).with_context(|| format!("error parsing {source}"))?;
+        match value {
+            Value::Null => {}
+            Value::Object(ref m) if m.get("kind").and_then(Value::as_str) == Some("List") => {
+                for item in m
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    out.push(Doc {
+                        source: source.to_owned(),
+                        value: item.clone(),
+                    });
+                }
+            }
+            value => out.push(Doc {
+                source: source.to_owned(),
+                value,
+            }),
+        }
+    }
+    Ok(out)
+}
+
+fn single_object(path: Option<&str>) -> anyhow::Result<Option<Value>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let mut docs = read_docs(path, false)?;
+    match docs.len() {
+        0 => bail!("no objects passed to interpret"),
+        1 => Ok(docs.pop().map(|d| d.value)),
+        n => bail!("get {n} objects, expect one at most"),
+    }
+}
+
+fn as_customization(d: &Doc) -> anyhow::Result<ResourceInterpreterCustomization> {
+    let av = d
+        .value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind = d.value.get("kind").and_then(Value::as_str).unwrap_or("");
+    if av != "config.karmada.io/v1alpha1" || kind != "ResourceInterpreterCustomization" {
+        bail!(
+            "not a ResourceInterpreterCustomization, got {}",
+            gvk(av, kind)
+        );
+    }
+    serde_json::from_value(d.value.clone())
+        .with_context(|| format!("{}: not a valid ResourceInterpreterCustomization", d.source))
+}
+
+/// A GroupVersionKind as Go's `%v` prints it (`/, Kind=` for an empty one).
+fn gvk(api_version: &str, kind: &str) -> String {
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    };
+    format!("{group}/{version}, Kind={kind}")
+}
+
+/// `runCheck`: per customization, its target and each rule's script PASS, ERROR or UNSET,
+/// aligned as kubectl's tab writer aligns them. Returns the exit code.
+fn check(docs: &[Doc], out: &mut impl Write) -> i32 {
+    let rt = lua::Runtime::new(std::sync::Arc::new(lua::NoPods), lua::Limits::default());
+    let mut text = String::new();
+    let mut failed = false;
+    for d in docs {
+        text.push_str("-----------------------------------\n");
+        let name = d.value["metadata"]["name"].as_str().unwrap_or("");
+        let source = if name.is_empty() { &d.source } else { name };
+        text.push_str(&format!("SOURCE: {source}\n"));
+        let c = match as_customization(d) {
+            Ok(c) => c,
+            Err(e) => {
+                failed = true;
+                text.push_str(&format!("{e:#}\n"));
+                continue;
+            }
+        };
+        let target = &c.spec.target;
+        if target.kind.is_empty() {
+            failed = true;
+            text.push_str("target.kind no set\n");
+            continue;
+        }
+        if target.api_version.is_empty() {
+            failed = true;
+            text.push_str("target.apiVersion no set\n");
+            continue;
+        }
+        text.push_str(&format!(
+            "TARGET: {} {}\t\n",
+            target.api_version, target.kind
+        ));
+        text.push_str("RULERS:\n");
+        for op in Operation::ALL {
+            text.push_str(&format!("    {}:\t", op.name()));
+            match c.spec.customizations.script(op) {
+                None | Some("") => text.push_str("UNSET\n"),
+                Some(source) => match rt.check_syntax(source) {
+                    Ok(()) => text.push_str("PASS\n"),
+                    Err(e) => {
+                        failed = true;
+                        text.push_str(&format!("ERROR: {}\t\n", e.to_string().trim()));
+                    }
+                },
+            }
+        }
+    }
+    let _ = out.write_all(tabwriter(&text).as_bytes());
+    i32::from(failed)
+}
+
+/// Go's `text/tabwriter` as kubectl configures it (minimum width 6, padding 3, spaces):
+/// tab-terminated cells of consecutive lines form columns padded to their widest cell.
+fn tabwriter(text: &str) -> String {
+    const MIN_WIDTH: usize = 6;
+    const PADDING: usize = 3;
+    let lines: Vec<Vec<&str>> = text
+        .split_inclusive('\n')
+        .map(|l| l.strip_suffix('\n').unwrap_or(l).split('\t').collect())
+        .collect();
+    let mut widths: Vec<Vec<usize>> = vec![Vec::new(); lines.len()];
+    // `format`: a column block is a run of lines having a terminated cell in that column.
+    fn format(
+        lines: &[Vec<&str>],
+        widths: &mut [Vec<usize>],
+        from: usize,
+        to: usize,
+        column: usize,
+    ) {
+        let mut this = from;
+        while this < to {
+            if column + 1 >= lines[this].len() {
+                this += 1;
+                continue;
+            }
+            let start = this;
+            let mut width = MIN_WIDTH;
+            while this < to && column + 1 < lines[this].len() {
+                width = width.max(lines[this][column].chars().count() + PADDING);
+                this += 1;
+            }
+            for w in &mut widths[start..this] {
+                w.push(width);
+            }
+            format(lines, widths, start, this, column + 1);
+        }
+    }
+    format(&lines, &mut widths, 0, lines.len(), 0);
+    let mut out = String::new();
+    for (cells, w) in lines.iter().zip(&widths) {
+        for (j, cell) in cells.iter().enumerate() {
+            out.push_str(cell);
+            if j + 1 < cells.len() {
+                let width = w.get(j).copied().unwrap_or(0);
+                let pad = width.saturating_sub(cell.chars().count());
+                out.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        out.push('\n');
+    }
+    if !text.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
+/// The arguments of a rule (`interpreter.RuleArgs`).
+struct RuleArgs {
+    desired: Option<Value>,
+    observed: Option<Value>,
+    status: Vec<AggregatedStatusItem>,
+    replica: i32,
+}
+
+impl RuleArgs {
+    fn desired(&self) -> anyhow::Result<&Value> {
+        self.desired
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("desired, desired-file options are not set"))
+    }
+
+    fn observed(&self) -> anyhow::Result<&Value> {
+        self.observed
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("observed, observed-file options are not set"))
+    }
+
+    fn object(&self) -> anyhow::Result<&Value> {
+        match (&self.desired, &self.observed) {
+            (None, None) => bail!("desired-file, observed-file options are not set"),
+            (Some(_), Some(_)) => {
+                bail!("you can not specify both desired-file and observed-file options")
+            }
+            (Some(o), None) | (None, Some(o)) => Ok(o),
+        }
+    }
+}
+
+/// Runs one operation of the customizations (`Rule.Run` on a `ConfigurableInterpreter`):
+/// the named results in karmadactl's order.
+async fn execute(
+    customizations: &[ResourceInterpreterCustomization],
+    op: Operation,
+    args: &RuleArgs,
+) -> anyhow::Result<Vec<(&'static str, Value)>> {
+    let interpreter = ResourceInterpreter::without_shipped(lua::Limits::default());
+    interpreter.load_customizations(customizations);
+    let object = if op == Operation::Retain {
+        args.desired()?
+    } else {
+        args.object()?
+    };
+    let av = object["apiVersion"].as_str().unwrap_or("");
+    let kind = object["kind"].as_str().unwrap_or("");
+    if !interpreter.customized(av, kind, op) {
+        bail!("rule is not enabled");
+    }
+    Ok(match op {
+        Operation::Retain => {
+            let retained = interpreter.retain(object, args.observed()?).await?;
+            vec![("retained", retained)]
+        }
+        Operation::InterpretReplica => {
+            let (replica, requires) = interpreter.get_replicas(object).await?;
+            vec![
+                ("replica", Value::from(replica)),
+                ("requires", serde_json::to_value(&requires)?),
+            ]
+        }
+        Operation::InterpretComponent => {
+            let components = interpreter.get_components(object).await?;
+            vec![("components", serde_json::to_value(&components)?)]
+        }
+        Operation::ReviseReplica => {
+            let revised = interpreter
+                .revise_replica(object, i64::from(args.replica))
+                .await?;
+            vec![("revised", revised)]
+        }
+        Operation::InterpretStatus => {
+            let status = interpreter.reflect_status(object).await?;
+            vec![("status", status.unwrap_or(Value::Null))]
+        }
+        Operation::AggregateStatus => {
+            let aggregated = interpreter.aggregate_object(object, &args.status).await?;
+            vec![("aggregatedStatus", aggregated)]
+        }
+        Operation::InterpretHealth => {
+            let health = interpreter.interpret_health(object).await?;
+            let healthy = health == karmada_api::work::v1alpha1::ResourceHealth::Healthy;
+            vec![("healthy", Value::Bool(healthy))]
+        }
+        Operation::InterpretDependency => {
+            let deps = interpreter.get_dependencies(object).await?;
+            vec![("dependencies", serde_json::to_value(&deps)?)]
+        }
+    })
+}
+
+/// `printExecuteResult`: each result as `---`, `# [i/n] name:` and its YAML.
+fn print_results(results: &[(&str, Value)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, (name, value)) in results.iter().enumerate() {
+        out.extend_from_slice(format!("---\n# [{}/{}] {name}:\n", i + 1, results.len()).as_bytes());
+        out.extend_from_slice(&apiserver::negotiation::yaml::to_yaml(value));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tabwriter;
+
+    #[test]
+    fn tab_writer_aligns_runs_of_cells_as_go() {
+        let text = "TARGET: apps/v1 Deployment\t\nRULERS:\n    Retain:\tUNSET\n    InterpretReplica:\tERROR: bad\t\n    X:\tPASS\n";
+        assert_eq!(
+            tabwriter(text),
+            "TARGET: apps/v1 Deployment   \nRULERS:\n    Retain:             UNSET\n    InterpretReplica:   ERROR: bad   \n    X:                  PASS\n"
+        );
+    }
+}
