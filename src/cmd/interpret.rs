@@ -446,7 +446,7 @@ fn print_results(results: &[(&str, Value)]) -> Vec<u8> {
     let mut out = Vec::new();
     for (i, (name, value)) in results.iter().enumerate() {
         out.extend_from_slice(format!("---\n# [{}/{}] {name}:\n", i + 1, results.len()).as_bytes());
-        out.extend_from_slice(&apiserver::negotiation::yaml::to_yaml(value));
+        out.extend_from_slice(&apimachinery::serializer::yaml::to_yaml(value));
     }
     out
 }
