@@ -12,6 +12,7 @@
 //! karmada-rs, but any kube-apiserver serving Karmada's APIs works) and to members through
 //! [`member_clients::MemberClients`]. [`start`] runs them all.
 
+pub mod agent;
 pub mod binding;
 pub mod binding_status;
 pub mod cluster;
@@ -41,7 +42,7 @@ pub const USER_AGENT: &str = concat!("karmada-controller-manager/", env!("CARGO_
 pub const SIMULATOR_USER_AGENT: &str = concat!("karmada-rs-simulator/", env!("CARGO_PKG_VERSION"));
 
 use runtime::Context;
-pub use runtime::context::Settings;
+pub use runtime::context::{Scope, Settings};
 
 /// How to run the controllers.
 #[derive(Clone, Debug, Default)]
@@ -56,10 +57,23 @@ pub struct ControllersConfig {
 pub struct Controllers {
     ctx: Arc<Context>,
     tasks: Vec<JoinHandle<()>>,
-    _unified_auth: unified_auth::UnifiedAuth,
+    _unified_auth: Option<unified_auth::UnifiedAuth>,
 }
 
 impl Controllers {
+    /// The handle of controllers started elsewhere in the crate (the agent's).
+    pub(crate) fn assemble(
+        ctx: Arc<Context>,
+        tasks: Vec<JoinHandle<()>>,
+        unified_auth: Option<unified_auth::UnifiedAuth>,
+    ) -> Controllers {
+        Controllers {
+            ctx,
+            tasks,
+            _unified_auth: unified_auth,
+        }
+    }
+
     /// The shared informers and clients.
     pub fn context(&self) -> &Arc<Context> {
         &self.ctx
@@ -105,6 +119,6 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
     Controllers {
         ctx,
         tasks,
-        _unified_auth: unified_auth,
+        _unified_auth: Some(unified_auth),
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
-use karmada_api::cluster::v1alpha1::Cluster;
+use karmada_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use karmada_api::policy::v1alpha1::{
     ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
 };
@@ -44,6 +44,30 @@ pub struct Settings {
     pub workers: usize,
     /// How often the detector re-runs discovery (Karmada: 30 s); CRD changes also trigger it.
     pub discovery_interval: Duration,
+    /// Which member clusters the execution, work-status and cluster-status controllers serve.
+    pub scope: Scope,
+}
+
+/// Which member clusters a process applies Works to and reports on: the control plane serves
+/// Push clusters, a karmada-agent its own cluster (Karmada's `NewExecutionPredicate` and
+/// `NewPredicateForAgent`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// The control plane's controllers: Push clusters only; Pull clusters are their agents'.
+    #[default]
+    ControlPlane,
+    /// A karmada-agent: only the named cluster, whose Works and Cluster it alone may read.
+    Agent(String),
+}
+
+impl Scope {
+    /// Whether this process executes Works for, and reports the status of, `cluster`.
+    pub fn serves(&self, cluster: &Cluster) -> bool {
+        match self {
+            Scope::ControlPlane => cluster.spec.sync_mode == ClusterSyncMode::Push,
+            Scope::Agent(name) => cluster.metadata.name.as_deref() == Some(name.as_str()),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -52,6 +76,7 @@ impl Default for Settings {
             skipped_namespaces: vec!["kube-.*".to_owned()],
             workers: 16,
             discovery_interval: Duration::from_secs(30),
+            scope: Scope::ControlPlane,
         }
     }
 }
@@ -157,10 +182,21 @@ impl Context {
         (Arc::new(ctx), events_task)
     }
 
-    /// Starts the typed informers.
+    /// Starts the typed informers. An agent's identity may read only its own Cluster and
+    /// execution space, so it runs just those two informers, narrowed to them.
     pub fn run_informers(&self) -> Vec<JoinHandle<()>> {
         let c = &self.client;
         let cfg = watcher::Config::default;
+        if let Scope::Agent(name) = &self.settings.scope {
+            let space = karmada_api::names::execution_space_name(name);
+            return vec![
+                self.clusters.run(
+                    kube::Api::all(c.clone()),
+                    cfg().fields(&format!("metadata.name={name}")),
+                ),
+                self.works.run(kube::Api::namespaced(c.clone(), &space), cfg()),
+            ];
+        }
         vec![
             self.clusters.run(kube::Api::all(c.clone()), cfg()),
             self.pps.run(kube::Api::all(c.clone()), cfg()),
@@ -177,6 +213,11 @@ impl Context {
     /// Waits until every typed informer has its first full list.
     pub async fn wait_synced(&self) {
         self.clusters.wait_synced().await;
+        if matches!(self.settings.scope, Scope::Agent(_)) {
+            // The only informers an agent runs (see run_informers).
+            self.works.wait_synced().await;
+            return;
+        }
         self.pps.wait_synced().await;
         self.cpps.wait_synced().await;
         self.ops.wait_synced().await;
