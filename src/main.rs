@@ -41,6 +41,8 @@ enum Command {
     Unjoin(cmd::join::UnjoinArgs),
     /// Quick start: a control plane and simulated members, joined, in one process.
     Up(cmd::up::UpArgs),
+    /// Run karmada-agent for a Pull member cluster (outbound connections only).
+    Agent(Box<cmd::agent::AgentArgs>),
 }
 
 #[derive(Args)]
@@ -252,7 +254,7 @@ async fn main() -> anyhow::Result<()> {
     // The quick start and the one-shot commands talk to a person on the terminal: only
     // problems are logged unless asked for more.
     init_tracing(match cli.command {
-        Command::Serve(_) | Command::Member(_) => "info",
+        Command::Serve(_) | Command::Member(_) | Command::Agent(_) => "info",
         Command::Join(_) | Command::Unjoin(_) | Command::Up(_) => "warn",
     });
     match cli.command {
@@ -261,5 +263,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Join(a) => cmd::join::join(a).await,
         Command::Unjoin(a) => cmd::join::unjoin(a).await,
         Command::Up(a) => cmd::up::up(a).await,
+        Command::Agent(a) => cmd::agent::agent(*a).await,
     }
 }

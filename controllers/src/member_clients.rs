@@ -108,7 +108,11 @@ impl MemberClients {
 
     /// An agent's clients: `cluster` is reached through `member` (the agent runs next to
     /// it); every other cluster is built as in push mode.
-    pub fn pinned(control_plane: kube::Client, cluster: &str, member: kube::Client) -> MemberClients {
+    pub fn pinned(
+        control_plane: kube::Client,
+        cluster: &str,
+        member: kube::Client,
+    ) -> MemberClients {
         MemberClients {
             pinned: Some((cluster.to_owned(), member)),
             ..MemberClients::new(control_plane)

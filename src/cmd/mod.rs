@@ -1,5 +1,6 @@
 //! Subcommands of the binary that live outside `main.rs`.
 
+pub mod agent;
 pub mod join;
 pub mod member;
 pub mod up;

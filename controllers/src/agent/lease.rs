@@ -70,10 +70,18 @@ pub async fn renew(
             spec.holder_identity = Some(cluster.to_owned());
             spec.lease_duration_seconds = Some(seconds);
             spec.renew_time = Some(now);
-            if lease.metadata.owner_references.as_deref().unwrap_or_default().is_empty() {
+            if lease
+                .metadata
+                .owner_references
+                .as_deref()
+                .unwrap_or_default()
+                .is_empty()
+            {
                 lease.metadata.owner_references = owner(client, cluster).await?;
             }
-            leases.replace(cluster, &PostParams::default(), &lease).await?;
+            leases
+                .replace(cluster, &PostParams::default(), &lease)
+                .await?;
         }
         None => {
             let lease = Lease {

@@ -6,6 +6,7 @@
 //! informers are narrowed to its cluster ([`crate::Scope::Agent`]).
 
 pub mod lease;
+pub mod rbac;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,7 +52,11 @@ impl AgentConfig {
 
 /// Starts the agent's controllers: `control_plane` acts as the agent's identity, `member`
 /// reaches its member cluster. Dropping the handle stops them.
-pub fn start(config: AgentConfig, control_plane: kube::Client, member: kube::Client) -> Controllers {
+pub fn start(
+    config: AgentConfig,
+    control_plane: kube::Client,
+    member: kube::Client,
+) -> Controllers {
     let name = config.cluster.clone();
     let scope = Scope::Agent(name.clone());
     let members = MemberClients::pinned(control_plane.clone(), &name, member.clone());
@@ -63,7 +68,11 @@ pub fn start(config: AgentConfig, control_plane: kube::Client, member: kube::Cli
     };
     let (ctx, events_task) = Context::new(control_plane.clone(), settings, members.clone());
     let mut tasks = vec![events_task];
-    tasks.push(discover_member(ctx.clone(), member, config.discovery_interval));
+    tasks.push(discover_member(
+        ctx.clone(),
+        member,
+        config.discovery_interval,
+    ));
     let watcher = execution::ObjectWatcher::new(ctx.clone());
     tasks.extend(execution::start(ctx.clone(), watcher.clone()));
     tasks.extend(work_status::start(ctx.clone(), watcher));

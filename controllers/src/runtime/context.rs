@@ -194,7 +194,8 @@ impl Context {
                     kube::Api::all(c.clone()),
                     cfg().fields(&format!("metadata.name={name}")),
                 ),
-                self.works.run(kube::Api::namespaced(c.clone(), &space), cfg()),
+                self.works
+                    .run(kube::Api::namespaced(c.clone(), &space), cfg()),
             ];
         }
         vec![
