@@ -43,6 +43,13 @@ enum Command {
     Up(cmd::up::UpArgs),
     /// Run karmada-agent for a Pull member cluster (outbound connections only).
     Agent(Box<cmd::agent::AgentArgs>),
+    /// Bootstrap tokens for pull-mode registration (as `karmadactl token`).
+    #[command(subcommand)]
+    Token(cmd::token::TokenCommand),
+    /// Register a member cluster in Pull mode with a bootstrap token (as `karmadactl register`).
+    Register(Box<cmd::register::RegisterArgs>),
+    /// Remove a Pull mode member cluster and its agent's RBAC (as `karmadactl unregister`).
+    Unregister(cmd::register::UnregisterArgs),
 }
 
 #[derive(Args)]
@@ -220,6 +227,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         controllers::ControllersConfig {
             settings: Default::default(),
             cluster: args.cluster.settings(cmd::KARMADA_DEFAULTS),
+            registration: Some(cmd::registration(&running)),
         },
         running.client_with_agent(cmd::controller_user(), controllers::USER_AGENT),
     );
@@ -255,7 +263,12 @@ async fn main() -> anyhow::Result<()> {
     // problems are logged unless asked for more.
     init_tracing(match cli.command {
         Command::Serve(_) | Command::Member(_) | Command::Agent(_) => "info",
-        Command::Join(_) | Command::Unjoin(_) | Command::Up(_) => "warn",
+        Command::Join(_)
+        | Command::Unjoin(_)
+        | Command::Up(_)
+        | Command::Token(_)
+        | Command::Register(_)
+        | Command::Unregister(_) => "warn",
     });
     match cli.command {
         Command::Serve(a) => serve(*a).await,
@@ -264,5 +277,8 @@ async fn main() -> anyhow::Result<()> {
         Command::Unjoin(a) => cmd::join::unjoin(a).await,
         Command::Up(a) => cmd::up::up(a).await,
         Command::Agent(a) => cmd::agent::agent(*a).await,
+        Command::Token(c) => cmd::token::run(c).await,
+        Command::Register(a) => cmd::register::register(*a).await,
+        Command::Unregister(a) => cmd::register::unregister(a).await,
     }
 }

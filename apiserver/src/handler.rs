@@ -501,6 +501,13 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
             "create" => crate::auth::token_request::create(&ctx, body).await,
             _ => Err(no_route()),
         },
+        "approval" if ctx.def.extra_subresources.iter().any(|s| s == "approval") => {
+            match verb.as_str() {
+                "get" => get(&ctx).await,
+                "update" => approval(&ctx, body).await,
+                _ => Err(no_route()),
+            }
+        }
         "finalize" if ctx.def.extra_subresources.iter().any(|s| s == "finalize") => {
             match verb.as_str() {
                 "update" => finalize(&ctx, body).await,
@@ -943,7 +950,10 @@ async fn read_object(
 
 async fn create(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
     let opts = WriteOptions::parse(&ctx.query, OptionsKind::Create)?;
-    let (obj, warnings) = read_object(ctx, body, &opts).await?;
+    let (mut obj, warnings) = read_object(ctx, body, &opts).await?;
+    if crate::builtin::certificates::is_csr(&ctx.def) {
+        crate::builtin::certificates::set_requester(&mut obj, &ctx.user);
+    }
     let wctx = WriteContext::new(&opts, &ctx.default_manager());
     let created = ctx.registry().create_written(&ctx.ns, obj, &wctx).await?;
     render_written(ctx, StatusCode::CREATED, &created, warnings)
@@ -963,6 +973,25 @@ async fn update(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, Api
         StatusCode::OK
     };
     render_written(ctx, status, &obj, warnings)
+}
+
+/// PUT of a CertificateSigningRequest's `approval`: only the conditions come from the body.
+async fn approval(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
+    let opts = WriteOptions::parse(&ctx.query, OptionsKind::Update)?;
+    let (obj, _) = read_object(ctx, body, &opts).await?;
+    let wctx = WriteContext::new(&opts, &ctx.default_manager());
+    let user_rv = object::resource_version(&obj)?;
+    let updated = ctx
+        .registry()
+        .guaranteed_update(&ctx.ns, &ctx.info.name, Subresource::Status, &wctx, |cur| {
+            let mut next = crate::builtin::certificates::approval_update(cur, &obj);
+            if let Some(rv) = user_rv {
+                object::set_resource_version(&mut next, rv);
+            }
+            Ok(next)
+        })
+        .await?;
+    render_object(ctx, StatusCode::OK, &updated, vec![])
 }
 
 async fn finalize(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {

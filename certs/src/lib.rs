@@ -1,11 +1,14 @@
 //! Certificates and kubeconfig files: the control plane's CA, serving and client
 //! certificates (rcgen), created on first start and reused afterwards.
 
+pub mod bootstrap_token;
 mod kubeconfig;
 mod pki;
 
 pub use kubeconfig::{Kubeconfig, KubeconfigCredentials, write_kubeconfig};
-pub use pki::{ADMIN_GROUP, ADMIN_USER, Ca, IssuedCert, Pki, PkiOptions};
+pub use pki::{
+    ADMIN_GROUP, ADMIN_USER, Ca, IssuedCert, Pki, PkiOptions, client_request, request_subject,
+};
 
 /// Why creating or loading certificates failed.
 #[derive(Debug, thiserror::Error)]

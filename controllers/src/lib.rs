@@ -24,6 +24,7 @@ pub mod join;
 pub mod member_clients;
 pub mod namespace_sync;
 pub mod overrides;
+pub mod registration;
 pub mod runtime;
 pub mod scheduler;
 pub mod simulator;
@@ -51,6 +52,9 @@ pub struct ControllersConfig {
     pub settings: Settings,
     /// Cluster and cluster-status controller timings.
     pub cluster: cluster::ClusterSettings,
+    /// Pull-mode registration (cluster-info signing, agent CSR approval and signing); off
+    /// when absent.
+    pub registration: Option<registration::RegistrationConfig>,
 }
 
 /// The running controllers; dropping the handle stops them.
@@ -113,6 +117,9 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
         settings: config.cluster,
         ..cluster::ClusterControllers::new(client.clone(), members)
     }));
+    if let Some(r) = config.registration {
+        tasks.extend(registration::start(client.clone(), r));
+    }
     tasks.extend(ctx.run_informers());
     // Pushes the members' impersonation RBAC for users granted the cluster proxy.
     let unified_auth = unified_auth::start(client);

@@ -53,6 +53,30 @@ pub struct AgentArgs {
     pub cluster: ClusterFlags,
 }
 
+impl AgentArgs {
+    /// An agent's options with Karmada's defaults.
+    pub fn new(
+        karmada_kubeconfig: PathBuf,
+        cluster_name: String,
+        kubeconfig: Option<PathBuf>,
+    ) -> AgentArgs {
+        AgentArgs {
+            karmada_kubeconfig,
+            karmada_context: None,
+            cluster_name,
+            kubeconfig,
+            context: None,
+            cluster_api_endpoint: String::new(),
+            cluster_lease_duration: Duration::from_secs(40),
+            cluster_lease_renew_interval_fraction: 0.25,
+            cluster: ClusterFlags {
+                enable_cluster_resource_modeling: true,
+                ..ClusterFlags::default()
+            },
+        }
+    }
+}
+
 /// The agent's timings: Karmada's.
 const AGENT_DEFAULTS: ClusterDefaults = KARMADA_DEFAULTS;
 
@@ -132,7 +156,7 @@ pub async fn agent(args: AgentArgs) -> anyhow::Result<()> {
 
 /// registerClusterInControlPlane: the agent creates its Cluster, in Pull mode, when it does
 /// not exist yet; a Push cluster of that name is not the agent's to serve.
-async fn ensure_cluster(
+pub async fn ensure_cluster(
     client: &kube::Client,
     member: &kube::Client,
     name: &str,

@@ -92,6 +92,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         controllers::ControllersConfig {
             settings: Default::default(),
             cluster: args.cluster.settings(UP_DEFAULTS),
+            registration: Some(super::registration(&control_plane)),
         },
         client.clone(),
     );
