@@ -250,3 +250,256 @@ fn the_agent_identity_is_limited_to_its_own_cluster() {
     forbidden(&["get", "lease", "other", "-n", "karmada-cluster"]);
     forbidden(&["get", "rb", "-A"]);
 }
+
+/// Runs a `karmada-rs` command to completion.
+fn karmada_rs(args: &[&str]) -> std::process::Output {
+    support::run(
+        Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+            .args(args)
+            .env("RUST_BACKTRACE", "0")
+            .env("KARMADA_RS_LOG", "error"),
+    )
+}
+
+/// `token create` on the control plane: the printed register command's address, token and
+/// CA hash.
+fn create_token(cp: &Server, extra: &[&str]) -> (String, String, String) {
+    let kc = cp.kubeconfig.display().to_string();
+    let mut args = vec!["token", "create", "--kubeconfig", kc.as_str()];
+    args.extend_from_slice(extra);
+    let out = karmada_rs(&args);
+    let line = support::stdout_of_success(&args, out);
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(&words[..2], ["karmada-rs", "register"], "{line}");
+    let after = |flag: &str| {
+        let i = words.iter().position(|w| *w == flag).expect(flag);
+        words[i + 1].to_owned()
+    };
+    (
+        words[2].to_owned(),
+        after("--token"),
+        after("--discovery-token-ca-cert-hash"),
+    )
+}
+
+fn register(
+    addr: &str,
+    token: &str,
+    hash: &str,
+    cluster: &str,
+    member: &MemberServer,
+    out: &Path,
+) -> std::process::Output {
+    karmada_rs(&[
+        "register",
+        addr,
+        "--token",
+        token,
+        "--discovery-token-ca-cert-hash",
+        hash,
+        "--cluster-name",
+        cluster,
+        "--kubeconfig",
+        &member.kubeconfig.display().to_string(),
+        "--agent-kubeconfig",
+        &out.display().to_string(),
+        "--timeout",
+        "30s",
+    ])
+}
+
+fn refused(out: &std::process::Output, what: &str, expect: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{what} should be refused");
+    assert!(err.contains(expect), "{what}: {err}");
+}
+
+#[test]
+fn registration_by_token_with_forged_expired_deleted_and_reused_tokens_refused() {
+    let cp = Server::start();
+    let member = MemberServer::start("pull1");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let agent_kc = dir.path().join("agent.kubeconfig");
+
+    let (addr, token, hash) = create_token(&cp, &[]);
+    let list = karmada_rs(&[
+        "token",
+        "list",
+        "--kubeconfig",
+        &cp.kubeconfig.display().to_string(),
+    ]);
+    let list = String::from_utf8_lossy(&list.stdout).to_string();
+    assert!(
+        list.contains(&token) && list.contains("authentication,signing"),
+        "{list}"
+    );
+    // Stored as Kubernetes stores bootstrap tokens.
+    let id = token.split('.').next().expect("id");
+    let secret = cp.get_json(&[
+        "secret",
+        &format!("bootstrap-token-{id}"),
+        "-n",
+        "kube-system",
+    ]);
+    assert_eq!(secret["type"], "bootstrap.kubernetes.io/token");
+    for key in [
+        "token-id",
+        "token-secret",
+        "expiration",
+        "usage-bootstrap-authentication",
+        "usage-bootstrap-signing",
+        "auth-extra-groups",
+    ] {
+        assert!(secret["data"][key].is_string(), "{key}: {secret}");
+    }
+
+    // A forged secret part fails discovery's signature check; a wrong pin fails the CA check.
+    let forged = format!("{id}.{}", "0".repeat(16));
+    refused(
+        &register(&addr, &forged, &hash, "pull1", &member, &agent_kc),
+        "forged token",
+        "failed to verify JWS signature",
+    );
+    let wrong_hash = format!("sha256:{}", "0".repeat(64));
+    refused(
+        &register(&addr, &token, &wrong_hash, "pull1", &member, &agent_kc),
+        "wrong CA hash",
+        "none of the public keys",
+    );
+    // The forged token does not authenticate either.
+    let as_forged = cp.token_kubeconfig("forged", &forged);
+    let out = cp.kubectl_as(&as_forged, &["get", "csr"]);
+    refused(&out, "forged token on the API", "must be logged in");
+
+    // Registration: the CSR is approved and signed automatically, the Cluster is created.
+    let out = register(&addr, &token, &hash, "pull1", &member, &agent_kc);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csrs = cp.kubectl_ok(&["get", "csr"]);
+    assert!(
+        csrs.contains("Approved,Issued") && csrs.contains(&format!("system:bootstrap:{id}")),
+        "{csrs}"
+    );
+    let c = cp.get_json(&["cluster", "pull1"]);
+    assert_eq!(c["spec"]["syncMode"], "Pull");
+
+    // The same token cannot register a second agent.
+    let other = MemberServer::start("pull2");
+    refused(
+        &register(
+            &addr,
+            &token,
+            &hash,
+            "pull2",
+            &other,
+            &dir.path().join("other.kubeconfig"),
+        ),
+        "reused token",
+        "was already used to register an agent",
+    );
+
+    // A deleted token is refused.
+    let (_, deleted, _) = create_token(&cp, &[]);
+    let deleted_id = deleted.split('.').next().expect("id").to_owned();
+    let out = karmada_rs(&[
+        "token",
+        "delete",
+        &deleted_id,
+        "--kubeconfig",
+        &cp.kubeconfig.display().to_string(),
+    ]);
+    assert!(out.status.success());
+    wait_for("deleted token out of cluster-info", DEADLINE, || {
+        let cm = cp.get_json(&["cm", "cluster-info", "-n", "kube-public"]);
+        cm["data"][format!("jws-kubeconfig-{deleted_id}")]
+            .is_null()
+            .then_some(())
+    });
+    refused(
+        &register(
+            &addr,
+            &deleted,
+            &hash,
+            "pull2",
+            &other,
+            &dir.path().join("other.kubeconfig"),
+        ),
+        "deleted token",
+        "is invalid for this cluster or it has expired",
+    );
+    let as_deleted = cp.token_kubeconfig("deleted", &deleted);
+    refused(
+        &cp.kubectl_as(&as_deleted, &["get", "csr"]),
+        "deleted token on the API",
+        "must be logged in",
+    );
+
+    // An expired token is refused (and its Secret cleaned up).
+    let (_, expiring, _) = create_token(&cp, &["--ttl", "1s"]);
+    let expiring_id = expiring.split('.').next().expect("id").to_owned();
+    wait_for("expired token cleaned up", DEADLINE, || {
+        let out = cp.kubectl(&[
+            "get",
+            "secret",
+            &format!("bootstrap-token-{expiring_id}"),
+            "-n",
+            "kube-system",
+        ]);
+        (!out.status.success()).then_some(())
+    });
+    refused(
+        &register(
+            &addr,
+            &expiring,
+            &hash,
+            "pull2",
+            &other,
+            &dir.path().join("other.kubeconfig"),
+        ),
+        "expired token",
+        "expired",
+    );
+
+    // The agent runs with the issued certificate: the cluster becomes Ready and Works apply.
+    let _agent = Agent::start(&agent_kc, "pull1", &member.kubeconfig);
+    wait_for("pull1 Ready", DEADLINE, || {
+        (ready(&cp, "pull1").as_deref() == Some("True")).then_some(())
+    });
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], &format!("{DEPLOY}---\n{POLICY}"));
+    wait_for("web in the member", DEADLINE, || {
+        member_json(&member, &["deploy", "web", "-n", "default"])
+    });
+    // The agent's certificate is limited to its cluster.
+    refused(
+        &cp.kubectl_as(&agent_kc, &["get", "works", "-n", "karmada-es-pull2"]),
+        "other space",
+        "Forbidden",
+    );
+
+    // unregister removes the Cluster (its agent removes the member objects) and the RBAC.
+    let out = karmada_rs(&[
+        "unregister",
+        "pull1",
+        "--kubeconfig",
+        &cp.kubeconfig.display().to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!cp.kubectl(&["get", "cluster", "pull1"]).status.success());
+    assert!(
+        !cp.kubectl(&["get", "clusterrole", "system:karmada:pull1:agent"])
+            .status
+            .success()
+    );
+    wait_for("web gone from the member", DEADLINE, || {
+        member_json(&member, &["deploy", "web", "-n", "default"])
+            .is_none()
+            .then_some(())
+    });
+}
