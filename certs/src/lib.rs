@@ -8,6 +8,7 @@ mod pki;
 pub use kubeconfig::{Kubeconfig, KubeconfigCredentials, write_kubeconfig};
 pub use pki::{
     ADMIN_GROUP, ADMIN_USER, Ca, IssuedCert, Pki, PkiOptions, client_request, request_subject,
+    validity_window,
 };
 
 /// Why creating or loading certificates failed.

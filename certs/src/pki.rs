@@ -443,3 +443,17 @@ pub fn client_request(user: &str, group: &str) -> Result<IssuedCert, Error> {
         key_pem: key.serialize_pem(),
     })
 }
+
+/// The validity window of the first certificate in a PEM bundle, as Unix seconds
+/// (notBefore, notAfter).
+pub fn validity_window(cert_pem: &str) -> Result<(i64, i64), Error> {
+    use x509_parser::prelude::FromDer;
+    let der = crate::bootstrap_token::pem_certificates(cert_pem)
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Invalid("no certificate in PEM".into()))?;
+    let (_, cert) = x509_parser::certificate::X509Certificate::from_der(&der)
+        .map_err(|e| Error::Invalid(format!("parsing the certificate: {e}")))?;
+    let v = cert.validity();
+    Ok((v.not_before.timestamp(), v.not_after.timestamp()))
+}

@@ -49,8 +49,21 @@ pub struct AgentArgs {
         default_value_t = 0.25
     )]
     pub cluster_lease_renew_interval_fraction: f64,
+    /// How often the agent checks whether its client certificate needs renewal.
+    #[arg(long, env = "KARMADA_RS_CERT_ROTATION_CHECKING_INTERVAL", value_parser = parse_duration, default_value = "5m")]
+    pub cert_rotation_checking_interval: Duration,
+    /// Renew the client certificate once less than this fraction of its lifetime is left.
+    #[arg(
+        long,
+        env = "KARMADA_RS_CERT_ROTATION_REMAINING_TIME_THRESHOLD",
+        default_value_t = 0.2
+    )]
+    pub cert_rotation_remaining_time_threshold: f64,
     #[command(flatten)]
     pub cluster: ClusterFlags,
+    /// Print nothing when serving (for `up`).
+    #[arg(skip)]
+    pub quiet: bool,
 }
 
 impl AgentArgs {
@@ -69,10 +82,13 @@ impl AgentArgs {
             cluster_api_endpoint: String::new(),
             cluster_lease_duration: Duration::from_secs(40),
             cluster_lease_renew_interval_fraction: 0.25,
+            cert_rotation_checking_interval: Duration::from_secs(300),
+            cert_rotation_remaining_time_threshold: 0.2,
             cluster: ClusterFlags {
                 enable_cluster_resource_modeling: true,
                 ..ClusterFlags::default()
             },
+            quiet: false,
         }
     }
 }
@@ -112,46 +128,141 @@ pub fn client(mut config: kube::Config, user_agent: &str) -> anyhow::Result<kube
     Ok(controllers::member_clients::kube_client(config, proxy)?)
 }
 
-/// Runs the agent until Ctrl-C.
+/// Runs the agent until Ctrl-C. When its client certificate is renewed the controllers are
+/// restarted with a client for the new certificate.
 pub async fn agent(args: AgentArgs) -> anyhow::Result<()> {
-    let control_plane = client(
-        kube_config(
-            Some(&args.karmada_kubeconfig),
-            args.karmada_context.as_deref(),
-        )
-        .await?,
-        agent::USER_AGENT,
-    )?;
-    let member = client(
-        kube_config(args.kubeconfig.as_deref(), args.context.as_deref()).await?,
-        agent::USER_AGENT,
-    )?;
-    ensure_cluster(
-        &control_plane,
-        &member,
-        &args.cluster_name,
-        &args.cluster_api_endpoint,
-    )
-    .await?;
     let fraction = args.cluster_lease_renew_interval_fraction;
     if !(fraction > 0.0 && fraction < 1.0) {
         anyhow::bail!(
             "--cluster-lease-renew-interval-fraction must be between 0 and 1, got {fraction}"
         );
     }
+    let threshold = args.cert_rotation_remaining_time_threshold;
+    if !(threshold > 0.0 && threshold < 1.0) {
+        anyhow::bail!(
+            "--cert-rotation-remaining-time-threshold must be between 0 and 1, got {threshold}"
+        );
+    }
+    let member = client(
+        kube_config(args.kubeconfig.as_deref(), args.context.as_deref()).await?,
+        agent::USER_AGENT,
+    )?;
     let mut config = AgentConfig::new(&args.cluster_name);
     config.cluster_settings = args.cluster.settings(AGENT_DEFAULTS);
     config.lease = LeaseSettings {
         duration: args.cluster_lease_duration,
         renew_interval: args.cluster_lease_duration.mul_f64(fraction),
     };
-    let running = agent::start(config, control_plane, member);
-    println!("karmada-rs agent serving cluster {}", args.cluster_name);
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for Ctrl-C")?;
-    running.shutdown();
-    Ok(())
+    let mut first = true;
+    loop {
+        let control_plane = client(
+            kube_config(
+                Some(&args.karmada_kubeconfig),
+                args.karmada_context.as_deref(),
+            )
+            .await?,
+            agent::USER_AGENT,
+        )?;
+        if first {
+            ensure_cluster(
+                &control_plane,
+                &member,
+                &args.cluster_name,
+                &args.cluster_api_endpoint,
+            )
+            .await?;
+        }
+        let running = agent::start(config.clone(), control_plane.clone(), member.clone());
+        if first && !args.quiet {
+            println!("karmada-rs agent serving cluster {}", args.cluster_name);
+            first = false;
+        }
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => {
+                r.context("waiting for Ctrl-C")?;
+                running.shutdown();
+                return Ok(());
+            }
+            () = rotate_when_due(&args, &control_plane) => {
+                tracing::info!(cluster = %args.cluster_name, "client certificate renewed; reconnecting");
+                running.shutdown();
+            }
+        }
+    }
+}
+
+/// The agent's certificate in its kubeconfig, with the server and CA it names.
+fn current_certificate(path: &Path) -> anyhow::Result<(String, String, String)> {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let kc = kube::config::Kubeconfig::read_from(path)
+        .with_context(|| format!("reading {}", path.display()))?;
+    let cert = kc
+        .auth_infos
+        .first()
+        .and_then(|a| a.auth_info.as_ref())
+        .and_then(|a| a.client_certificate_data.clone())
+        .context("the kubeconfig has no client-certificate-data")?;
+    let cluster = kc
+        .clusters
+        .first()
+        .and_then(|c| c.cluster.clone())
+        .context("the kubeconfig has no cluster")?;
+    let ca = cluster
+        .certificate_authority_data
+        .context("the kubeconfig has no certificate-authority-data")?;
+    Ok((
+        String::from_utf8(b64.decode(cert.trim())?)?,
+        cluster.server.unwrap_or_default(),
+        String::from_utf8(b64.decode(ca.trim())?)?,
+    ))
+}
+
+/// Karmada's cert-rotation controller: checks the agent's certificate every interval and,
+/// once less than the threshold of its lifetime is left, asks for a new one for the same
+/// identity (approved automatically as a renewal), writes it to the kubeconfig and returns.
+async fn rotate_when_due(args: &AgentArgs, control_plane: &kube::Client) {
+    loop {
+        tokio::time::sleep(args.cert_rotation_checking_interval).await;
+        match rotate_if_due(args, control_plane).await {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(e) => tracing::warn!(error = %e, "renewing the agent's client certificate failed"),
+        }
+    }
+}
+
+async fn rotate_if_due(args: &AgentArgs, control_plane: &kube::Client) -> anyhow::Result<bool> {
+    let (cert, server, ca_pem) = current_certificate(&args.karmada_kubeconfig)?;
+    let (not_before, not_after) = certs::validity_window(&cert)?;
+    let now = jiff::Timestamp::now().as_second();
+    let total = (not_after - not_before).max(1);
+    let left = not_after - now;
+    if left as f64 > args.cert_rotation_remaining_time_threshold * total as f64 {
+        return Ok(false);
+    }
+    tracing::info!(cluster = %args.cluster_name, left_seconds = left, "renewing the agent's client certificate");
+    // The same lifetime as the current certificate (the signer backdates by 5 minutes).
+    let lifetime = Duration::from_secs(u64::try_from(total - 300).unwrap_or(0).max(600));
+    let (cert_pem, key_pem) = super::register::request_certificate(
+        control_plane,
+        &args.cluster_name,
+        lifetime,
+        Duration::from_secs(300),
+    )
+    .await?;
+    certs::write_kubeconfig(
+        &args.karmada_kubeconfig,
+        &certs::Kubeconfig {
+            name: "karmada".into(),
+            server,
+            ca_pem,
+            credentials: certs::KubeconfigCredentials::ClientCert { cert_pem, key_pem },
+            namespace: None,
+        },
+    )
+    .with_context(|| format!("writing {}", args.karmada_kubeconfig.display()))?;
+    Ok(true)
 }
 
 /// registerClusterInControlPlane: the agent creates its Cluster, in Pull mode, when it does

@@ -23,6 +23,9 @@ use kube::api::{ObjectMeta, PostParams};
 use super::agent::{AgentArgs, ensure_cluster};
 use super::parse_duration;
 
+/// How long discovery waits for cluster-info to carry the token's signature.
+const SIGNATURE_WAIT: Duration = Duration::from_secs(5);
+
 /// Options of `register`.
 #[derive(Args, Clone, Debug)]
 pub struct RegisterArgs {
@@ -61,6 +64,9 @@ pub struct RegisterArgs {
     /// command.
     #[arg(long)]
     pub start_agent: bool,
+    /// Print nothing on success (for `up`).
+    #[arg(skip)]
+    pub quiet: bool,
 }
 
 /// Options of `unregister`.
@@ -140,11 +146,21 @@ async fn discover(
     }
     let anonymous = client_for(&kubeconfig_text(server, None, None)).await?;
     let deadline = Instant::now() + args.timeout;
+    // A token created a moment ago is signed into cluster-info within milliseconds; waiting
+    // this long for its signature covers that without making a bad token wait for --timeout.
+    let signed_by = Instant::now() + SIGNATURE_WAIT.min(args.timeout);
+    let jws_key = format!("{}{}", bt::JWS_KEY_PREFIX, token.id);
     let cm = loop {
         match Api::<ConfigMap>::namespaced(anonymous.clone(), bt::CLUSTER_INFO_NAMESPACE)
             .get(bt::CLUSTER_INFO_NAME)
             .await
         {
+            Ok(cm)
+                if Instant::now() < signed_by
+                    && !cm.data.as_ref().is_some_and(|d| d.contains_key(&jws_key)) =>
+            {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
             Ok(cm) => break cm,
             Err(e) if Instant::now() < deadline => {
                 tracing::warn!(error = %e, "reading cluster-info failed; retrying");
@@ -165,7 +181,7 @@ async fn discover(
     let content = data
         .get(bt::CLUSTER_INFO_KUBECONFIG)
         .context("the cluster-info ConfigMap holds no kubeconfig")?;
-    let jws = data.get(&format!("{}{}", bt::JWS_KEY_PREFIX, token.id)).with_context(|| {
+    let jws = data.get(&jws_key).with_context(|| {
         format!(
             "there is no JWS signed token in the cluster-info ConfigMap. This token id {:?} is invalid for this cluster or it has expired (or was deleted). Use \"karmada-rs token create\" on the control plane to create a new valid token",
             token.id
@@ -206,16 +222,18 @@ async fn discover(
     Ok(ca_pem)
 }
 
-/// Submits the agent's CSR with the bootstrap client and waits for its certificate.
-async fn request_certificate(
-    bootstrap: &kube::Client,
-    args: &RegisterArgs,
-    user: &str,
-    group: &str,
+/// Submits an agent CSR for `cluster` with `client` (the bootstrap token's, or the agent's
+/// own when renewing) and waits for its certificate; returns the certificate and its key.
+pub async fn request_certificate(
+    client: &kube::Client,
+    cluster: &str,
+    expiration: Duration,
+    timeout: Duration,
 ) -> anyhow::Result<(String, String)> {
-    let request = certs::client_request(user, group)?;
+    let user = controllers::agent::rbac::agent_user(cluster);
+    let request = certs::client_request(&user, controllers::agent::rbac::AGENTS_GROUP)?;
     let suffix: String = BootstrapToken::generate()?.secret.chars().take(5).collect();
-    let name = format!("{}-{suffix}", args.cluster_name);
+    let name = format!("{cluster}-{suffix}");
     let csr = CertificateSigningRequest {
         metadata: ObjectMeta {
             name: Some(name.clone()),
@@ -225,9 +243,7 @@ async fn request_certificate(
         spec: CertificateSigningRequestSpec {
             request: ByteString(request.cert_pem.into_bytes()),
             signer_name: controllers::registration::csr::KUBE_APISERVER_CLIENT.to_owned(),
-            expiration_seconds: Some(
-                i32::try_from(args.cert_expiration.as_secs()).unwrap_or(i32::MAX),
-            ),
+            expiration_seconds: Some(i32::try_from(expiration.as_secs()).unwrap_or(i32::MAX)),
             usages: Some(vec![
                 "digital signature".into(),
                 "key encipherment".into(),
@@ -237,14 +253,14 @@ async fn request_certificate(
         },
         status: None,
     };
-    let api = Api::<CertificateSigningRequest>::all(bootstrap.clone());
+    let api = Api::<CertificateSigningRequest>::all(client.clone());
     api.create(&PostParams::default(), &csr).await.map_err(|e| match e {
         kube::Error::Api(s) if s.code == 401 => anyhow::anyhow!(
             "the control plane refused the bootstrap token: it has expired or was deleted; create a new one with `karmada-rs token create`"
         ),
         other => anyhow::Error::new(other).context(format!("creating certificate signing request {name}")),
     })?;
-    let deadline = Instant::now() + args.timeout;
+    let deadline = Instant::now() + timeout;
     loop {
         let got = api
             .get(&name)
@@ -265,8 +281,7 @@ async fn request_certificate(
         }
         if Instant::now() >= deadline {
             anyhow::bail!(
-                "timed out after {:?} waiting for certificate signing request {name} to be approved; approve it with `kubectl certificate approve {name}` on the control plane",
-                args.timeout
+                "timed out after {timeout:?} waiting for certificate signing request {name} to be approved; approve it with `kubectl certificate approve {name}` on the control plane"
             );
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -281,9 +296,13 @@ pub async fn register(args: RegisterArgs) -> anyhow::Result<()> {
         .trim_start_matches("https://")
         .trim_end_matches('/');
     let server = format!("https://{addr}");
-    println!("[discovery] reading cluster-info from {server}");
+    if !args.quiet {
+        println!("[discovery] reading cluster-info from {server}");
+    }
     let ca_pem = discover(&args, &token, &server).await?;
-    println!("[discovery] the control plane's CA is trusted");
+    if !args.quiet {
+        println!("[discovery] the control plane's CA is trusted");
+    }
 
     let bootstrap = client_for(&kubeconfig_text(
         &server,
@@ -292,12 +311,14 @@ pub async fn register(args: RegisterArgs) -> anyhow::Result<()> {
     ))
     .await?;
     let user = controllers::agent::rbac::agent_user(&args.cluster_name);
-    println!("[certificate] requesting a client certificate for {user}");
+    if !args.quiet {
+        println!("[certificate] requesting a client certificate for {user}");
+    }
     let (cert_pem, key_pem) = request_certificate(
         &bootstrap,
-        &args,
-        &user,
-        controllers::agent::rbac::AGENTS_GROUP,
+        &args.cluster_name,
+        args.cert_expiration,
+        args.timeout,
     )
     .await?;
 
@@ -315,7 +336,9 @@ pub async fn register(args: RegisterArgs) -> anyhow::Result<()> {
         },
     )
     .with_context(|| format!("writing {}", path.display()))?;
-    println!("[certificate] the agent's kubeconfig is {}", path.display());
+    if !args.quiet {
+        println!("[certificate] the agent's kubeconfig is {}", path.display());
+    }
 
     // The Cluster, created with the agent's own identity (as karmada-agent does).
     let agent_client = super::agent::client(
@@ -327,10 +350,12 @@ pub async fn register(args: RegisterArgs) -> anyhow::Result<()> {
         controllers::agent::USER_AGENT,
     )?;
     ensure_cluster(&agent_client, &member, &args.cluster_name, "").await?;
-    println!(
-        "cluster({}) is registered successfully in Pull mode",
-        args.cluster_name
-    );
+    if !args.quiet {
+        println!(
+            "cluster({}) is registered successfully in Pull mode",
+            args.cluster_name
+        );
+    }
 
     let agent_args = AgentArgs::new(
         path.clone(),
@@ -345,11 +370,13 @@ pub async fn register(args: RegisterArgs) -> anyhow::Result<()> {
         .as_ref()
         .map(|k| format!(" --kubeconfig {}", k.display()))
         .unwrap_or_default();
-    println!(
-        "Start its agent next to the member:\n  karmada-rs agent --karmada-kubeconfig {} --cluster-name {}{member_flag}",
-        path.display(),
-        args.cluster_name
-    );
+    if !args.quiet {
+        println!(
+            "Start its agent next to the member:\n  karmada-rs agent --karmada-kubeconfig {} --cluster-name {}{member_flag}",
+            path.display(),
+            args.cluster_name
+        );
+    }
     Ok(())
 }
 

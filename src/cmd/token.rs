@@ -82,7 +82,7 @@ async fn secrets(common: &CommonArgs) -> anyhow::Result<Api<Secret>> {
 }
 
 /// The control plane's address and CA hash from the kubeconfig (what `register` needs).
-fn discovery_target(common: &CommonArgs) -> anyhow::Result<(String, String)> {
+pub fn discovery_target(common: &CommonArgs) -> anyhow::Result<(String, String)> {
     use base64::Engine;
     let kubeconfig = match &common.kubeconfig {
         Some(p) => kube::config::Kubeconfig::read_from(p),
@@ -135,18 +135,36 @@ fn discovery_target(common: &CommonArgs) -> anyhow::Result<(String, String)> {
 
 async fn create(args: CreateArgs) -> anyhow::Result<()> {
     let api = secrets(&args.common).await?;
+    let token = new_token(&api, args.ttl, &args.description).await?;
+    if args.print_register_command {
+        let (addr, hash) = discovery_target(&args.common)?;
+        println!(
+            "karmada-rs register {addr} --token {token} --discovery-token-ca-cert-hash {hash} --cluster-name <CLUSTER_NAME>"
+        );
+    } else {
+        println!("{token}");
+    }
+    Ok(())
+}
+
+/// Stores a new registration token valid for `ttl` (0: forever) and returns it.
+pub async fn new_token(
+    api: &Api<Secret>,
+    ttl: Duration,
+    description: &str,
+) -> anyhow::Result<BootstrapToken> {
     let token = BootstrapToken::generate()?;
-    let expiration = (!args.ttl.is_zero())
+    let expiration = (!ttl.is_zero())
         .then(|| {
             let now = jiff::Timestamp::now();
-            let d = jiff::SignedDuration::try_from(args.ttl).ok()?;
+            let d = jiff::SignedDuration::try_from(ttl).ok()?;
             now.checked_add(d)
                 .ok()
                 .map(|t| t.round(jiff::Unit::Second).unwrap_or(t).to_string())
         })
         .flatten();
-    if !args.ttl.is_zero() && expiration.is_none() {
-        anyhow::bail!("--ttl {:?} is too long", args.ttl);
+    if !ttl.is_zero() && expiration.is_none() {
+        anyhow::bail!("--ttl {ttl:?} is too long");
     }
     let secret = Secret {
         metadata: ObjectMeta {
@@ -157,7 +175,7 @@ async fn create(args: CreateArgs) -> anyhow::Result<()> {
         type_: Some(bt::SECRET_TYPE.to_owned()),
         string_data: Some(token.secret_data(
             expiration.as_deref(),
-            &args.description,
+            description,
             &[bt::KARMADA_TOKEN_GROUP],
         )),
         ..Default::default()
@@ -165,15 +183,7 @@ async fn create(args: CreateArgs) -> anyhow::Result<()> {
     api.create(&PostParams::default(), &secret)
         .await
         .context("creating the bootstrap token Secret")?;
-    if args.print_register_command {
-        let (addr, hash) = discovery_target(&args.common)?;
-        println!(
-            "karmada-rs register {addr} --token {token} --discovery-token-ca-cert-hash {hash} --cluster-name <CLUSTER_NAME>"
-        );
-    } else {
-        println!("{token}");
-    }
-    Ok(())
+    Ok(token)
 }
 
 fn text(s: &Secret, key: &str) -> String {
