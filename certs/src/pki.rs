@@ -347,60 +347,6 @@ fn write_with_mode(path: &Path, contents: &str, mode: u32) -> Result<(), Error> 
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn client_requests_are_signed_with_their_subject() {
-        let ca = Ca::generate().unwrap();
-        let req = client_request("system:karmada:agent:m1", "system:karmada:agents").unwrap();
-        let (cn, orgs) = request_subject(&req.cert_pem).unwrap();
-        assert_eq!(cn, "system:karmada:agent:m1");
-        assert_eq!(orgs, vec!["system:karmada:agents".to_owned()]);
-        let cert = ca
-            .sign_client_request(&req.cert_pem, std::time::Duration::from_secs(3600), true)
-            .unwrap();
-        assert!(cert.starts_with("-----BEGIN CERTIFICATE-----"), "{cert}");
-        // A tampered request fails its signature check.
-        assert!(
-            request_subject(
-                "-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n"
-            )
-            .is_err()
-        );
-    }
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn ensure_creates_then_reuses() {
-        let dir = tempfile::tempdir().unwrap();
-        let opts = PkiOptions::default();
-        let first = Pki::ensure(dir.path(), &opts).unwrap();
-        let second = Pki::ensure(dir.path(), &opts).unwrap();
-        assert_eq!(first.ca.cert_pem(), second.ca.cert_pem());
-        assert_eq!(first.serving.cert_pem, second.serving.cert_pem);
-        assert_eq!(first.admin.cert_pem, second.admin.cert_pem);
-        for key in ["ca.key", "apiserver.key", "admin.key", "sa.key"] {
-            let mode = fs::metadata(dir.path().join(key))
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600, "{key}");
-        }
-        // New SANs re-issue the serving certificate, keeping the CA.
-        let third = Pki::ensure(
-            dir.path(),
-            &PkiOptions {
-                extra_sans: vec!["example.internal".into()],
-            },
-        )
-        .unwrap();
-        assert_eq!(first.ca.cert_pem(), third.ca.cert_pem());
-        assert_ne!(first.serving.cert_pem, third.serving.cert_pem);
-    }
-}
-
 /// The subject of a PKCS#10 request (PEM): its common name and organizations, after
 /// verifying the request's signature.
 pub fn request_subject(request_pem: &str) -> Result<(String, Vec<String>), Error> {
@@ -456,4 +402,58 @@ pub fn validity_window(cert_pem: &str) -> Result<(i64, i64), Error> {
         .map_err(|e| Error::Invalid(format!("parsing the certificate: {e}")))?;
     let v = cert.validity();
     Ok((v.not_before.timestamp(), v.not_after.timestamp()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_requests_are_signed_with_their_subject() {
+        let ca = Ca::generate().unwrap();
+        let req = client_request("system:karmada:agent:m1", "system:karmada:agents").unwrap();
+        let (cn, orgs) = request_subject(&req.cert_pem).unwrap();
+        assert_eq!(cn, "system:karmada:agent:m1");
+        assert_eq!(orgs, vec!["system:karmada:agents".to_owned()]);
+        let cert = ca
+            .sign_client_request(&req.cert_pem, std::time::Duration::from_secs(3600), true)
+            .unwrap();
+        assert!(cert.starts_with("-----BEGIN CERTIFICATE-----"), "{cert}");
+        // A tampered request fails its signature check.
+        assert!(
+            request_subject(
+                "-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n"
+            )
+            .is_err()
+        );
+    }
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn ensure_creates_then_reuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = PkiOptions::default();
+        let first = Pki::ensure(dir.path(), &opts).unwrap();
+        let second = Pki::ensure(dir.path(), &opts).unwrap();
+        assert_eq!(first.ca.cert_pem(), second.ca.cert_pem());
+        assert_eq!(first.serving.cert_pem, second.serving.cert_pem);
+        assert_eq!(first.admin.cert_pem, second.admin.cert_pem);
+        for key in ["ca.key", "apiserver.key", "admin.key", "sa.key"] {
+            let mode = fs::metadata(dir.path().join(key))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{key}");
+        }
+        // New SANs re-issue the serving certificate, keeping the CA.
+        let third = Pki::ensure(
+            dir.path(),
+            &PkiOptions {
+                extra_sans: vec!["example.internal".into()],
+            },
+        )
+        .unwrap();
+        assert_eq!(first.ca.cert_pem(), third.ca.cert_pem());
+        assert_ne!(first.serving.cert_pem, third.serving.cert_pem);
+    }
 }

@@ -29,10 +29,10 @@ pub struct AgentArgs {
     #[arg(long, env = "KARMADA_RS_CLUSTER_NAME")]
     pub cluster_name: String,
     /// Kubeconfig of the member cluster; $KUBECONFIG or ~/.kube/config by default.
-    #[arg(long, env = "KARMADA_RS_MEMBER_KUBECONFIG")]
+    #[arg(long, env = "KARMADA_RS_KUBECONFIG")]
     pub kubeconfig: Option<PathBuf>,
     /// Context in the member kubeconfig; its current context by default.
-    #[arg(long, env = "KARMADA_RS_MEMBER_CONTEXT")]
+    #[arg(long, env = "KARMADA_RS_CONTEXT")]
     pub context: Option<String>,
     /// API endpoint of the member recorded on a Cluster the agent creates (Karmada's
     /// `--cluster-api-endpoint`); empty by default, since the control plane reaches a Pull

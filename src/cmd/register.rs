@@ -35,34 +35,37 @@ pub struct RegisterArgs {
     #[arg(long, env = "KARMADA_RS_TOKEN")]
     pub token: String,
     /// The control plane's CA pin, `sha256:<hex>` (printed by `token create`); repeatable.
-    #[arg(long = "discovery-token-ca-cert-hash")]
+    #[arg(
+        long = "discovery-token-ca-cert-hash",
+        env = "KARMADA_RS_DISCOVERY_TOKEN_CA_CERT_HASH"
+    )]
     pub ca_cert_hashes: Vec<String>,
     /// Trust the CA found by discovery without a pin (unsafe: anyone answering at ADDR with
     /// the token's signature could pose as the control plane).
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_DISCOVERY_TOKEN_UNSAFE_SKIP_CA_VERIFICATION")]
     pub discovery_token_unsafe_skip_ca_verification: bool,
     /// Name of the member cluster.
     #[arg(long, env = "KARMADA_RS_CLUSTER_NAME")]
     pub cluster_name: String,
     /// Kubeconfig of the member cluster; $KUBECONFIG or ~/.kube/config by default.
-    #[arg(long, env = "KARMADA_RS_MEMBER_KUBECONFIG")]
+    #[arg(long, env = "KARMADA_RS_KUBECONFIG")]
     pub kubeconfig: Option<PathBuf>,
     /// Context in the member kubeconfig.
-    #[arg(long, env = "KARMADA_RS_MEMBER_CONTEXT")]
+    #[arg(long, env = "KARMADA_RS_CONTEXT")]
     pub context: Option<String>,
     /// Where to write the agent's control-plane kubeconfig [default:
     /// ./karmada-agent-<cluster>.kubeconfig].
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_AGENT_KUBECONFIG")]
     pub agent_kubeconfig: Option<PathBuf>,
     /// Lifetime asked for the agent's certificate.
-    #[arg(long, value_parser = parse_duration, default_value = "8760h")]
+    #[arg(long, env = "KARMADA_RS_CERT_EXPIRATION", value_parser = parse_duration, default_value = "8760h")]
     pub cert_expiration: Duration,
     /// How long to wait for discovery and for the certificate.
-    #[arg(long, value_parser = parse_duration, default_value = "5m")]
+    #[arg(long, env = "KARMADA_RS_TIMEOUT", value_parser = parse_duration, default_value = "5m")]
     pub timeout: Duration,
     /// Run the agent in this process once registered (until Ctrl-C) instead of printing its
     /// command.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_START_AGENT")]
     pub start_agent: bool,
     /// Print nothing on success (for `up`).
     #[arg(skip)]
@@ -82,14 +85,14 @@ pub struct UnregisterArgs {
     #[arg(long, env = "KARMADA_RS_KARMADA_CONTEXT")]
     pub karmada_context: Option<String>,
     /// The agent's kubeconfig written by `register`, removed too when given.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_AGENT_KUBECONFIG")]
     pub agent_kubeconfig: Option<PathBuf>,
     /// Finish even if cleanup cannot complete (e.g. the agent is gone): after --wait, remove
     /// the finalizers of the cluster's Works, execution space and Cluster.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_FORCE")]
     pub force: bool,
     /// How long to wait for the Cluster to be removed.
-    #[arg(long, value_parser = parse_duration, default_value = "60s")]
+    #[arg(long, env = "KARMADA_RS_WAIT", value_parser = parse_duration, default_value = "60s")]
     pub wait: Duration,
 }
 

@@ -42,14 +42,14 @@ pub struct CreateArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// How long the token is valid; 0 never expires.
-    #[arg(long, value_parser = parse_duration, default_value = "24h")]
+    #[arg(long, env = "KARMADA_RS_TTL", value_parser = parse_duration, default_value = "24h")]
     pub ttl: Duration,
     /// A human-readable description of the token.
-    #[arg(long, default_value = "")]
+    #[arg(long, env = "KARMADA_RS_DESCRIPTION", default_value = "")]
     pub description: String,
     /// Print the full `karmada-rs register` command (with the CA certificate hash) instead of
     /// the token only.
-    #[arg(long, num_args = 0..=1, default_value_t = true, default_missing_value = "true", action = clap::ArgAction::Set)]
+    #[arg(long, env = "KARMADA_RS_PRINT_REGISTER_COMMAND", num_args = 0..=1, default_value_t = true, default_missing_value = "true", action = clap::ArgAction::Set)]
     pub print_register_command: bool,
 }
 
