@@ -690,7 +690,20 @@ mod tests {
     #[test]
     fn the_admin_gets_the_cluster_proxy_as_karmadas_installer_grants_it() {
         let (roles, bindings) = karmada_installer_policy();
-        assert_eq!(roles.len(), 1);
+        // cluster-proxy-admin, then pull-mode registration's roles.
+        assert_eq!(roles.len(), 4);
+        let names: Vec<&str> = roles
+            .iter()
+            .filter_map(|r| r["metadata"]["name"].as_str())
+            .collect();
+        assert_eq!(
+            names[1..],
+            [
+                AGENT_BOOTSTRAP_ROLE,
+                AUTOAPPROVE_ROLE,
+                SELF_AUTOAPPROVE_ROLE
+            ]
+        );
         assert_eq!(
             roles[0]["metadata"]["name"], "cluster-proxy-admin",
             "karmadactl's name"
@@ -699,7 +712,7 @@ mod tests {
             roles[0]["rules"],
             json!([{"verbs": ["*"], "apiGroups": ["cluster.karmada.io"], "resources": ["clusters/proxy"]}])
         );
-        assert_eq!(bindings.len(), 1);
+        assert_eq!(bindings.len(), 4);
         assert_eq!(bindings[0]["metadata"]["name"], "cluster-proxy-admin");
         assert_eq!(
             bindings[0]["roleRef"],
