@@ -41,6 +41,15 @@ enum Command {
     Unjoin(cmd::join::UnjoinArgs),
     /// Quick start: a control plane and simulated members, joined, in one process.
     Up(cmd::up::UpArgs),
+    /// Run karmada-agent for a Pull member cluster (outbound connections only).
+    Agent(Box<cmd::agent::AgentArgs>),
+    /// Bootstrap tokens for pull-mode registration (as `karmadactl token`).
+    #[command(subcommand)]
+    Token(cmd::token::TokenCommand),
+    /// Register a member cluster in Pull mode with a bootstrap token (as `karmadactl register`).
+    Register(Box<cmd::register::RegisterArgs>),
+    /// Remove a Pull mode member cluster and its agent's RBAC (as `karmadactl unregister`).
+    Unregister(cmd::register::UnregisterArgs),
     /// Validate and test interpreter customizations locally (as `karmadactl interpret`).
     Interpret(cmd::interpret::InterpretArgs),
 }
@@ -227,6 +236,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 ..Default::default()
             },
             cluster: args.cluster.settings(cmd::KARMADA_DEFAULTS),
+            registration: Some(cmd::registration(&running)),
         },
         running.client_with_agent(cmd::controller_user(), controllers::USER_AGENT),
     );
@@ -261,8 +271,14 @@ async fn main() -> anyhow::Result<()> {
     // The quick start and the one-shot commands talk to a person on the terminal: only
     // problems are logged unless asked for more.
     init_tracing(match cli.command {
-        Command::Serve(_) | Command::Member(_) => "info",
-        Command::Join(_) | Command::Unjoin(_) | Command::Up(_) | Command::Interpret(_) => "warn",
+        Command::Serve(_) | Command::Member(_) | Command::Agent(_) => "info",
+        Command::Join(_)
+        | Command::Unjoin(_)
+        | Command::Up(_)
+        | Command::Interpret(_)
+        | Command::Token(_)
+        | Command::Register(_)
+        | Command::Unregister(_) => "warn",
     });
     match cli.command {
         Command::Serve(a) => serve(*a).await,
@@ -274,5 +290,9 @@ async fn main() -> anyhow::Result<()> {
             0 => Ok(()),
             code => std::process::exit(code),
         },
+        Command::Agent(a) => cmd::agent::agent(*a).await,
+        Command::Token(c) => cmd::token::run(c).await,
+        Command::Register(a) => cmd::register::register(*a).await,
+        Command::Unregister(a) => cmd::register::unregister(a).await,
     }
 }

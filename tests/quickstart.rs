@@ -21,6 +21,10 @@ struct Up {
 
 impl Up {
     fn start(dir: &Path, members: u32) -> Up {
+        Up::start_with(dir, members, &[])
+    }
+
+    fn start_with(dir: &Path, members: u32, extra: &[&str]) -> Up {
         let mut child = Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
             .args([
                 "up",
@@ -31,6 +35,7 @@ impl Up {
                 "--data-dir",
             ])
             .arg(dir)
+            .args(extra)
             .env(
                 "KARMADA_RS_LOG",
                 std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "warn".into()),
@@ -206,4 +211,64 @@ fn up_runs_a_control_plane_with_joined_members() {
         deployment["metadata"]["name"], "nginx",
         "state survives a restart"
     );
+}
+
+#[test]
+fn up_with_pull_members_registers_them_by_token_behind_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("kubectl-cache");
+    let karmada = dir.path().join("karmada.kubeconfig");
+    let pull1 = dir.path().join("members").join("pull1.kubeconfig");
+    let up = Up::start_with(dir.path(), 1, &["--pull-members", "1"]);
+    assert_eq!(ready_clusters(&karmada, &cache), ["member1", "pull1"]);
+    let c = get_json(&karmada, &cache, &["cluster", "pull1"]);
+    assert_eq!(c["spec"]["syncMode"], "Pull", "{c}");
+    assert!(
+        c["spec"].get("apiEndpoint").is_none(),
+        "the control plane is not told: {c}"
+    );
+    let csrs = run(kubectl_cmd(&karmada, &cache).args(["get", "csr"]));
+    let csrs = String::from_utf8_lossy(&csrs.stdout);
+    assert!(
+        csrs.contains("system:bootstrap:") && csrs.contains("Approved,Issued"),
+        "{csrs}"
+    );
+
+    let policy = "apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: nginx-to-pull1, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: nginx}]
+  placement: {clusterAffinity: {clusterNames: [pull1]}}
+";
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let out = run(kubectl_cmd(&karmada, &cache)
+        .arg("apply")
+        .arg("-f")
+        .arg(samples.join("nginx-deployment.yaml")));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = support::run_stdin(
+        kubectl_cmd(&karmada, &cache).args(["apply", "-f", "-"]),
+        policy,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_for("nginx in pull1 through its agent", DEADLINE, || {
+        run(kubectl_cmd(&pull1, &cache).args(["get", "deploy", "nginx", "-n", "default"]))
+            .status
+            .success()
+            .then_some(())
+    });
+
+    // Restarted: the pull member is registered again (a new token) and Ready.
+    drop(up);
+    let _again = Up::start_with(dir.path(), 1, &["--pull-members", "1"]);
+    assert_eq!(ready_clusters(&karmada, &cache), ["member1", "pull1"]);
 }

@@ -18,6 +18,7 @@ fn subresource_verbs(sub: &str) -> Vec<&'static str> {
     match sub {
         "status" | "scale" => vec!["get", "patch", "update"],
         "finalize" => vec!["update"],
+        "approval" => vec!["get", "update"],
         "token" => vec!["create"],
         "proxy" => vec!["create", "delete", "get", "patch", "update"],
         _ => vec!["get"],

@@ -501,6 +501,13 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
             "create" => crate::auth::token_request::create(&ctx, body).await,
             _ => Err(no_route()),
         },
+        "approval" if ctx.def.extra_subresources.iter().any(|s| s == "approval") => {
+            match verb.as_str() {
+                "get" => get(&ctx).await,
+                "update" => approval(&ctx, body).await,
+                _ => Err(no_route()),
+            }
+        }
         "finalize" if ctx.def.extra_subresources.iter().any(|s| s == "finalize") => {
             match verb.as_str() {
                 "update" => finalize(&ctx, body).await,
@@ -946,7 +953,19 @@ async fn read_object(
 
 async fn create(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
     let opts = WriteOptions::parse(&ctx.query, OptionsKind::Create)?;
-    let (obj, warnings) = read_object(ctx, body, &opts).await?;
+    let (mut obj, warnings) = read_object(ctx, body, &opts).await?;
+    if kube_registry::certificates::is_csr(&ctx.def.group, &ctx.def.kind) {
+        let user = &ctx.user;
+        kube_registry::certificates::set_requester(
+            &mut obj,
+            &kube_registry::certificates::Requester {
+                name: &user.name,
+                uid: &user.uid,
+                groups: &user.groups,
+                extra: &user.extra,
+            },
+        );
+    }
     let wctx = WriteContext::new(&opts, &ctx.default_manager());
     let created = ctx.registry().create_written(&ctx.ns, obj, &wctx).await?;
     render_written(ctx, StatusCode::CREATED, &created, warnings)
@@ -966,6 +985,25 @@ async fn update(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, Api
         StatusCode::OK
     };
     render_written(ctx, status, &obj, warnings)
+}
+
+/// PUT of a CertificateSigningRequest's `approval`: only the conditions come from the body.
+async fn approval(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
+    let opts = WriteOptions::parse(&ctx.query, OptionsKind::Update)?;
+    let (obj, _) = read_object(ctx, body, &opts).await?;
+    let wctx = WriteContext::new(&opts, &ctx.default_manager());
+    let user_rv = object::resource_version(&obj)?;
+    let updated = ctx
+        .registry()
+        .guaranteed_update(&ctx.ns, &ctx.info.name, Subresource::Status, &wctx, |cur| {
+            let mut next = kube_registry::certificates::approval_update(cur, &obj);
+            if let Some(rv) = user_rv {
+                object::set_resource_version(&mut next, rv);
+            }
+            Ok(next)
+        })
+        .await?;
+    render_object(ctx, StatusCode::OK, &updated, vec![])
 }
 
 async fn finalize(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {

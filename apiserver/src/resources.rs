@@ -333,6 +333,16 @@ const BUILT_IN: &[Spec] = &[
         .generation(),
     spec("coordination.k8s.io", "v1", "leases", "Lease", &[], true),
     spec(
+        "certificates.k8s.io",
+        "v1",
+        "certificatesigningrequests",
+        "CertificateSigningRequest",
+        &["csr"],
+        false,
+    )
+    .status()
+    .extra(&["approval"]),
+    spec(
         "rbac.authorization.k8s.io",
         "v1",
         "roles",

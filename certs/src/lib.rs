@@ -3,11 +3,15 @@
 //!
 //! Must not depend on the server, storage, controllers or an async runtime.
 
+pub mod bootstrap_token;
 mod kubeconfig;
 mod pki;
 
 pub use kubeconfig::{Kubeconfig, KubeconfigCredentials, write_kubeconfig};
-pub use pki::{ADMIN_GROUP, ADMIN_USER, Ca, IssuedCert, Pki, PkiOptions};
+pub use pki::{
+    ADMIN_GROUP, ADMIN_USER, Ca, IssuedCert, Pki, PkiOptions, client_request, request_subject,
+    validity_window,
+};
 
 /// Why creating or loading certificates failed.
 #[derive(Debug, thiserror::Error)]

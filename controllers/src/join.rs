@@ -132,6 +132,9 @@ pub enum JoinError {
     /// Unjoin of a cluster that is not registered.
     #[error("no cluster object {0} found in karmada control plane")]
     NotFound(String),
+    /// Unregister of a push-mode cluster.
+    #[error("cluster {0} is a Push mode member cluster; it is removed with unjoin")]
+    PushMode(String),
     /// Unjoin of a pull-mode cluster.
     #[error("cluster {0} is a Pull mode member cluster; it is removed by unregistering its agent")]
     PullMode(String),
@@ -799,6 +802,25 @@ pub async fn unjoin(
     member: Option<&kube::Client>,
     opts: &UnjoinOptions,
 ) -> Result<UnjoinReport, JoinError> {
+    remove_cluster(control_plane, member, opts, ClusterSyncMode::Push).await
+}
+
+/// Removes a pull-mode member (`unregister`): deletes the Cluster and waits for its Works
+/// (whose member objects its agent removes while it runs) and execution space to go, as
+/// unjoin does; its agent's RBAC is the caller's to remove.
+pub async fn unregister(
+    control_plane: &kube::Client,
+    opts: &UnjoinOptions,
+) -> Result<UnjoinReport, JoinError> {
+    remove_cluster(control_plane, None, opts, ClusterSyncMode::Pull).await
+}
+
+async fn remove_cluster(
+    control_plane: &kube::Client,
+    member: Option<&kube::Client>,
+    opts: &UnjoinOptions,
+    mode: ClusterSyncMode,
+) -> Result<UnjoinReport, JoinError> {
     let name = opts.name.as_str();
     let clusters = Api::<Cluster>::all(control_plane.clone());
     let cluster = clusters
@@ -806,8 +828,11 @@ pub async fn unjoin(
         .await
         .map_err(JoinError::ControlPlaneUnreachable)?
         .ok_or_else(|| JoinError::NotFound(name.to_owned()))?;
-    if cluster.spec.sync_mode == ClusterSyncMode::Pull {
-        return Err(JoinError::PullMode(name.to_owned()));
+    if cluster.spec.sync_mode != mode {
+        return Err(match mode {
+            ClusterSyncMode::Push => JoinError::PullMode(name.to_owned()),
+            _ => JoinError::PushMode(name.to_owned()),
+        });
     }
     let cp = |step: String| move |error| JoinError::ControlPlane { step, error };
     let mut report = UnjoinReport::default();

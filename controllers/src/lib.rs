@@ -15,6 +15,7 @@
 //! karmada-rs, but any kube-apiserver serving Karmada's APIs works) and to members through
 //! [`member_clients::MemberClients`]. [`start`] runs them all.
 
+pub mod agent;
 pub mod application_failover;
 pub mod binding;
 pub mod binding_status;
@@ -30,6 +31,7 @@ pub mod member_clients;
 pub mod namespace_sync;
 pub mod overrides;
 pub mod rebalance_on_recovery;
+pub mod registration;
 pub mod runtime;
 pub mod scheduler;
 pub mod simulator;
@@ -50,7 +52,7 @@ pub const USER_AGENT: &str = concat!("karmada-controller-manager/", env!("CARGO_
 pub const SIMULATOR_USER_AGENT: &str = concat!("karmada-rs-simulator/", env!("CARGO_PKG_VERSION"));
 
 use runtime::Context;
-pub use runtime::context::{FailoverSettings, Settings};
+pub use runtime::context::{FailoverSettings, Scope, Settings};
 
 /// How to run the controllers.
 #[derive(Clone, Debug, Default)]
@@ -59,16 +61,32 @@ pub struct ControllersConfig {
     pub settings: Settings,
     /// Cluster and cluster-status controller timings.
     pub cluster: cluster::ClusterSettings,
+    /// Pull-mode registration (cluster-info signing, agent CSR approval and signing); off
+    /// when absent.
+    pub registration: Option<registration::RegistrationConfig>,
 }
 
 /// The running controllers; dropping the handle stops them.
 pub struct Controllers {
     ctx: Arc<Context>,
     tasks: Vec<JoinHandle<()>>,
-    _unified_auth: unified_auth::UnifiedAuth,
+    _unified_auth: Option<unified_auth::UnifiedAuth>,
 }
 
 impl Controllers {
+    /// The handle of controllers started elsewhere in the crate (the agent's).
+    pub(crate) fn assemble(
+        ctx: Arc<Context>,
+        tasks: Vec<JoinHandle<()>>,
+        unified_auth: Option<unified_auth::UnifiedAuth>,
+    ) -> Controllers {
+        Controllers {
+            ctx,
+            tasks,
+            _unified_auth: unified_auth,
+        }
+    }
+
     /// The shared informers and clients.
     pub fn context(&self) -> &Arc<Context> {
         &self.ctx
@@ -117,12 +135,15 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
         settings: config.cluster,
         ..cluster::ClusterControllers::new(client.clone(), members)
     }));
+    if let Some(r) = config.registration {
+        tasks.extend(registration::start(client.clone(), r));
+    }
     tasks.extend(ctx.run_informers());
     // Pushes the members' impersonation RBAC for users granted the cluster proxy.
     let unified_auth = unified_auth::start(client);
     Controllers {
         ctx,
         tasks,
-        _unified_auth: unified_auth,
+        _unified_auth: Some(unified_auth),
     }
 }

@@ -85,6 +85,8 @@ struct Access {
 #[derive(Clone)]
 pub struct MemberClients {
     control_plane: kube::Client,
+    /// An agent's own member: its client comes from the agent's kubeconfig, not a Secret.
+    pinned: Option<(String, kube::Client)>,
     cache: Arc<Mutex<HashMap<String, (Access, kube::Client)>>>,
 }
 
@@ -99,12 +101,36 @@ impl MemberClients {
     pub fn new(control_plane: kube::Client) -> MemberClients {
         MemberClients {
             control_plane,
+            pinned: None,
             cache: Arc::default(),
         }
     }
 
+    /// An agent's clients: `cluster` is reached through `member` (the agent runs next to
+    /// it); every other cluster is built as in push mode.
+    pub fn pinned(
+        control_plane: kube::Client,
+        cluster: &str,
+        member: kube::Client,
+    ) -> MemberClients {
+        MemberClients {
+            pinned: Some((cluster.to_owned(), member)),
+            ..MemberClients::new(control_plane)
+        }
+    }
+
+    fn pinned_for(&self, cluster: &str) -> Option<kube::Client> {
+        self.pinned
+            .as_ref()
+            .filter(|(name, _)| name == cluster)
+            .map(|(_, client)| client.clone())
+    }
+
     /// The client of a cluster, from the cache or built from its Cluster and secret.
     pub async fn get(&self, cluster: &str) -> Result<kube::Client, MemberError> {
+        if let Some(client) = self.pinned_for(cluster) {
+            return Ok(client);
+        }
         if let Some(client) = self.cached(cluster) {
             return Ok(client);
         }
@@ -132,6 +158,9 @@ impl MemberClients {
         cluster: &Cluster,
     ) -> Result<(kube::Client, u64), MemberError> {
         let name = cluster.metadata.name.clone().unwrap_or_default();
+        if let Some(client) = self.pinned_for(&name) {
+            return Ok((client, 0));
+        }
         let access = self.access(&name, cluster).await?;
         let key = {
             use std::hash::{Hash, Hasher};

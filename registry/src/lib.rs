@@ -19,6 +19,7 @@
 
 mod apps;
 mod batch;
+pub mod certificates;
 mod core;
 mod defaults;
 mod field;
@@ -140,6 +141,7 @@ pub(crate) fn validate(group: &str, kind: &str, obj: &Value, old: Option<&Value>
         ("", "ConfigMap") => core::validate_config_map(obj, old, &mut errs),
         ("", "Secret") => core::validate_secret(obj, old, &mut errs),
         ("", "Namespace") => core::validate_namespace(obj, &mut errs),
+        (certificates::GROUP, certificates::KIND) => certificates::validate(obj, old, &mut errs),
         ("", "PersistentVolumeClaim") => core::validate_pvc(obj, old, &mut errs),
         ("apps", _) => apps::validate(kind, obj, old, &mut errs),
         ("batch", "Job") => batch::validate_job(obj, old, &mut errs),

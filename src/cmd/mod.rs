@@ -1,8 +1,11 @@
 //! Subcommands of the binary that live outside `main.rs`.
 
+pub mod agent;
 pub mod interpret;
 pub mod join;
 pub mod member;
+pub mod register;
+pub mod token;
 pub mod up;
 
 use std::net::SocketAddr;
@@ -16,6 +19,25 @@ use controllers::cluster::ClusterSettings;
 /// authorized by its bootstrap ClusterRole (not a bypass).
 pub fn controller_user() -> apiserver::auth::UserInfo {
     apiserver::auth::controller_manager_user()
+}
+
+/// Pull-mode registration on a control plane: cluster-info names `running`'s URL and CA, and
+/// approved agent certificates are signed with its CA (for at most a year, kube's
+/// `--cluster-signing-duration`).
+pub fn registration(
+    running: &apiserver::launch::Running,
+) -> controllers::registration::RegistrationConfig {
+    let pki = running.pki.clone();
+    controllers::registration::RegistrationConfig {
+        server: running.url.clone(),
+        ca_pem: running.pki.ca.cert_pem().to_owned(),
+        signer: std::sync::Arc::new(move |pem, valid_for, key_encipherment| {
+            pki.ca
+                .sign_client_request(pem, valid_for, key_encipherment)
+                .map_err(|e| e.to_string())
+        }),
+        max_duration: Duration::from_secs(365 * 24 * 3600),
+    }
 }
 
 /// Parses a duration flag as Go's time.ParseDuration reads them (`500ms`, `10s`, `1m30s`,

@@ -30,6 +30,11 @@ pub struct UpArgs {
     /// Number of simulated member clusters (member1..memberN).
     #[arg(long, env = "KARMADA_RS_MEMBERS", default_value_t = 2)]
     pub members: u32,
+    /// Number of simulated member clusters registered in Pull mode (pull1..pullN): each is
+    /// registered with a bootstrap token as `karmada-rs register` does it and served by an
+    /// in-process agent; the control plane is never given their addresses.
+    #[arg(long, env = "KARMADA_RS_PULL_MEMBERS", default_value_t = 0)]
+    pub pull_members: u32,
     /// Directory for all state; an existing one is reused (the members are rejoined).
     /// Default: ./karmada-rs-data.
     #[arg(long, env = "KARMADA_RS_DATA_DIR")]
@@ -73,7 +78,10 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         unsafe_no_fsync: false,
     });
     let names: Vec<String> = (1..=args.members).map(|i| format!("member{i}")).collect();
-    let members = futures::future::try_join_all(names.iter().map(|name| {
+    let pull_names: Vec<String> = (1..=args.pull_members)
+        .map(|i| format!("pull{i}"))
+        .collect();
+    let members = futures::future::try_join_all(names.iter().chain(&pull_names).map(|name| {
         let member_dir = dir.join("members").join(name);
         super::member::start(
             member_dir,
@@ -88,7 +96,8 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     }));
     let (control_plane, members) = tokio::join!(control_plane, members);
     let control_plane = control_plane.context("starting the control plane")?;
-    let members: Vec<RunningMember> = members?;
+    let mut members: Vec<RunningMember> = members?;
+    let pull_members = members.split_off(names.len());
 
     let client = control_plane.client_with_agent(super::controller_user(), controllers::USER_AGENT);
     let running_controllers = controllers::start(
@@ -98,6 +107,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
                 ..Default::default()
             },
             cluster: args.cluster.settings(UP_DEFAULTS),
+            registration: Some(super::registration(&control_plane)),
         },
         client.clone(),
     );
@@ -123,16 +133,20 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         },
     ))
     .await?;
+    let mut pull_kubeconfigs = Vec::new();
+    for (name, m) in pull_names.iter().zip(&pull_members) {
+        let target = dir.join("members").join(format!("{name}.kubeconfig"));
+        std::fs::copy(&m.server.kubeconfig, &target)
+            .with_context(|| format!("writing {}", target.display()))?;
+        pull_kubeconfigs.push(target);
+    }
+    let agents = register_pull_members(&dir, &pull_names, &pull_kubeconfigs, &args).await?;
 
-    let ready = wait_ready(&client, &names).await;
+    let all: Vec<String> = names.iter().chain(&pull_names).cloned().collect();
+    let ready = wait_ready(&client, &all).await;
     let elapsed = started.elapsed();
-    print_usage(
-        &dir,
-        &control_plane.url,
-        &names,
-        &member_kubeconfigs,
-        elapsed,
-    );
+    member_kubeconfigs.extend(pull_kubeconfigs);
+    print_usage(&dir, &control_plane.url, &all, &member_kubeconfigs, elapsed);
     if !ready {
         eprintln!(
             "warning: not every member reported Ready within {READY_TIMEOUT:?}; see `kubectl get clusters`"
@@ -142,12 +156,74 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     tokio::signal::ctrl_c()
         .await
         .context("waiting for Ctrl-C")?;
+    for a in agents {
+        a.abort();
+    }
     running_controllers.shutdown();
-    for m in members {
+    for m in members.into_iter().chain(pull_members) {
         m.shutdown().await;
     }
     control_plane.shutdown().await;
     Ok(())
+}
+
+/// Registers each pull member with its own bootstrap token, as `token create` and `register`
+/// do it over HTTPS, and starts its agent in this process.
+async fn register_pull_members(
+    dir: &Path,
+    names: &[String],
+    kubeconfigs: &[PathBuf],
+    args: &UpArgs,
+) -> anyhow::Result<Vec<tokio::task::JoinHandle<()>>> {
+    let mut agents = Vec::new();
+    if names.is_empty() {
+        return Ok(agents);
+    }
+    let common = super::token::CommonArgs {
+        kubeconfig: Some(dir.join("karmada.kubeconfig")),
+        karmada_context: None,
+    };
+    let (addr, hash) = super::token::discovery_target(&common)?;
+    let admin =
+        controllers::join::client_from_kubeconfig(common.kubeconfig.as_deref(), None).await?;
+    let secrets = kube::Api::namespaced(admin, certs::bootstrap_token::SECRET_NAMESPACE);
+    for (name, kubeconfig) in names.iter().zip(kubeconfigs) {
+        let token =
+            super::token::new_token(&secrets, Duration::from_secs(3600), "karmada-rs up").await?;
+        let agent_kubeconfig = dir.join("members").join(format!("{name}-agent.kubeconfig"));
+        super::register::register(super::register::RegisterArgs {
+            addr: addr.clone(),
+            token: token.to_string(),
+            ca_cert_hashes: vec![hash.clone()],
+            discovery_token_unsafe_skip_ca_verification: false,
+            cluster_name: name.clone(),
+            kubeconfig: Some(kubeconfig.clone()),
+            context: None,
+            agent_kubeconfig: Some(agent_kubeconfig.clone()),
+            cert_expiration: Duration::from_secs(365 * 24 * 3600),
+            timeout: READY_TIMEOUT,
+            start_agent: false,
+            quiet: true,
+        })
+        .await
+        .with_context(|| format!("registering {name}"))?;
+        let mut agent =
+            super::agent::AgentArgs::new(agent_kubeconfig, name.clone(), Some(kubeconfig.clone()));
+        agent.quiet = true;
+        agent.cluster = ClusterFlags {
+            cluster_status_update_frequency: Some(UP_DEFAULTS.status_update_frequency),
+            cluster_success_threshold: Some(UP_DEFAULTS.success_threshold),
+            cluster_failure_threshold: Some(UP_DEFAULTS.failure_threshold),
+            ..args.cluster.clone()
+        };
+        let name = name.clone();
+        agents.push(tokio::spawn(async move {
+            if let Err(e) = super::agent::agent(agent).await {
+                tracing::error!(cluster = %name, error = %e, "the agent stopped");
+            }
+        }));
+    }
+    Ok(agents)
 }
 
 /// Waits until every named Cluster is Ready.

@@ -93,6 +93,12 @@ const KINDS: &[(&str, &str, &str, Register)] = &[
         reg::<api::coordination::v1::Lease>,
     ),
     (
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        reg::<api::certificates::v1::CertificateSigningRequest>,
+    ),
+    (
         "rbac.authorization.k8s.io",
         "v1",
         "Role",

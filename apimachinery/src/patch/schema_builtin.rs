@@ -446,6 +446,19 @@ fn build() -> Table {
         json!({"metadata": {"creationTimestamp": null}, "spec": {}}),
     );
 
+    // certificates.k8s.io/v1: status.conditions merge by type (listMapKey=type); the spec's
+    // lists are atomic.
+    let csr_conditions = conditions(&mut b);
+    let csr_status = b.strukt(&[("conditions", csr_conditions)]);
+    let csr = kind_root(&mut b, &[("status", csr_status)]);
+    add(
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        csr,
+        json!({"metadata": {"creationTimestamp": null}, "spec": {"request": null, "signerName": ""}, "status": {}}),
+    );
+
     // rbac.authorization.k8s.io/v1
     for kind in ["Role", "ClusterRole"] {
         let root = kind_root(&mut b, &[]);
@@ -640,6 +653,7 @@ mod tests {
             ("batch/v1", "Job"),
             ("batch/v1", "CronJob"),
             ("coordination.k8s.io/v1", "Lease"),
+            ("certificates.k8s.io/v1", "CertificateSigningRequest"),
             ("rbac.authorization.k8s.io/v1", "Role"),
             ("rbac.authorization.k8s.io/v1", "ClusterRole"),
             ("rbac.authorization.k8s.io/v1", "RoleBinding"),

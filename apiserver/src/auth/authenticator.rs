@@ -141,6 +141,18 @@ impl Authenticator {
                 error: String::new(),
             };
         }
+        // Bootstrap tokens are not cached: deleting or expiring one takes effect at once.
+        if let Some(result) = super::bootstrap_token::authenticate(state, token).await {
+            return match result {
+                Ok(user) if audiences.is_empty() => TokenOutcome {
+                    user: Some(user),
+                    audiences: self.tokens.audiences().to_vec(),
+                    error: String::new(),
+                },
+                Ok(_) => fail("token audiences are not accepted".into()),
+                Err(e) => fail(e),
+            };
+        }
         let now = std::time::Instant::now();
         if let Some(hit) = self.cache.get(token, audiences, now) {
             return TokenOutcome {

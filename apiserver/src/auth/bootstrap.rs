@@ -423,7 +423,111 @@ pub fn karmada_installer_policy() -> (Vec<Value>, Vec<Value>) {
         "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": CLUSTER_PROXY_ADMIN},
         "subjects": [user(certs::ADMIN_USER)],
     });
-    (vec![role], vec![binding])
+    let (mut roles, mut bindings) = registration_policy();
+    roles.insert(0, role);
+    bindings.insert(0, binding);
+    (roles, bindings)
+}
+
+/// The group of Karmada's registration bootstrap tokens.
+const TOKEN_GROUP: &str = certs::bootstrap_token::KARMADA_TOKEN_GROUP;
+/// The group of every agent's client certificate.
+const AGENTS_GROUP: &str = "system:karmada:agents";
+/// Lets registration tokens and agents submit and read their certificate signing requests
+/// (kube's `system:node-bootstrapper`, for Karmada's identities).
+pub const AGENT_BOOTSTRAP_ROLE: &str = "system:karmada:agent-bootstrap";
+/// Marks a token holder's agent CSRs for automatic approval (the approver's
+/// SubjectAccessReview for `certificatesigningrequests/clusteragent`).
+pub const AUTOAPPROVE_ROLE: &str = "system:karmada:certificatesigningrequest:autoapprove";
+/// Marks an agent's renewal CSRs for its own identity for automatic approval
+/// (`certificatesigningrequests/selfclusteragent`).
+pub const SELF_AUTOAPPROVE_ROLE: &str = "system:karmada:certificatesigningrequest:selfautoapprove";
+/// The Role in kube-public that lets anonymous read cluster-info (kubeadm's
+/// `kubeadm:bootstrap-signer-clusterinfo`).
+pub const CLUSTER_INFO_ROLE: &str = "system:karmada:bootstrap-signer-clusterinfo";
+
+/// Pull-mode registration's RBAC on a control plane: what bootstrap tokens and agents may do
+/// before and besides their per-cluster RBAC.
+fn registration_policy() -> (Vec<Value>, Vec<Value>) {
+    let csr = "certificates.k8s.io";
+    let role = |name: &str, rules: Vec<Value>| {
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": installer_metadata(name),
+            "rules": rules,
+        })
+    };
+    let bind = |name: &str, subjects: Vec<Value>| {
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": installer_metadata(name),
+            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": name},
+            "subjects": subjects,
+        })
+    };
+    (
+        vec![
+            role(
+                AGENT_BOOTSTRAP_ROLE,
+                vec![rule(
+                    &["create", "get", "list", "watch"],
+                    &[csr],
+                    &["certificatesigningrequests"],
+                )],
+            ),
+            role(
+                AUTOAPPROVE_ROLE,
+                vec![rule(
+                    &["create"],
+                    &[csr],
+                    &["certificatesigningrequests/clusteragent"],
+                )],
+            ),
+            role(
+                SELF_AUTOAPPROVE_ROLE,
+                vec![rule(
+                    &["create"],
+                    &[csr],
+                    &["certificatesigningrequests/selfclusteragent"],
+                )],
+            ),
+        ],
+        vec![
+            bind(
+                AGENT_BOOTSTRAP_ROLE,
+                vec![group(TOKEN_GROUP), group(AGENTS_GROUP)],
+            ),
+            bind(AUTOAPPROVE_ROLE, vec![group(TOKEN_GROUP)]),
+            bind(SELF_AUTOAPPROVE_ROLE, vec![group(AGENTS_GROUP)]),
+        ],
+    )
+}
+
+/// The Role and RoleBinding in kube-public that let anonymous read cluster-info only.
+pub fn cluster_info_policy() -> (Value, Value) {
+    let mut meta = installer_metadata(CLUSTER_INFO_ROLE);
+    meta["namespace"] = json!(certs::bootstrap_token::CLUSTER_INFO_NAMESPACE);
+    let role = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": meta.clone(),
+        "rules": [{
+            "verbs": ["get"],
+            "apiGroups": [""],
+            "resources": ["configmaps"],
+            "resourceNames": [certs::bootstrap_token::CLUSTER_INFO_NAME],
+        }],
+    });
+    let binding = json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": meta,
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": CLUSTER_INFO_ROLE},
+        "subjects": [user("system:anonymous")],
+    });
+    (role, binding)
 }
 
 fn autoupdate(obj: &Value) -> bool {
@@ -441,7 +545,7 @@ fn additions(kind: &str, existing: &Value, wanted: &Value) -> Option<Value> {
     let mut next = existing.clone();
     let mut changed = false;
     match kind {
-        "ClusterRole" => {
+        "ClusterRole" | "Role" => {
             if wanted.get("aggregationRule").is_some() {
                 if existing.get("aggregationRule").is_none_or(Value::is_null) {
                     next["aggregationRule"] = wanted["aggregationRule"].clone();
@@ -489,14 +593,21 @@ pub async fn ensure(state: &ApiState) -> Result<(), ApiError> {
     };
     let mut roles = cluster_roles();
     let mut bindings = cluster_role_bindings();
+    let mut ns_roles = Vec::new();
+    let mut ns_bindings = Vec::new();
     if state.config.flavor == Flavor::ControlPlane {
         let (r, b) = karmada_installer_policy();
         roles.extend(r);
         bindings.extend(b);
+        let (r, b) = cluster_info_policy();
+        ns_roles.push(r);
+        ns_bindings.push(b);
     }
     for (plural, kind, objects) in [
         ("clusterroles", "ClusterRole", roles),
         ("clusterrolebindings", "ClusterRoleBinding", bindings),
+        ("roles", "Role", ns_roles),
+        ("rolebindings", "RoleBinding", ns_bindings),
     ] {
         let def = snapshot
             .get(RBAC_GROUP, "v1", plural)
@@ -505,17 +616,19 @@ pub async fn ensure(state: &ApiState) -> Result<(), ApiError> {
         let reg = Registry::new(state, def);
         for obj in objects {
             let name = crate::object::name(&obj).to_string();
-            match reg.get("", &name).await {
+            let ns = crate::object::meta_str(&obj, "namespace").to_string();
+            let ns = ns.as_str();
+            match reg.get(ns, &name).await {
                 Ok(existing) => {
                     if let Some(next) = additions(kind, &existing, &obj) {
                         tracing::info!(kind, %name, "completing bootstrap RBAC object");
-                        reg.guaranteed_update("", &name, Subresource::Main, &ctx, |_| {
+                        reg.guaranteed_update(ns, &name, Subresource::Main, &ctx, |_| {
                             Ok(next.clone())
                         })
                         .await?;
                     }
                 }
-                Err(e) if e.code == 404 => match reg.create("", obj, &ctx).await {
+                Err(e) if e.code == 404 => match reg.create(ns, obj, &ctx).await {
                     Ok(_) => {}
                     Err(e) if e.code == 409 => {}
                     Err(e) => return Err(e),
@@ -577,7 +690,20 @@ mod tests {
     #[test]
     fn the_admin_gets_the_cluster_proxy_as_karmadas_installer_grants_it() {
         let (roles, bindings) = karmada_installer_policy();
-        assert_eq!(roles.len(), 1);
+        // cluster-proxy-admin, then pull-mode registration's roles.
+        assert_eq!(roles.len(), 4);
+        let names: Vec<&str> = roles
+            .iter()
+            .filter_map(|r| r["metadata"]["name"].as_str())
+            .collect();
+        assert_eq!(
+            names[1..],
+            [
+                AGENT_BOOTSTRAP_ROLE,
+                AUTOAPPROVE_ROLE,
+                SELF_AUTOAPPROVE_ROLE
+            ]
+        );
         assert_eq!(
             roles[0]["metadata"]["name"], "cluster-proxy-admin",
             "karmadactl's name"
@@ -586,7 +712,7 @@ mod tests {
             roles[0]["rules"],
             json!([{"verbs": ["*"], "apiGroups": ["cluster.karmada.io"], "resources": ["clusters/proxy"]}])
         );
-        assert_eq!(bindings.len(), 1);
+        assert_eq!(bindings.len(), 4);
         assert_eq!(bindings[0]["metadata"]["name"], "cluster-proxy-admin");
         assert_eq!(
             bindings[0]["roleRef"],

@@ -9,6 +9,7 @@
 pub mod attributes;
 pub mod authenticator;
 pub mod bootstrap;
+pub mod bootstrap_token;
 pub mod impersonation;
 mod jwt_ring;
 pub mod rbac;
@@ -194,6 +195,11 @@ pub enum AuthError {
 /// load balancers, probes and `kubectl version` read without credentials.
 pub const PUBLIC_INFO_PATHS: &[&str] = &["/livez", "/readyz", "/healthz", "/version", "/version/"];
 
+/// The cluster-info ConfigMap that bootstrap-token discovery reads anonymously (kubeadm's
+/// anonymous configuration allows it besides the probes; RBAC then lets anonymous read just
+/// that object).
+pub const CLUSTER_INFO_PATH: &str = "/api/v1/namespaces/kube-public/configmaps/cluster-info";
+
 /// Which requests without credentials are served as `system:anonymous` (RBAC then decides
 /// what they may do); the others are 401.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -224,7 +230,7 @@ impl Anonymous {
     pub fn allows(self, path: &str) -> bool {
         match self {
             Anonymous::Disabled => false,
-            Anonymous::PublicInfo => PUBLIC_INFO_PATHS.contains(&path),
+            Anonymous::PublicInfo => PUBLIC_INFO_PATHS.contains(&path) || path == CLUSTER_INFO_PATH,
             Anonymous::Enabled => true,
         }
     }

@@ -374,7 +374,7 @@ pub async fn legacy_user_for(
 
 /// Reads an object from the watch cache, or from storage when the cache has not seen it yet
 /// (kube's clientGetter falls back to a live lookup the same way).
-async fn lookup(
+pub(crate) async fn lookup(
     state: &ApiState,
     resource: &str,
     namespace: &str,

@@ -112,6 +112,8 @@ pub struct ClusterControllers {
     pub members: MemberClients,
     /// Timings.
     pub settings: ClusterSettings,
+    /// Which clusters' status this process collects (Push ones, or an agent's own).
+    pub scope: crate::Scope,
 }
 
 impl ClusterControllers {
@@ -121,6 +123,7 @@ impl ClusterControllers {
             client,
             members,
             settings: ClusterSettings::default(),
+            scope: crate::Scope::ControlPlane,
         }
     }
 }
@@ -129,6 +132,52 @@ impl ClusterControllers {
 /// every worker and member cache it started.
 pub fn start(ctx: ClusterControllers) -> Vec<JoinHandle<()>> {
     vec![tokio::spawn(run(ctx))]
+}
+
+/// Starts an agent's cluster-status controller: only its own Cluster is watched (its
+/// identity may read no other), and the cluster controller proper stays the control plane's.
+pub fn start_agent(ctx: ClusterControllers, cluster: &str) -> Vec<JoinHandle<()>> {
+    vec![tokio::spawn(run_agent(ctx, cluster.to_owned()))]
+}
+
+async fn run_agent(ctx: ClusterControllers, name: String) {
+    let (store, writer) = reflector::store::<Cluster>();
+    let clusters = reflector::reflector(
+        writer,
+        watcher(
+            Api::<Cluster>::all(ctx.client.clone()),
+            watcher::Config::default().fields(&format!("metadata.name={name}")),
+        ),
+    )
+    .default_backoff();
+    let mut clusters = std::pin::pin!(clusters);
+    let shared = Arc::new(ctx);
+    let s = shared.clone();
+    let mut workers = Workers::new("cluster-status", store.clone(), move |n| {
+        Box::new(status::StatusReconciler::new(&s, n))
+    });
+    let mut trigger = None;
+    while let Some(ev) = clusters.next().await {
+        match ev {
+            Ok(watcher::Event::Apply(c) | watcher::Event::InitApply(c)) => {
+                let t = status_trigger(&c);
+                if trigger != Some(t) {
+                    trigger = Some(t);
+                    workers.touch(&name);
+                }
+            }
+            Ok(watcher::Event::Delete(_)) => {
+                trigger = None;
+                workers.remove(&name);
+            }
+            Ok(watcher::Event::InitDone) if store.get(&ObjectRef::new(&name)).is_none() => {
+                trigger = None;
+                workers.remove(&name);
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(cluster = %name, error = %e, "cluster watch failed"),
+        }
+    }
 }
 
 /// A per-cluster reconciler: `Ok(Some(d))` asks to run again after `d` (or sooner if the

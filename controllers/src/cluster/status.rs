@@ -11,7 +11,6 @@ use k8s_openapi::api::core::v1::{Node, Pod, PodSpec, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use karmada_api::cluster::v1alpha1::{
     CLUSTER_CONDITION_COMPLETE_API_ENABLEMENTS, CLUSTER_CONDITION_READY, Cluster, ClusterStatus,
-    ClusterSyncMode,
 };
 use karmada_api::well_known::conditions as reasons;
 use karmada_api::well_known::finalizers::CLUSTER_CONTROLLER;
@@ -285,6 +284,7 @@ pub(super) struct StatusReconciler {
     modeling: bool,
     thresholds: Thresholds,
     caches: Option<MemberCaches>,
+    scope: crate::Scope,
 }
 
 impl StatusReconciler {
@@ -301,6 +301,7 @@ impl StatusReconciler {
             modeling: ctx.settings.enable_resource_modeling,
             thresholds: Thresholds::default(),
             caches: None,
+            scope: ctx.scope.clone(),
         }
     }
 
@@ -478,8 +479,8 @@ impl StatusReconciler {
 impl Reconciler for StatusReconciler {
     async fn reconcile(&mut self, cluster: Arc<Cluster>) -> Result<Option<Duration>, ClusterError> {
         // Karmada's controller-manager collects the status of push clusters only; the agent
-        // does it for pull clusters.
-        if cluster.spec.sync_mode != ClusterSyncMode::Push {
+        // does it for its pull cluster.
+        if !self.scope.serves(&cluster) {
             self.caches = None;
             return Ok(None);
         }

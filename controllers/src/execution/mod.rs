@@ -159,6 +159,12 @@ impl Controller {
             )));
         };
         let cluster = self.ctx.clusters.get(&Key::cluster(cluster_name));
+        // A Pull cluster's Works are its agent's; an agent touches only its own cluster's.
+        if let Some(c) = &cluster
+            && !self.ctx.settings.scope.serves(c)
+        {
+            return Ok(Requeue::No);
+        }
         if work.deleting() {
             // Nothing is left to clean up in a cluster that no longer exists.
             if let Some(c) = &cluster {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
-use karmada_api::cluster::v1alpha1::Cluster;
+use karmada_api::cluster::v1alpha1::{Cluster, ClusterSyncMode};
 use karmada_api::config::v1alpha1::{
     ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration,
 };
@@ -52,6 +52,8 @@ pub struct Settings {
     pub interpreter_limits: lua::Limits,
     /// Failover settings.
     pub failover: FailoverSettings,
+    /// Which member clusters the execution, work-status and cluster-status controllers serve.
+    pub scope: Scope,
 }
 
 /// Settings of taint-based eviction and graceful eviction (Karmada's cluster failover flags).
@@ -79,6 +81,28 @@ impl Default for FailoverSettings {
     }
 }
 
+/// Which member clusters a process applies Works to and reports on: the control plane serves
+/// Push clusters, a karmada-agent its own cluster (Karmada's `NewExecutionPredicate` and
+/// `NewPredicateForAgent`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// The control plane's controllers: Push clusters only; Pull clusters are their agents'.
+    #[default]
+    ControlPlane,
+    /// A karmada-agent: only the named cluster, whose Works and Cluster it alone may read.
+    Agent(String),
+}
+
+impl Scope {
+    /// Whether this process executes Works for, and reports the status of, `cluster`.
+    pub fn serves(&self, cluster: &Cluster) -> bool {
+        match self {
+            Scope::ControlPlane => cluster.spec.sync_mode == ClusterSyncMode::Push,
+            Scope::Agent(name) => cluster.metadata.name.as_deref() == Some(name.as_str()),
+        }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
@@ -87,6 +111,7 @@ impl Default for Settings {
             discovery_interval: Duration::from_secs(30),
             failover: FailoverSettings::default(),
             interpreter_limits: lua::Limits::default(),
+            scope: Scope::ControlPlane,
         }
     }
 }
@@ -206,10 +231,22 @@ impl Context {
         (Arc::new(ctx), events_task)
     }
 
-    /// Starts the typed informers.
+    /// Starts the typed informers. An agent's identity may read only its own Cluster and
+    /// execution space, so it runs just those two informers, narrowed to them.
     pub fn run_informers(&self) -> Vec<JoinHandle<()>> {
         let c = &self.client;
         let cfg = watcher::Config::default;
+        if let Scope::Agent(name) = &self.settings.scope {
+            let space = karmada_api::names::execution_space_name(name);
+            return vec![
+                self.clusters.run(
+                    kube::Api::all(c.clone()),
+                    cfg().fields(&format!("metadata.name={name}")),
+                ),
+                self.works
+                    .run(kube::Api::namespaced(c.clone(), &space), cfg()),
+            ];
+        }
         vec![
             self.clusters.run(kube::Api::all(c.clone()), cfg()),
             self.pps.run(kube::Api::all(c.clone()), cfg()),
@@ -229,6 +266,11 @@ impl Context {
     /// Waits until every typed informer has its first full list.
     pub async fn wait_synced(&self) {
         self.clusters.wait_synced().await;
+        if matches!(self.settings.scope, Scope::Agent(_)) {
+            // The only informers an agent runs (see run_informers).
+            self.works.wait_synced().await;
+            return;
+        }
         self.pps.wait_synced().await;
         self.cpps.wait_synced().await;
         self.ops.wait_synced().await;

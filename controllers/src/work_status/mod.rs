@@ -126,6 +126,9 @@ impl Controller {
         let Some(cluster) = w.cluster() else {
             return;
         };
+        if !self.serves(cluster) {
+            return;
+        }
         let mut kinds: Vec<WatchKey> = w
             .spec
             .workload
@@ -158,6 +161,15 @@ impl Controller {
                 self.release(k);
             }
         }
+    }
+
+    /// Whether this process reflects the status of `cluster`'s objects (a Pull cluster's
+    /// are its agent's); a cluster not yet in the cache counts as served.
+    fn serves(&self, cluster: &str) -> bool {
+        self.ctx
+            .clusters
+            .get(&Key::cluster(cluster))
+            .is_none_or(|c| self.ctx.settings.scope.serves(&c))
     }
 
     fn untrack(&self, key: &Key) {
@@ -420,6 +432,7 @@ async fn watch_loop(me: Weak<Controller>, (cluster, api_version, kind): WatchKey
         };
         let resource = c.ctx.served_resource(&api_version, &kind);
         let client = match resource {
+            _ if !c.serves(&cluster) => Err(format!("cluster {cluster} is not served here")),
             Some(_) => c.ctx.members.get(&cluster).await.map_err(|e| e.to_string()),
             None => Err(format!("{api_version} {kind} is not served")),
         };

@@ -7,6 +7,7 @@
 
 mod apiregistration;
 mod autoscaling;
+mod certificates;
 mod coordination;
 mod core;
 mod events;
@@ -147,6 +148,12 @@ static PRINTERS: &[BuiltinPrinter] = &[
         "CronJob",
         workloads::CRON_JOB_COLUMNS,
         workloads::cron_job,
+    ),
+    printer(
+        "certificates.k8s.io",
+        "CertificateSigningRequest",
+        certificates::CSR_COLUMNS,
+        certificates::csr,
     ),
     printer(
         "coordination.k8s.io",

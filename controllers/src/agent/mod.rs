@@ -1,0 +1,115 @@
+//! karmada-agent (cmd/agent): the controllers of one Pull cluster, run next to its member.
+//! The agent makes only outbound connections: it watches its execution space and its Cluster
+//! on the control plane, applies Works to the member with the same execution and work-status
+//! controllers as push mode, collects the cluster's status with the same cluster-status
+//! controller, and renews the cluster's Lease. Its identity may touch nothing else, so its
+//! informers are narrowed to its cluster ([`crate::Scope::Agent`]).
+
+pub mod lease;
+pub mod rbac;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use crate::member_clients::MemberClients;
+use crate::runtime::Context;
+use crate::runtime::discovery::served_resources;
+use crate::{Controllers, Scope, cluster, execution, work_status};
+
+/// The user agent of an agent's requests, as Karmada's binary names itself.
+pub const USER_AGENT: &str = concat!("karmada-agent/", env!("CARGO_PKG_VERSION"));
+
+/// How to run an agent.
+#[derive(Clone, Debug)]
+pub struct AgentConfig {
+    /// The cluster this agent serves (`--cluster-name`).
+    pub cluster: String,
+    /// Workers per controller (Karmada's `--concurrent-*-syncs`).
+    pub workers: usize,
+    /// Cluster-status timings.
+    pub cluster_settings: cluster::ClusterSettings,
+    /// Lease timings.
+    pub lease: lease::LeaseSettings,
+    /// How often the member's served resources are discovered again (for Works of kinds
+    /// added later, e.g. by a CRD).
+    pub discovery_interval: Duration,
+}
+
+impl AgentConfig {
+    /// Karmada's defaults for `cluster`.
+    pub fn new(cluster: impl Into<String>) -> AgentConfig {
+        AgentConfig {
+            cluster: cluster.into(),
+            workers: crate::Settings::default().workers,
+            cluster_settings: cluster::ClusterSettings::default(),
+            lease: lease::LeaseSettings::default(),
+            discovery_interval: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Starts the agent's controllers: `control_plane` acts as the agent's identity, `member`
+/// reaches its member cluster. Dropping the handle stops them.
+pub fn start(
+    config: AgentConfig,
+    control_plane: kube::Client,
+    member: kube::Client,
+) -> Controllers {
+    let name = config.cluster.clone();
+    let scope = Scope::Agent(name.clone());
+    let members = MemberClients::pinned(control_plane.clone(), &name, member.clone());
+    let settings = crate::Settings {
+        workers: config.workers,
+        discovery_interval: config.discovery_interval,
+        scope: scope.clone(),
+        ..crate::Settings::default()
+    };
+    let (ctx, events_task) = Context::new(control_plane.clone(), settings, members.clone());
+    let mut tasks = vec![events_task];
+    tasks.push(discover_member(
+        ctx.clone(),
+        member,
+        config.discovery_interval,
+    ));
+    let watcher = execution::ObjectWatcher::new(ctx.clone());
+    tasks.extend(execution::start(ctx.clone(), watcher.clone()));
+    tasks.extend(work_status::start(ctx.clone(), watcher));
+    tasks.extend(cluster::start_agent(
+        cluster::ClusterControllers {
+            settings: config.cluster_settings,
+            scope,
+            ..cluster::ClusterControllers::new(control_plane.clone(), members)
+        },
+        &name,
+    ));
+    tasks.push(lease::start(control_plane, name, config.lease));
+    tasks.extend(ctx.run_informers());
+    Controllers::assemble(ctx, tasks, None)
+}
+
+/// Keeps the context's served resources those of the member (the agent maps a Work's kinds
+/// with the member's discovery, as its RESTMapper does); the first round is retried until
+/// it succeeds.
+fn discover_member(ctx: Arc<Context>, member: kube::Client, every: Duration) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut retry = Duration::from_millis(200);
+        loop {
+            let delay = match served_resources(&member).await {
+                Ok(all) => {
+                    ctx.served.send_replace(Arc::new(all));
+                    retry = Duration::from_millis(200);
+                    every
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "discovering the member's resources failed");
+                    let d = retry;
+                    retry = (retry * 2).min(every);
+                    d
+                }
+            };
+            tokio::time::sleep(delay).await;
+        }
+    })
+}

@@ -1,0 +1,632 @@
+//! Pull mode end to end: `karmada-rs agent` next to a simulated member whose address the
+//! control plane is never given, with the agent's identity limited by RBAC to its cluster.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{DEADLINE, MemberServer, Server, spawn_serving, wait_for};
+
+/// A running `karmada-rs agent`.
+struct Agent {
+    child: Option<Child>,
+    args: Vec<String>,
+}
+
+impl Agent {
+    fn start(karmada_kubeconfig: &Path, cluster: &str, member_kubeconfig: &Path) -> Agent {
+        Agent::start_with(karmada_kubeconfig, cluster, member_kubeconfig, &[])
+    }
+
+    fn start_with(
+        karmada_kubeconfig: &Path,
+        cluster: &str,
+        member_kubeconfig: &Path,
+        extra: &[&str],
+    ) -> Agent {
+        let mut args = vec![
+            "agent".to_owned(),
+            "--karmada-kubeconfig".to_owned(),
+            karmada_kubeconfig.display().to_string(),
+            "--cluster-name".to_owned(),
+            cluster.to_owned(),
+            "--kubeconfig".to_owned(),
+            member_kubeconfig.display().to_string(),
+            "--cluster-status-update-frequency=1s".to_owned(),
+            "--cluster-success-threshold=1s".to_owned(),
+            "--cluster-failure-threshold=1s".to_owned(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let mut a = Agent { child: None, args };
+        a.spawn();
+        a
+    }
+
+    fn spawn(&mut self) {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_karmada-rs"));
+        cmd.args(&self.args)
+            .env(
+                "KARMADA_RS_LOG",
+                std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "warn".into()),
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let (child, _) = spawn_serving(&mut cmd, "karmada-rs agent serving cluster ");
+        self.child = Some(child);
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+const DEPLOY: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default, labels: {app: web}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx:1.25}]
+";
+
+const POLICY: &str = "apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement:
+    clusterAffinity: {clusterNames: [pull1]}
+";
+
+fn member_json(m: &MemberServer, args: &[&str]) -> Option<Value> {
+    let mut full = vec!["get"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["-o", "json"]);
+    let out = m.kubectl(&full);
+    if !out.status.success() {
+        return None;
+    }
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+fn ready(cp: &Server, cluster: &str) -> Option<String> {
+    let out = cp.kubectl(&["get", "cluster", cluster, "-o", "json"]);
+    let c: Value = serde_json::from_slice(&out.stdout).ok()?;
+    c["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .and_then(|c| c["status"].as_str())
+        .map(str::to_owned)
+}
+
+/// The agent's identity, as `register` obtains it (a client certificate for
+/// `system:karmada:agent:<cluster>` in `system:karmada:agents`), with its RBAC.
+fn agent_identity(cp: &Server, cluster: &str) -> PathBuf {
+    cp.block_on(async {
+        let admin = cp.client().await;
+        controllers::agent::rbac::ensure(&admin, cluster)
+            .await
+            .expect("agent RBAC");
+    });
+    cp.cert_kubeconfig(
+        &controllers::agent::rbac::agent_user(cluster),
+        Some(controllers::agent::rbac::AGENTS_GROUP),
+    )
+}
+
+#[test]
+fn agent_serves_its_pull_cluster_without_the_control_plane_knowing_its_address() {
+    let cp = Server::start();
+    let member = MemberServer::start("pull1");
+    let identity = agent_identity(&cp, "pull1");
+    let mut agent = Agent::start(&identity, "pull1", &member.kubeconfig);
+
+    // The agent registers its cluster in Pull mode with no endpoint, and reports it Ready
+    // with the member's version and nodes.
+    wait_for("pull1 Ready", DEADLINE, || {
+        (ready(&cp, "pull1").as_deref() == Some("True")).then_some(())
+    });
+    let c = cp.get_json(&["cluster", "pull1"]);
+    assert_eq!(c["spec"]["syncMode"], "Pull", "{c}");
+    assert!(c["spec"].get("apiEndpoint").is_none(), "{c}");
+    assert!(
+        c["spec"]["id"].as_str().is_some_and(|s| !s.is_empty()),
+        "{c}"
+    );
+    assert!(c["status"]["kubernetesVersion"].is_string(), "{c}");
+    assert!(
+        c["status"]["nodeSummary"]["totalNum"].as_i64() > Some(0),
+        "{c}"
+    );
+    let table = cp.kubectl_ok(&["get", "clusters"]);
+    assert!(table.contains("pull1") && table.contains("Pull"), "{table}");
+
+    // The Lease is held by the cluster, 40 s long, owned by the Cluster.
+    let lease = cp.get_json(&["lease", "pull1", "-n", "karmada-cluster"]);
+    assert_eq!(lease["spec"]["holderIdentity"], "pull1", "{lease}");
+    assert_eq!(lease["spec"]["leaseDurationSeconds"], 40, "{lease}");
+    assert_eq!(lease["metadata"]["ownerReferences"][0]["kind"], "Cluster");
+    assert_eq!(
+        lease["metadata"]["ownerReferences"][0]["uid"],
+        c["metadata"]["uid"]
+    );
+
+    // Works are applied through the agent and their status comes back.
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], &format!("{DEPLOY}---\n{POLICY}"));
+    let d = wait_for("web in the member", DEADLINE, || {
+        member_json(&member, &["deploy", "web", "-n", "default"])
+    });
+    assert_eq!(d["spec"]["replicas"], 2);
+    assert_eq!(d["metadata"]["labels"]["karmada.io/managed"], "true");
+    wait_for("template status from the member", DEADLINE, || {
+        let t = cp.get_json(&["deploy", "web"]);
+        (t["status"]["readyReplicas"] == 2).then_some(())
+    });
+    let work = cp.kubectl_ok(&["get", "work", "-n", "karmada-es-pull1"]);
+    assert!(work.contains("True"), "{work}");
+
+    // Drift in the member is put back by the agent.
+    member_kubectl_ok(
+        &member,
+        &["scale", "deploy", "web", "-n", "default", "--replicas=5"],
+    );
+    wait_for("drift corrected", DEADLINE, || {
+        let d = member_json(&member, &["deploy", "web", "-n", "default"])?;
+        (d["spec"]["replicas"] == 2).then_some(())
+    });
+
+    // Agent stopped: nothing applies; changes made meanwhile arrive after its restart.
+    agent.stop();
+    let renewed =
+        cp.get_json(&["lease", "pull1", "-n", "karmada-cluster"])["spec"]["renewTime"].clone();
+    cp.kubectl_ok(&["scale", "deploy", "web", "--replicas=3"]);
+    agent.spawn();
+    wait_for("replicas after restart", DEADLINE, || {
+        let d = member_json(&member, &["deploy", "web", "-n", "default"])?;
+        (d["spec"]["replicas"] == 3).then_some(())
+    });
+    wait_for("lease renewed after restart", DEADLINE, || {
+        let l = cp.get_json(&["lease", "pull1", "-n", "karmada-cluster"]);
+        (l["spec"]["renewTime"] != renewed).then_some(())
+    });
+    assert_eq!(ready(&cp, "pull1").as_deref(), Some("True"));
+
+    // Template deletion removes the member object through the agent.
+    cp.kubectl_ok(&["delete", "deploy", "web"]);
+    wait_for("web gone from the member", DEADLINE, || {
+        member_json(&member, &["deploy", "web", "-n", "default"])
+            .is_none()
+            .then_some(())
+    });
+}
+
+fn member_kubectl_ok(m: &MemberServer, args: &[&str]) -> String {
+    support::stdout_of_success(args, m.kubectl(args))
+}
+
+#[test]
+fn the_agent_identity_is_limited_to_its_own_cluster() {
+    let cp = Server::start();
+    // Another cluster and its execution space exist.
+    cp.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: other}\nspec: {syncMode: Pull}\n",
+    );
+    wait_for("other's execution space", DEADLINE, || {
+        cp.kubectl(&["get", "ns", "karmada-es-other"])
+            .status
+            .success()
+            .then_some(())
+    });
+    cp.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: mine}\nspec: {syncMode: Pull}\n",
+    );
+    let me = agent_identity(&cp, "mine");
+    let ok = |args: &[&str]| cp.kubectl_as_ok(&me, args);
+    let forbidden = |args: &[&str]| {
+        let out = cp.kubectl_as(&me, args);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(!out.status.success(), "{args:?} should be refused");
+        assert!(
+            err.contains("Forbidden") || err.contains("forbidden"),
+            "{args:?}: {err}"
+        );
+    };
+    ok(&["get", "cluster", "mine"]);
+    ok(&["get", "works", "-n", "karmada-es-mine"]);
+    ok(&["get", "cluster", "--field-selector", "metadata.name=mine"]);
+    forbidden(&["get", "cluster", "other"]);
+    forbidden(&["get", "clusters"]);
+    forbidden(&["get", "works", "-n", "karmada-es-other"]);
+    forbidden(&["label", "cluster", "other", "x=y"]);
+    forbidden(&["delete", "cluster", "other"]);
+    forbidden(&["get", "secrets", "-n", "karmada-cluster"]);
+    forbidden(&["get", "lease", "other", "-n", "karmada-cluster"]);
+    forbidden(&["get", "rb", "-A"]);
+}
+
+/// Runs a `karmada-rs` command to completion.
+fn karmada_rs(args: &[&str]) -> std::process::Output {
+    support::run(
+        Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+            .args(args)
+            .env("RUST_BACKTRACE", "0")
+            .env("KARMADA_RS_LOG", "error"),
+    )
+}
+
+/// `token create` on the control plane: the printed register command's address, token and
+/// CA hash.
+fn create_token(cp: &Server, extra: &[&str]) -> (String, String, String) {
+    let kc = cp.kubeconfig.display().to_string();
+    let mut args = vec!["token", "create", "--kubeconfig", kc.as_str()];
+    args.extend_from_slice(extra);
+    let out = karmada_rs(&args);
+    let line = support::stdout_of_success(&args, out);
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(&words[..2], ["karmada-rs", "register"], "{line}");
+    let after = |flag: &str| {
+        let i = words.iter().position(|w| *w == flag).expect(flag);
+        words[i + 1].to_owned()
+    };
+    (
+        words[2].to_owned(),
+        after("--token"),
+        after("--discovery-token-ca-cert-hash"),
+    )
+}
+
+fn register(
+    addr: &str,
+    token: &str,
+    hash: &str,
+    cluster: &str,
+    member: &MemberServer,
+    out: &Path,
+) -> std::process::Output {
+    register_with(addr, token, hash, cluster, member, out, &[])
+}
+
+fn register_with(
+    addr: &str,
+    token: &str,
+    hash: &str,
+    cluster: &str,
+    member: &MemberServer,
+    out: &Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let member_kc = member.kubeconfig.display().to_string();
+    let out_kc = out.display().to_string();
+    let mut args = vec![
+        "register",
+        addr,
+        "--token",
+        token,
+        "--discovery-token-ca-cert-hash",
+        hash,
+        "--cluster-name",
+        cluster,
+        "--kubeconfig",
+        &member_kc,
+        "--agent-kubeconfig",
+        &out_kc,
+        "--timeout",
+        "30s",
+    ];
+    args.extend_from_slice(extra);
+    karmada_rs(&args)
+}
+
+fn refused(out: &std::process::Output, what: &str, expect: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{what} should be refused");
+    assert!(err.contains(expect), "{what}: {err}");
+}
+
+#[test]
+fn registration_by_token_with_forged_expired_deleted_and_reused_tokens_refused() {
+    let cp = Server::start();
+    let member = MemberServer::start("pull1");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let agent_kc = dir.path().join("agent.kubeconfig");
+
+    let (addr, token, hash) = create_token(&cp, &[]);
+    let list = karmada_rs(&[
+        "token",
+        "list",
+        "--kubeconfig",
+        &cp.kubeconfig.display().to_string(),
+    ]);
+    let list = String::from_utf8_lossy(&list.stdout).to_string();
+    assert!(
+        list.contains(&token) && list.contains("authentication,signing"),
+        "{list}"
+    );
+    // Stored as Kubernetes stores bootstrap tokens.
+    let id = token.split('.').next().expect("id");
+    let secret = cp.get_json(&[
+        "secret",
+        &format!("bootstrap-token-{id}"),
+        "-n",
+        "kube-system",
+    ]);
+    assert_eq!(secret["type"], "bootstrap.kubernetes.io/token");
+    for key in [
+        "token-id",
+        "token-secret",
+        "expiration",
+        "usage-bootstrap-authentication",
+        "usage-bootstrap-signing",
+        "auth-extra-groups",
+    ] {
+        assert!(secret["data"][key].is_string(), "{key}: {secret}");
+    }
+
+    // A forged secret part fails discovery's signature check; a wrong pin fails the CA check.
+    let forged = format!("{id}.{}", "0".repeat(16));
+    refused(
+        &register(&addr, &forged, &hash, "pull1", &member, &agent_kc),
+        "forged token",
+        "failed to verify JWS signature",
+    );
+    let wrong_hash = format!("sha256:{}", "0".repeat(64));
+    refused(
+        &register(&addr, &token, &wrong_hash, "pull1", &member, &agent_kc),
+        "wrong CA hash",
+        "none of the public keys",
+    );
+    // The forged token does not authenticate either.
+    let as_forged = cp.token_kubeconfig("forged", &forged);
+    let out = cp.kubectl_as(&as_forged, &["get", "csr"]);
+    refused(&out, "forged token on the API", "must be logged in");
+
+    // Registration: the CSR is approved and signed automatically, the Cluster is created.
+    let out = register(&addr, &token, &hash, "pull1", &member, &agent_kc);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csrs = cp.kubectl_ok(&["get", "csr"]);
+    assert!(
+        csrs.contains("Approved,Issued") && csrs.contains(&format!("system:bootstrap:{id}")),
+        "{csrs}"
+    );
+    let c = cp.get_json(&["cluster", "pull1"]);
+    assert_eq!(c["spec"]["syncMode"], "Pull");
+
+    // The same token cannot register a second agent.
+    let other = MemberServer::start("pull2");
+    refused(
+        &register(
+            &addr,
+            &token,
+            &hash,
+            "pull2",
+            &other,
+            &dir.path().join("other.kubeconfig"),
+        ),
+        "reused token",
+        "was already used to register an agent",
+    );
+
+    // A deleted token is refused.
+    let (_, deleted, _) = create_token(&cp, &[]);
+    let deleted_id = deleted.split('.').next().expect("id").to_owned();
+    let out = karmada_rs(&[
+        "token",
+        "delete",
+        &deleted_id,
+        "--kubeconfig",
+        &cp.kubeconfig.display().to_string(),
+    ]);
+    assert!(out.status.success());
+    wait_for("deleted token out of cluster-info", DEADLINE, || {
+        let cm = cp.get_json(&["cm", "cluster-info", "-n", "kube-public"]);
+        cm["data"][format!("jws-kubeconfig-{deleted_id}")]
+            .is_null()
+            .then_some(())
+    });
+    refused(
+        &register(
+            &addr,
+            &deleted,
+            &hash,
+            "pull2",
+            &other,
+            &dir.path().join("other.kubeconfig"),
+        ),
+        "deleted token",
+        "is invalid for this cluster or it has expired",
+    );
+    let as_deleted = cp.token_kubeconfig("deleted", &deleted);
+    refused(
+        &cp.kubectl_as(&as_deleted, &["get", "csr"]),
+        "deleted token on the API",
+        "must be logged in",
+    );
+
+    // An expired token is refused (and its Secret cleaned up).
+    let (_, expiring, _) = create_token(&cp, &["--ttl", "1s"]);
+    let expiring_id = expiring.split('.').next().expect("id").to_owned();
+    wait_for("expired token cleaned up", DEADLINE, || {
+        let out = cp.kubectl(&[
+            "get",
+            "secret",
+            &format!("bootstrap-token-{expiring_id}"),
+            "-n",
+            "kube-system",
+        ]);
+        (!out.status.success()).then_some(())
+    });
+    refused(
+        &register(
+            &addr,
+            &expiring,
+            &hash,
+            "pull2",
+            &other,
+            &dir.path().join("other.kubeconfig"),
+        ),
+        "expired token",
+        "expired",
+    );
+
+    // The agent runs with the issued certificate: the cluster becomes Ready and Works apply.
+    let _agent = Agent::start(&agent_kc, "pull1", &member.kubeconfig);
+    wait_for("pull1 Ready", DEADLINE, || {
+        (ready(&cp, "pull1").as_deref() == Some("True")).then_some(())
+    });
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], &format!("{DEPLOY}---\n{POLICY}"));
+    wait_for("web in the member", DEADLINE, || {
+        member_json(&member, &["deploy", "web", "-n", "default"])
+    });
+    // The agent's certificate is limited to its cluster.
+    refused(
+        &cp.kubectl_as(&agent_kc, &["get", "works", "-n", "karmada-es-pull2"]),
+        "other space",
+        "Forbidden",
+    );
+
+    // unregister removes the Cluster (its agent removes the member objects) and the RBAC.
+    let out = karmada_rs(&[
+        "unregister",
+        "pull1",
+        "--kubeconfig",
+        &cp.kubeconfig.display().to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!cp.kubectl(&["get", "cluster", "pull1"]).status.success());
+    assert!(
+        !cp.kubectl(&["get", "clusterrole", "system:karmada:pull1:agent"])
+            .status
+            .success()
+    );
+    wait_for("web gone from the member", DEADLINE, || {
+        member_json(&member, &["deploy", "web", "-n", "default"])
+            .is_none()
+            .then_some(())
+    });
+}
+
+fn client_certificate(kubeconfig: &Path) -> String {
+    let text = std::fs::read_to_string(kubeconfig).expect("read kubeconfig");
+    let v: serde_yaml::Value = serde_yaml::from_str(&text).expect("kubeconfig yaml");
+    v["users"][0]["user"]["client-certificate-data"]
+        .as_str()
+        .expect("client-certificate-data")
+        .to_owned()
+}
+
+#[test]
+fn the_agent_renews_its_certificate_before_it_expires() {
+    let cp = Server::start();
+    let member = MemberServer::start("pull1");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let agent_kc = dir.path().join("agent.kubeconfig");
+    let (addr, token, hash) = create_token(&cp, &[]);
+    // A 10-minute certificate (15 with the signer's 5-minute backdating): two thirds of its
+    // lifetime are left, under the 0.7 threshold, so the first check renews it.
+    let out = register_with(
+        &addr,
+        &token,
+        &hash,
+        "pull1",
+        &member,
+        &agent_kc,
+        &["--cert-expiration", "10m"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first = client_certificate(&agent_kc);
+    let _agent = Agent::start_with(
+        &agent_kc,
+        "pull1",
+        &member.kubeconfig,
+        &[
+            "--cert-rotation-checking-interval=2s",
+            "--cert-rotation-remaining-time-threshold=0.7",
+        ],
+    );
+    // The renewal is the agent's own request, approved as such, and lands in its kubeconfig.
+    wait_for("a renewal approved and issued", DEADLINE, || {
+        let csrs = cp.kubectl_ok(&["get", "csr"]);
+        csrs.lines()
+            .any(|l| l.contains("system:karmada:agent:pull1") && l.contains("Approved,Issued"))
+            .then_some(())
+    });
+    wait_for(
+        "the renewed certificate in the kubeconfig",
+        DEADLINE,
+        || (client_certificate(&agent_kc) != first).then_some(()),
+    );
+    // The agent carries on with the new certificate.
+    wait_for("pull1 Ready", DEADLINE, || {
+        (ready(&cp, "pull1").as_deref() == Some("True")).then_some(())
+    });
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], &format!("{DEPLOY}---\n{POLICY}"));
+    wait_for("web in the member", DEADLINE, || {
+        member_json(&member, &["deploy", "web", "-n", "default"])
+    });
+}
+
+/// The control plane's cluster health monitor marks a Pull cluster whose agent stopped
+/// posting status and renewing its Lease Ready=Unknown; a restarted agent makes it Ready.
+#[test]
+fn a_stopped_agent_makes_its_cluster_unknown_and_a_restarted_one_ready() {
+    // A short grace period keeps the test quick; the defaults (40 s) are Karmada's.
+    let cp = Server::start_with(
+        support::Backend::Embedded,
+        &[
+            "--cluster-monitor-period",
+            "1s",
+            "--cluster-monitor-grace-period",
+            "8s",
+        ],
+    );
+    let member = MemberServer::start("pull1");
+    let identity = agent_identity(&cp, "pull1");
+    let mut agent = Agent::start(&identity, "pull1", &member.kubeconfig);
+    wait_for("pull1 Ready", DEADLINE, || {
+        (ready(&cp, "pull1").as_deref() == Some("True")).then_some(())
+    });
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], &format!("{DEPLOY}---\n{POLICY}"));
+    wait_for("web in the member", DEADLINE, || {
+        member_json(&member, &["deploy", "web", "-n", "default"])
+    });
+    agent.stop();
+    wait_for("pull1 Unknown", DEADLINE, || {
+        (ready(&cp, "pull1").as_deref() == Some("Unknown")).then_some(())
+    });
+    agent.spawn();
+    wait_for("pull1 Ready again", DEADLINE, || {
+        (ready(&cp, "pull1").as_deref() == Some("True")).then_some(())
+    });
+    let d = member_json(&member, &["deploy", "web", "-n", "default"]).expect("web kept");
+    assert_eq!(d["spec"]["replicas"], 2);
+}
