@@ -5,7 +5,6 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 use serde_json::Value;
 use support::{DEADLINE, MemberServer, Server, spawn_serving, wait_for};
