@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures::{AsyncBufReadExt, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams};
-use support::{percentile, rss_mib};
+use support::{client, percentile, rss_mib};
 
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
@@ -35,14 +35,6 @@ fn start_server() -> (support::Process, Duration) {
         None,
     );
     (server, started.elapsed())
-}
-
-async fn client(kubeconfig: &std::path::Path) -> kube::Client {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
-    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-        .await
-        .expect("config");
-    kube::Client::try_from(cfg).expect("client")
 }
 
 fn configmap(name: &str, size: usize) -> ConfigMap {

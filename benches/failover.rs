@@ -18,7 +18,6 @@ mod support;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use controllers::join::{self, JoinOptions, MemberAccess};
 use futures::{StreamExt, stream};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
@@ -26,9 +25,9 @@ use karmada_api::cluster::v1alpha1::Cluster;
 use kube::api::{DynamicObject, PostParams};
 use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, Config};
+use kube::{Api, Client};
 use serde_json::json;
-use support::{Process, cpu_seconds, spawn};
+use support::{Process, client, cpu_seconds, join_ready, spawn, spawn_members};
 
 #[derive(Clone, Debug, Default, serde::Deserialize)]
 struct SpecReplicas {
@@ -51,14 +50,6 @@ fn env_or(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-async fn client(kubeconfig: &std::path::Path) -> Client {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
-    let cfg = Config::from_custom_kubeconfig(kc, &Default::default())
-        .await
-        .expect("config");
-    Client::try_from(cfg).expect("client")
 }
 
 fn dynamic(
@@ -209,38 +200,12 @@ async fn main() {
         "karmada.kubeconfig",
         None,
     );
-    let names = ["member1", "member2", "member3"];
-    let mut members: Vec<Process> = names
-        .iter()
-        .map(|name| {
-            spawn(
-                &["member", "serve", "--name", name, "--unsafe-no-fsync"],
-                "karmada-rs member serving at",
-                "kubeconfig",
-                None,
-            )
-        })
-        .collect();
+    let names: Vec<String> = (1..=3).map(|i| format!("member{i}")).collect();
+    let mut members: Vec<Process> = spawn_members(&names);
     let pid = cp_process.child.id();
     let cp = client(&cp_process.kubeconfig).await;
     let clusters: Api<Cluster> = Api::all(cp.clone());
-    for (name, m) in names.iter().zip(&members) {
-        let access = MemberAccess::from_kubeconfig(&m.kubeconfig, None)
-            .await
-            .expect("member kubeconfig");
-        join::join(&cp, &access, &JoinOptions::new(*name))
-            .await
-            .expect("join");
-        tokio::time::timeout(
-            Duration::from_secs(60),
-            await_condition(clusters.clone(), name, |c: Option<&Cluster>| {
-                c.and_then(Cluster::ready_status) == Some("True")
-            }),
-        )
-        .await
-        .expect("cluster Ready within 60 s")
-        .expect("watch");
-    }
+    join_ready(&cp, &names, &members).await;
     let member_clients: Vec<Client> =
         futures::future::join_all(members.iter().map(|m| client(&m.kubeconfig))).await;
     let ns: Api<Namespace> = Api::all(cp.clone());

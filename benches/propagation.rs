@@ -24,17 +24,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use controllers::join::{self, JoinOptions, MemberAccess};
 use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use karmada_api::cluster::v1alpha1::Cluster;
 use kube::api::{Patch, PatchParams, PostParams};
-use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, Config};
+use kube::{Api, Client};
 use serde_json::json;
-use support::{Process, cpu_seconds, rss_kib, spawn};
+use support::{Process, client, cpu_seconds, join_ready, rss_kib, spawn, spawn_members};
 
 /// An object of which only the metadata and the parts of the status the bench checks are
 /// decoded.
@@ -64,14 +61,6 @@ fn env_or(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-async fn client(kubeconfig: &std::path::Path) -> Client {
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
-    let cfg = Config::from_custom_kubeconfig(kc, &Default::default())
-        .await
-        .expect("config");
-    Client::try_from(cfg).expect("client")
 }
 
 fn deployment(name: &str) -> Deployment {
@@ -202,38 +191,10 @@ async fn main() {
         wrap.as_deref(),
     );
     let names: Vec<String> = (1..=members).map(|i| format!("member{i}")).collect();
-    let member_processes: Vec<Process> = names
-        .iter()
-        .map(|name| {
-            // As `up` runs its simulated members.
-            spawn(
-                &["member", "serve", "--name", name, "--unsafe-no-fsync"],
-                "karmada-rs member serving at",
-                "kubeconfig",
-                None,
-            )
-        })
-        .collect();
+    let member_processes: Vec<Process> = spawn_members(&names);
     let pid = cp_process.child.id();
     let cp = client(&cp_process.kubeconfig).await;
-    let clusters: Api<Cluster> = Api::all(cp.clone());
-    for (name, m) in names.iter().zip(&member_processes) {
-        let access = MemberAccess::from_kubeconfig(&m.kubeconfig, None)
-            .await
-            .expect("member kubeconfig");
-        join::join(&cp, &access, &JoinOptions::new(name))
-            .await
-            .expect("join");
-        tokio::time::timeout(
-            Duration::from_secs(60),
-            await_condition(clusters.clone(), name, |c: Option<&Cluster>| {
-                c.and_then(Cluster::ready_status) == Some("True")
-            }),
-        )
-        .await
-        .expect("cluster Ready within 60 s")
-        .expect("watch");
-    }
+    join_ready(&cp, &names, &member_processes).await;
     let m1 = client(&member_processes[0].kubeconfig).await;
     if custom {
         let mut member_clients = Vec::new();

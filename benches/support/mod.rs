@@ -116,3 +116,53 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[idx.min(sorted.len() - 1)]
 }
+
+/// A client from a kubeconfig file.
+pub async fn client(kubeconfig: &Path) -> kube::Client {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("config");
+    kube::Client::try_from(cfg).expect("client")
+}
+
+/// Starts simulated members as `up` runs them.
+pub fn spawn_members(names: &[String]) -> Vec<Process> {
+    names
+        .iter()
+        .map(|name| {
+            spawn(
+                &["member", "serve", "--name", name, "--unsafe-no-fsync"],
+                "karmada-rs member serving at",
+                "kubeconfig",
+                None,
+            )
+        })
+        .collect()
+}
+
+/// Joins each member to the control plane and waits for its Cluster to be Ready (60 s each).
+pub async fn join_ready(cp: &kube::Client, names: &[String], members: &[Process]) {
+    use controllers::join::{self, JoinOptions, MemberAccess};
+    use karmada_api::cluster::v1alpha1::Cluster;
+    use kube::runtime::wait::await_condition;
+
+    let clusters: kube::Api<Cluster> = kube::Api::all(cp.clone());
+    for (name, m) in names.iter().zip(members) {
+        let access = MemberAccess::from_kubeconfig(&m.kubeconfig, None)
+            .await
+            .expect("member kubeconfig");
+        join::join(cp, &access, &JoinOptions::new(name))
+            .await
+            .expect("join");
+        tokio::time::timeout(
+            Duration::from_secs(60),
+            await_condition(clusters.clone(), name, |c: Option<&Cluster>| {
+                c.and_then(Cluster::ready_status) == Some("True")
+            }),
+        )
+        .await
+        .expect("cluster Ready within 60 s")
+        .expect("watch");
+    }
+}

@@ -174,6 +174,71 @@ impl std::fmt::Debug for MemberAccess {
     }
 }
 
+/// The cluster a kubeconfig context points at: its name, server, CA bundle (empty when the
+/// kubeconfig names none) and whether TLS verification is off.
+pub struct KubeconfigCluster {
+    /// The cluster entry's name.
+    pub name: String,
+    /// Its `server`.
+    pub server: Option<String>,
+    /// `certificate-authority-data`, or the file `certificate-authority` names (relative to the
+    /// kubeconfig's directory, as kubectl resolves it).
+    pub ca_bundle: Vec<u8>,
+    /// `insecure-skip-tls-verify`.
+    pub insecure: bool,
+    /// `proxy-url`.
+    pub proxy_url: Option<String>,
+}
+
+/// Resolves `context` (else the current context) of a kubeconfig read from `path` (`None`: the
+/// default location) to its cluster entry; errors are messages naming what is missing.
+pub fn kubeconfig_cluster(
+    kubeconfig: &kube::config::Kubeconfig,
+    path: Option<&Path>,
+    context: Option<&str>,
+) -> Result<KubeconfigCluster, String> {
+    let context_name = context
+        .map(str::to_owned)
+        .or_else(|| kubeconfig.current_context.clone())
+        .ok_or_else(|| "no context given and no current-context".to_string())?;
+    let cluster_name = kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == context_name)
+        .and_then(|c| c.context.as_ref())
+        .map(|c| c.cluster.clone())
+        .ok_or_else(|| format!("context {context_name:?} not found"))?;
+    let cluster = kubeconfig
+        .clusters
+        .iter()
+        .find(|c| c.name == cluster_name)
+        .and_then(|c| c.cluster.clone())
+        .ok_or_else(|| format!("cluster {cluster_name:?} not found"))?;
+    let ca_bundle = if let Some(data) = &cluster.certificate_authority_data {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .map_err(|e| format!("certificate-authority-data is not base64: {e}"))?
+    } else if let Some(file) = &cluster.certificate_authority {
+        let file = Path::new(file);
+        let file = match path.and_then(Path::parent) {
+            Some(dir) if file.is_relative() => dir.join(file),
+            _ => file.to_owned(),
+        };
+        std::fs::read(&file)
+            .map_err(|e| format!("reading certificate-authority {}: {e}", file.display()))?
+    } else {
+        Vec::new()
+    };
+    Ok(KubeconfigCluster {
+        name: cluster_name,
+        server: cluster.server,
+        ca_bundle,
+        insecure: cluster.insecure_skip_tls_verify.unwrap_or(false),
+        proxy_url: cluster.proxy_url,
+    })
+}
+
 impl MemberAccess {
     /// Reads a member kubeconfig (the given context or its current one).
     pub async fn from_kubeconfig(
@@ -185,50 +250,16 @@ impl MemberAccess {
             path: path.to_owned(),
             message,
         };
-        let context_name = context
-            .map(str::to_owned)
-            .or_else(|| kubeconfig.current_context.clone())
-            .ok_or_else(|| bad("no context given and no current-context".into()))?;
-        let cluster_name = kubeconfig
-            .contexts
-            .iter()
-            .find(|c| c.name == context_name)
-            .and_then(|c| c.context.as_ref())
-            .map(|c| c.cluster.clone())
-            .ok_or_else(|| bad(format!("context {context_name:?} not found")))?;
-        let cluster = kubeconfig
-            .clusters
-            .iter()
-            .find(|c| c.name == cluster_name)
-            .and_then(|c| c.cluster.clone())
-            .ok_or_else(|| bad(format!("cluster {cluster_name:?} not found")))?;
-        let api_endpoint = cluster
-            .server
-            .clone()
+        let KubeconfigCluster {
+            name: cluster_name,
+            server,
+            ca_bundle,
+            insecure,
+            proxy_url,
+        } = kubeconfig_cluster(&kubeconfig, Some(path), context).map_err(bad)?;
+        let api_endpoint = server
             .filter(|s| !s.is_empty())
             .ok_or_else(|| bad(format!("cluster {cluster_name:?} has no server")))?;
-        let ca_bundle = if let Some(data) = &cluster.certificate_authority_data {
-            use base64::Engine;
-            base64::engine::general_purpose::STANDARD
-                .decode(data.trim())
-                .map_err(|e| bad(format!("certificate-authority-data is not base64: {e}")))?
-        } else if let Some(file) = &cluster.certificate_authority {
-            let file = Path::new(file);
-            let file = if file.is_relative() {
-                path.parent().unwrap_or(Path::new(".")).join(file)
-            } else {
-                file.to_owned()
-            };
-            std::fs::read(&file).map_err(|e| {
-                bad(format!(
-                    "reading certificate-authority {}: {e}",
-                    file.display()
-                ))
-            })?
-        } else {
-            Vec::new()
-        };
-        let insecure = cluster.insecure_skip_tls_verify.unwrap_or(false);
         if ca_bundle.is_empty() && !insecure {
             return Err(bad(format!(
                 "cluster {cluster_name:?} has no certificate authority (the control plane needs it as caBundle)"
@@ -239,7 +270,7 @@ impl MemberAccess {
             api_endpoint,
             ca_bundle,
             insecure,
-            proxy_url: cluster.proxy_url.clone().unwrap_or_default(),
+            proxy_url: proxy_url.unwrap_or_default(),
         })
     }
 }

@@ -83,49 +83,26 @@ async fn secrets(common: &CommonArgs) -> anyhow::Result<Api<Secret>> {
 
 /// The control plane's address and CA hash from the kubeconfig (what `register` needs).
 pub fn discovery_target(common: &CommonArgs) -> anyhow::Result<(String, String)> {
-    use base64::Engine;
     let kubeconfig = match &common.kubeconfig {
         Some(p) => kube::config::Kubeconfig::read_from(p),
         None => kube::config::Kubeconfig::read(),
     }
     .context("reading the kubeconfig")?;
-    let context_name = common
-        .karmada_context
-        .clone()
-        .or(kubeconfig.current_context.clone())
-        .context("the kubeconfig has no current context")?;
-    let cluster_name = kubeconfig
-        .contexts
-        .iter()
-        .find(|c| c.name == context_name)
-        .and_then(|c| c.context.as_ref())
-        .map(|c| c.cluster.clone())
-        .with_context(|| format!("context {context_name:?} not found"))?;
-    let cluster = kubeconfig
-        .clusters
-        .iter()
-        .find(|c| c.name == cluster_name)
-        .and_then(|c| c.cluster.clone())
-        .with_context(|| format!("cluster {cluster_name:?} not found"))?;
+    let cluster = controllers::join::kubeconfig_cluster(
+        &kubeconfig,
+        common.kubeconfig.as_deref(),
+        common.karmada_context.as_deref(),
+    )
+    .map_err(anyhow::Error::msg)?;
     let server = cluster.server.unwrap_or_default();
     let addr = server
         .trim_start_matches("https://")
         .trim_end_matches('/')
         .to_owned();
-    let ca_pem = match (
-        &cluster.certificate_authority_data,
-        &cluster.certificate_authority,
-    ) {
-        (Some(data), _) => String::from_utf8(
-            base64::engine::general_purpose::STANDARD
-                .decode(data.trim())
-                .context("certificate-authority-data is not base64")?,
-        )?,
-        (None, Some(file)) => {
-            std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?
-        }
-        (None, None) => anyhow::bail!("the kubeconfig names no certificate authority for {server}"),
-    };
+    if cluster.ca_bundle.is_empty() {
+        anyhow::bail!("the kubeconfig names no certificate authority for {server}");
+    }
+    let ca_pem = String::from_utf8(cluster.ca_bundle)?;
     let der = bt::pem_certificates(&ca_pem);
     let first = der
         .first()
