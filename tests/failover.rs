@@ -577,6 +577,134 @@ fn application_failover_moves_an_unhealthy_workload_and_never_keeps_the_old_copy
     assert!(tasks(&b).is_empty());
 }
 
+/// A `kubectl get -w -o json` running against a member; what it printed so far is collected
+/// by a reader thread. Stopped (by its PID) on drop.
+struct MemberWatch {
+    child: std::process::Child,
+    seen: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl MemberWatch {
+    fn start(env: &Env, member: &str, args: &[&str]) -> MemberWatch {
+        use std::io::Read;
+        let m = env.member(member);
+        let mut child = support::kubectl_cmd(&m.kubeconfig, &m.dir.path().join("watch-cache"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("kubectl watch");
+        let mut out = child.stdout.take().expect("stdout");
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = seen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = out.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        MemberWatch { child, seen }
+    }
+
+    fn output(&self) -> String {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl Drop for MemberWatch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn application_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
+    let env = Env::start_with_flags(Backend::Embedded, 3, &[]);
+    env.apply(&format!(
+        "{}{}",
+        deployment("stateful", 2),
+        policy(
+            "stateful",
+            "    clusterAffinity: {clusterNames: [member1, member2]}
+    spreadConstraints: [{spreadByField: cluster, maxGroups: 1, minGroups: 1}]
+    replicaScheduling: {replicaSchedulingType: Duplicated}",
+            "  propagateDeps: true
+  failover:
+    application:
+      decisionConditions: {tolerationSeconds: 2}
+      purgeMode: Directly
+      statePreservation:
+        rules:
+        - {aliasLabelName: failover.karmada-rs.io/replicas, jsonPath: '{ .replicas }'}
+        - {aliasLabelName: failover.karmada-rs.io/generation, jsonPath: 'gen-{.observedGeneration}'}
+",
+        )
+    ));
+    let victim = env.wait("stateful healthy on one cluster", || {
+        let b = rb(&env, "stateful")?;
+        let c = clusters(&b);
+        (c.len() == 1 && health_on(&b, &c[0].0).as_deref() == Some("Healthy"))
+            .then(|| c[0].0.clone())
+    });
+    let target = if victim == "member1" {
+        "member2"
+    } else {
+        "member1"
+    };
+    let generation = env
+        .member(&victim)
+        .get_json(&["deploy", "stateful", "-n", "default"])
+        .and_then(|d| d["status"]["observedGeneration"].as_i64())
+        .expect("observedGeneration on the old cluster");
+    // The labels only stand while the eviction task does (until the new copy is healthy), so
+    // every version of the new copy is watched rather than polled.
+    let watch = MemberWatch::start(
+        &env,
+        target,
+        &["get", "deploy", "-n", "default", "-w", "-o", "json"],
+    );
+    hold_unready(&env, &victim, "stateful", true);
+    let dbg = env.wait("dbg", || {
+        let b = rb(&env, "stateful")?;
+        (health_on(&b, &victim).as_deref() == Some("Unhealthy")).then_some(b)
+    });
+    eprintln!(
+        "DEBUG {} {}",
+        dbg["status"]["aggregatedStatus"], dbg["spec"]["failover"]
+    );
+    let b = env.wait("stateful evicted from its unhealthy cluster", || {
+        let b = rb(&env, "stateful")?;
+        let t = tasks(&b);
+        (clusters(&b).iter().all(|(n, _)| *n != victim) && t.len() == 1).then_some(b)
+    });
+    let t = &tasks(&b)[0];
+    assert_eq!(t["purgeMode"], "Directly");
+    assert_eq!(
+        t["preservedLabelState"],
+        serde_json::json!({
+            "failover.karmada-rs.io/replicas": "2",
+            "failover.karmada-rs.io/generation": format!("gen-{generation}"),
+        })
+    );
+    assert_eq!(t["clustersBeforeFailover"], serde_json::json!([victim]));
+    assert_eq!(clusters(&b), [(target.to_owned(), 2)]);
+    let replicas = r#""failover.karmada-rs.io/replicas": "2""#;
+    let gen_label = format!(r#""failover.karmada-rs.io/generation": "gen-{generation}""#);
+    env.wait("the new copy carries the preserved state", || {
+        let out = watch.output();
+        (out.contains(replicas) && out.contains(&gen_label)).then_some(())
+    });
+    drop(watch);
+    // The old copy went at once (Directly).
+    env.wait_member_absent(&victim, &["deploy", "stateful", "-n", "default"]);
+}
+
 #[test]
 fn a_recovered_member_gets_replicas_back_by_rebalancer_or_by_opt_in_bounded_steps() {
     let mut env = Env::start_with_flags(Backend::Embedded, 3, FAILOVER_FLAGS);

@@ -2,8 +2,6 @@
 //! one succeeds with an API warning naming it (the `Warning: ...` kubectl prints, as a
 //! Kubernetes admission webhook's warnings), so no field a user's YAML sets is silently
 //! ignored. README lists the same table.
-//!
-//! [`FAILOVER`] is kept apart: failover is being built and its entries go as it lands.
 
 use serde_json::{Map, Value};
 
@@ -51,23 +49,7 @@ const POLICIES_AND_BINDINGS: &[&str] = &[
     "ClusterResourceBinding",
 ];
 
-/// Failover: what is not implemented yet of it (state preservation).
-pub const FAILOVER: &[Ineffective] = &[
-    Ineffective {
-        kinds: POLICIES_AND_BINDINGS,
-        field: "spec.failover.application.statePreservation",
-        only_when: None,
-        reason: "has no effect yet: karmada-rs does not implement state preservation, so no labels are injected into the workload's new copy",
-    },
-    Ineffective {
-        kinds: POLICIES_AND_BINDINGS,
-        field: "spec.failover.cluster.statePreservation",
-        only_when: None,
-        reason: "has no effect yet: karmada-rs does not implement state preservation, so no labels are injected into the workload's new copy",
-    },
-];
-
-/// Everything else accepted without effect.
+/// The fields accepted without effect.
 pub const OTHERS: &[Ineffective] = &[
     Ineffective {
         kinds: PROPAGATION,
@@ -164,9 +146,9 @@ pub const OTHERS: &[Ineffective] = &[
     },
 ];
 
-/// Every entry: [`FAILOVER`], then [`OTHERS`].
+/// Every entry.
 pub fn table() -> impl Iterator<Item = &'static Ineffective> {
-    FAILOVER.iter().chain(OTHERS)
+    OTHERS.iter()
 }
 
 /// Whether a value counts as set: not null, empty or false.
@@ -277,7 +259,9 @@ mod tests {
                                                  {"key": "b", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}],
                           "spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 2},
                                                 {"spreadByLabel": "zone", "maxGroups": 1}]},
-            "failover": {"application": {"decisionConditions": {"tolerationSeconds": 60}}},
+            "failover": {"application": {"decisionConditions": {"tolerationSeconds": 60},
+                                         "statePreservation": {"rules": [{"aliasLabelName": "a", "jsonPath": "{.x}"}]}},
+                         "cluster": {"statePreservation": {"rules": [{"aliasLabelName": "b", "jsonPath": "{.y}"}]}}},
             "association": true,
             "conflictResolution": "Overwrite"
         }});

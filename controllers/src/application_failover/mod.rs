@@ -9,7 +9,7 @@
 //! `ApplicationUnhealthy` when a countdown starts, `ApplicationFailoverCanceled` when the
 //! workload recovers in time, `ApplicationFailure` when the cluster is evicted.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +21,7 @@ use karmada_api::work::v1alpha2::{
 };
 use tokio::task::JoinHandle;
 
+use crate::graceful_eviction::state_preservation::state_for_eviction;
 use crate::graceful_eviction::{self, REASON_EVICT_FAILED, TaskOptions, event_both};
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::Recorder;
@@ -114,11 +115,13 @@ pub(crate) fn detect(
     v
 }
 
-/// buildTaskOptions.
+/// buildTaskOptions; `preserved_label_state` is what [`state_for_eviction`] read for the
+/// evicted cluster.
 pub(crate) fn task_options(
     app: &ApplicationFailoverBehavior,
     producer: &str,
     clusters_before: Vec<String>,
+    preserved_label_state: BTreeMap<String, String>,
 ) -> TaskOptions {
     let mode = graceful_eviction::normalized(app.purge_mode).unwrap_or(PurgeMode::Gracefully);
     TaskOptions {
@@ -130,6 +133,7 @@ pub(crate) fn task_options(
             .flatten(),
         suppress_deletion: (mode == PurgeMode::Never).then_some(true),
         clusters_before_failover: clusters_before,
+        preserved_label_state,
         ..Default::default()
     }
 }
@@ -198,6 +202,23 @@ impl Controller {
             .remove(key);
     }
 
+    /// Puts back the countdowns of `clusters` as they were before a pass whose eviction did not
+    /// happen.
+    fn restore_countdowns(
+        &self,
+        key: &Key,
+        clusters: &[String],
+        before: &HashMap<String, Timestamp>,
+    ) {
+        let mut all = self.unhealthy.lock().unwrap_or_else(|p| p.into_inner());
+        let seen = all.entry(key.clone()).or_default();
+        for c in clusters {
+            if let Some(since) = before.get(c) {
+                seen.insert(c.clone(), *since);
+            }
+        }
+    }
+
     async fn reconcile<B: Binding>(&self, key: Key, producer: &str) -> Result<Requeue> {
         let Some(b) = B::informer(&self.ctx).get(&key) else {
             self.forget(&key);
@@ -226,10 +247,14 @@ impl Controller {
             .decision_conditions
             .toleration_seconds
             .unwrap_or(DEFAULT_TOLERATION_SECONDS);
-        let verdict = {
+        let (verdict, before_detect) = {
             let mut all = self.unhealthy.lock().unwrap_or_else(|p| p.into_inner());
             let seen = all.entry(key.clone()).or_default();
-            detect(spec, &health, toleration, seen, Timestamp::now())
+            let before_detect = seen.clone();
+            (
+                detect(spec, &health, toleration, seen, Timestamp::now()),
+                before_detect,
+            )
         };
         for c in &verdict.started {
             event_both(
@@ -254,9 +279,30 @@ impl Controller {
         if !verdict.evict.is_empty() {
             let mut new_spec = spec.clone();
             let before: Vec<String> = spec.clusters.iter().map(|t| t.name.clone()).collect();
-            let opts = task_options(app, producer, before);
+            let preservation = app.state_preservation.as_ref();
             for c in &verdict.evict {
-                graceful_eviction::evict_cluster(&mut new_spec, c, opts.clone());
+                let state = match state_for_eviction(preservation, &b.status().aggregated_status, c)
+                {
+                    Ok(state) => state,
+                    Err(e) => {
+                        // Held back (as Karmada's evictBinding): the countdowns stay as they
+                        // were, so the next try evicts at once.
+                        self.restore_countdowns(&key, &verdict.evict, &before_detect);
+                        event_both(
+                            &self.recorder,
+                            b.as_ref(),
+                            true,
+                            REASON_EVICT_FAILED,
+                            &format!("Evict from cluster {c} failed: preserving its state: {e}."),
+                        );
+                        return Err(crate::runtime::Error::msg(format!(
+                            "extracting the preserved label state of {} {key} on cluster {c}: {e}",
+                            B::KIND
+                        )));
+                    }
+                };
+                let opts = task_options(app, producer, before.clone(), state);
+                graceful_eviction::evict_cluster(&mut new_spec, c, opts);
             }
             match graceful_eviction::write_eviction(&self.ctx, b.as_ref(), &new_spec).await {
                 Ok(()) => {}
@@ -276,7 +322,8 @@ impl Controller {
                     return Err(e.into());
                 }
             }
-            let mode = opts.purge_mode.unwrap_or(PurgeMode::Gracefully);
+            let mode =
+                graceful_eviction::normalized(app.purge_mode).unwrap_or(PurgeMode::Gracefully);
             for c in &verdict.evict {
                 tracing::info!(binding = %key, cluster = %c, purge_mode = %mode, "application failover");
                 event_both(

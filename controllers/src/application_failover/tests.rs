@@ -120,19 +120,34 @@ fn task_options_follow_the_purge_mode() {
         grace_period_seconds: Some(600),
         ..Default::default()
     };
-    let g = task_options(&app(Some(PurgeMode::Gracefully)), "p", vec!["m1".into()]);
+    let g = task_options(
+        &app(Some(PurgeMode::Gracefully)),
+        "p",
+        vec!["m1".into()],
+        BTreeMap::new(),
+    );
     assert_eq!(g.purge_mode, Some(PurgeMode::Gracefully));
     assert_eq!(g.grace_period_seconds, Some(600));
     assert_eq!(g.suppress_deletion, None);
     assert_eq!(g.reason, "ApplicationFailure");
     assert_eq!(g.clusters_before_failover, ["m1"]);
-    let g = task_options(&app(Some(PurgeMode::Graciously)), "p", vec![]);
+    let g = task_options(
+        &app(Some(PurgeMode::Graciously)),
+        "p",
+        vec![],
+        BTreeMap::new(),
+    );
     assert_eq!(g.purge_mode, Some(PurgeMode::Gracefully));
     assert_eq!(g.grace_period_seconds, Some(600));
-    let n = task_options(&app(Some(PurgeMode::Never)), "p", vec![]);
+    let n = task_options(&app(Some(PurgeMode::Never)), "p", vec![], BTreeMap::new());
     assert_eq!(n.suppress_deletion, Some(true));
     assert_eq!(n.grace_period_seconds, None);
-    let d = task_options(&app(Some(PurgeMode::Immediately)), "p", vec![]);
+    let d = task_options(
+        &app(Some(PurgeMode::Immediately)),
+        "p",
+        vec![],
+        BTreeMap::new(),
+    );
     assert_eq!(d.purge_mode, Some(PurgeMode::Directly));
     assert_eq!(d.grace_period_seconds, None);
     assert_eq!(d.suppress_deletion, None);

@@ -6,7 +6,7 @@
 
 pub mod work;
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::detector::policy::{TemplateView, matches_any};
+use crate::graceful_eviction::state_preservation::labels_to_inject;
 use crate::interpreter;
 use crate::overrides;
 use crate::runtime::bindings::{Binding, existing_clusters, target_clusters};
@@ -318,6 +319,7 @@ impl Controller {
                     target,
                     is_workload,
                     completions.as_deref(),
+                    labels_to_inject(spec, target, targets.len()),
                     &ops,
                     &cops,
                 )
@@ -344,6 +346,7 @@ impl Controller {
         target: &TargetCluster,
         is_workload: bool,
         completions: Option<&[TargetCluster]>,
+        preserved_labels: Option<&BTreeMap<String, String>>,
         ops: &[OverridePolicy],
         cops: &[ClusterOverridePolicy],
     ) -> Result<bool> {
@@ -390,11 +393,15 @@ impl Controller {
             ))
         })?;
         let mut obj = applied.object;
+        // StatefulFailoverInjection: the state kept from the cluster the workload left.
+        for (k, v) in preserved_labels.into_iter().flatten() {
+            work::set_label(&mut obj, k, v);
+        }
 
         // mergeLabel / mergeAnnotations: the workload and the Work both point at the binding.
         let id = b.id().to_owned();
         work::set_label(&mut obj, B::ID_LABEL, &id);
-        let mut work_labels = std::collections::BTreeMap::new();
+        let mut work_labels = BTreeMap::new();
         work_labels.insert(B::ID_LABEL.to_owned(), id);
         if template.generation() > 0 {
             work::set_annotation(
@@ -403,7 +410,7 @@ impl Controller {
                 &template.generation().to_string(),
             );
         }
-        let mut work_annotations = std::collections::BTreeMap::new();
+        let mut work_annotations = BTreeMap::new();
         for (k, v) in B::work_annotations(key) {
             work::set_annotation(&mut obj, k, &v);
             work_annotations.insert(k.to_owned(), v);

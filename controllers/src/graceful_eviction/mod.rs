@@ -337,5 +337,7 @@ impl Controller {
     }
 }
 
+pub mod state_preservation;
+
 #[cfg(test)]
 mod tests;
