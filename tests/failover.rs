@@ -670,14 +670,6 @@ fn application_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
         &["get", "deploy", "-n", "default", "-w", "-o", "json"],
     );
     hold_unready(&env, &victim, "stateful", true);
-    let dbg = env.wait("dbg", || {
-        let b = rb(&env, "stateful")?;
-        (health_on(&b, &victim).as_deref() == Some("Unhealthy")).then_some(b)
-    });
-    eprintln!(
-        "DEBUG {} {}",
-        dbg["status"]["aggregatedStatus"], dbg["spec"]["failover"]
-    );
     let b = env.wait("stateful evicted from its unhealthy cluster", || {
         let b = rb(&env, "stateful")?;
         let t = tasks(&b);

@@ -21,7 +21,7 @@ use karmada_api::work::v1alpha2::{
 };
 use tokio::task::JoinHandle;
 
-use crate::graceful_eviction::state_preservation::state_for_eviction;
+use crate::graceful_eviction::state_preservation::{reflected_statuses, state_for_eviction};
 use crate::graceful_eviction::{self, REASON_EVICT_FAILED, TaskOptions, event_both};
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::Recorder;
@@ -280,8 +280,11 @@ impl Controller {
             let mut new_spec = spec.clone();
             let before: Vec<String> = spec.clusters.iter().map(|t| t.name.clone()).collect();
             let preservation = app.state_preservation.as_ref();
+            let statuses = reflected_statuses(&self.ctx, b.as_ref(), preservation).await;
             for c in &verdict.evict {
-                let state = match state_for_eviction(preservation, &b.status().aggregated_status, c)
+                let state = match statuses
+                    .clone()
+                    .and_then(|statuses| state_for_eviction(preservation, &statuses, c))
                 {
                     Ok(state) => state,
                     Err(e) => {

@@ -17,6 +17,8 @@ use karmada_api::work::v1alpha2::{AggregatedStatusItem, ResourceBindingSpec, Tar
 use serde_json::Value;
 
 use super::normalized;
+use crate::runtime::bindings::Binding;
+use crate::runtime::context::Context;
 
 /// BuildPreservedLabelState: one label per rule, its value the rule's JSONPath rendered over
 /// `status` as `kubectl -o jsonpath` renders it. A missing key is an error, as Karmada's
@@ -38,6 +40,26 @@ pub fn build_preserved_label_state(
         out.insert(rule.alias_label_name.clone(), value);
     }
     Ok(out)
+}
+
+/// The binding's reflected statuses, read from the API server when `preservation` has rules.
+/// The binding informers keep only a digest of each `aggregatedStatus[].status` (to hold
+/// thousands of bindings in little memory), so the rules cannot be evaluated over the cached
+/// copy; an eviction is rare enough to afford one GET.
+pub async fn reflected_statuses<B: Binding>(
+    ctx: &Context,
+    b: &B,
+    preservation: Option<&StatePreservation>,
+) -> Result<Vec<AggregatedStatusItem>, String> {
+    if preservation.is_none_or(|p| p.rules.is_empty()) {
+        return Ok(Vec::new());
+    }
+    let key = b.key();
+    B::api(ctx.client.clone(), &key)
+        .get(&key.name)
+        .await
+        .map(|fresh| fresh.status().aggregated_status.clone())
+        .map_err(|e| format!("reading the binding's reflected status: {e}"))
 }
 
 /// extractStateForEviction (and its twin in buildTaskOptions): the state to keep when

@@ -19,7 +19,7 @@ use karmada_api::well_known::conditions::{
 use karmada_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use tokio::task::JoinHandle;
 
-use crate::graceful_eviction::state_preservation::state_for_eviction;
+use crate::graceful_eviction::state_preservation::{reflected_statuses, state_for_eviction};
 use crate::graceful_eviction::{self, REASON_EVICT_FAILED, TaskOptions, event_both};
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::Recorder;
@@ -261,29 +261,31 @@ impl TaintManager {
             .as_ref()
             .and_then(|f| f.cluster.as_ref())
             .and_then(|c| c.state_preservation.as_ref());
-        let preserved_label_state =
-            match state_for_eviction(preservation, &b.status().aggregated_status, &key.cluster) {
-                Ok(state) => state,
-                Err(e) => {
-                    // Held back until the state can be read, as Karmada's syncBindingEviction.
-                    event_both(
-                        &self.recorder,
-                        b.as_ref(),
-                        true,
-                        REASON_EVICT_FAILED,
-                        &format!(
-                            "Evict from cluster {} failed: preserving its state: {e}.",
-                            key.cluster
-                        ),
-                    );
-                    return Err(Error::msg(format!(
-                        "extracting the preserved label state of {} {} on cluster {}: {e}",
-                        B::KIND,
-                        key.binding,
+        let preserved_label_state = match reflected_statuses(&self.ctx, b.as_ref(), preservation)
+            .await
+            .and_then(|statuses| state_for_eviction(preservation, &statuses, &key.cluster))
+        {
+            Ok(state) => state,
+            Err(e) => {
+                // Held back until the state can be read, as Karmada's syncBindingEviction.
+                event_both(
+                    &self.recorder,
+                    b.as_ref(),
+                    true,
+                    REASON_EVICT_FAILED,
+                    &format!(
+                        "Evict from cluster {} failed: preserving its state: {e}.",
                         key.cluster
-                    )));
-                }
-            };
+                    ),
+                );
+                return Err(Error::msg(format!(
+                    "extracting the preserved label state of {} {} on cluster {}: {e}",
+                    B::KIND,
+                    key.binding,
+                    key.cluster
+                )));
+            }
+        };
         graceful_eviction::evict_cluster(
             &mut spec,
             &key.cluster,
