@@ -206,6 +206,9 @@ async fn dispatch(
     if let Some(backend) = state.aggregator.route(&info) {
         return Ok(crate::aggregator::proxy(&backend, parts, body, &user).await);
     }
+    if crate::proxy::tunnel::is_tunnel_request(state, &info) {
+        return crate::proxy::tunnel::accept(state, parts, &user, &info).await;
+    }
     if crate::proxy::is_proxy_request(state, &info) {
         return crate::proxy::serve(state, parts, body, user, &info).await;
     }
