@@ -800,3 +800,81 @@ fn the_proxy_reaches_a_pull_cluster_through_the_agents_tunnel() {
             .then_some(())
     });
 }
+
+/// A CertificateSigningRequest for `user` with `signer`, as YAML.
+fn csr_yaml(name: &str, user: &str, signer: &str) -> String {
+    use base64::Engine;
+    let req = certs::client_request(user, "people").expect("CSR");
+    let request = base64::engine::general_purpose::STANDARD.encode(req.cert_pem);
+    format!(
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {{name: {name}}}\nspec: {{request: {request}, signerName: {signer}, usages: [client auth]}}\n"
+    )
+}
+
+fn csr_condition(cp: &Server, name: &str) -> Option<String> {
+    let csr = cp.get_json(&["csr", name]);
+    csr["status"]["conditions"][0]["type"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// `kubectl certificate approve/deny` update the `approval` subresource; that needs the
+/// `approve` verb on `signers` named by the request's signerName or its `<domain>/*`
+/// (kube's CertificateApproval admission).
+#[test]
+fn approving_a_csr_needs_approve_on_its_signer() {
+    let cp = Server::start();
+    cp.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        &format!(
+            "{}---\n{}",
+            csr_yaml("alice", "alice", "kubernetes.io/kube-apiserver-client"),
+            csr_yaml("bob", "bob", "example.com/custom")
+        ),
+    );
+    let approver = cp.cert_kubeconfig("approver", None);
+    let grant = |name: &str, signers: &str| {
+        cp.kubectl_stdin_ok(
+            &["apply", "-f", "-"],
+            &format!(
+                "apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {{name: {name}}}
+rules:
+- {{apiGroups: [certificates.k8s.io], resources: [certificatesigningrequests], verbs: [get, list]}}
+- {{apiGroups: [certificates.k8s.io], resources: [certificatesigningrequests/approval], verbs: [update]}}
+- {{apiGroups: [certificates.k8s.io], resources: [signers], verbs: [approve], resourceNames: [{signers}]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {{name: {name}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {name}}}
+subjects: [{{apiGroup: rbac.authorization.k8s.io, kind: User, name: approver}}]
+"
+            ),
+        );
+    };
+    // Allowed to update approval, but for another signer only.
+    grant("approve-other", "\"other.example/signer\"");
+    let out = cp.kubectl_as(&approver, &["certificate", "approve", "alice"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "approved without the approve verb");
+    assert!(
+        err.contains("certificatesigningrequests.certificates.k8s.io \"alice\" is forbidden: user not permitted to approve requests with signerName \"kubernetes.io/kube-apiserver-client\""),
+        "{err}"
+    );
+    assert_eq!(csr_condition(&cp, "alice"), None);
+
+    // By name.
+    grant("approve-client", "\"kubernetes.io/kube-apiserver-client\"");
+    cp.kubectl_as_ok(&approver, &["certificate", "approve", "alice"]);
+    assert_eq!(csr_condition(&cp, "alice").as_deref(), Some("Approved"));
+    let out = cp.kubectl_as(&approver, &["certificate", "deny", "bob"]);
+    assert!(!out.status.success(), "denied without the approve verb");
+    assert_eq!(csr_condition(&cp, "bob"), None);
+
+    // By the signer's domain wildcard.
+    grant("approve-example", "\"example.com/*\"");
+    cp.kubectl_as_ok(&approver, &["certificate", "deny", "bob"]);
+    assert_eq!(csr_condition(&cp, "bob").as_deref(), Some("Denied"));
+}

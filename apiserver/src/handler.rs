@@ -996,10 +996,14 @@ async fn approval(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
     let (obj, _) = read_object(ctx, body, &opts).await?;
     let wctx = WriteContext::new(&opts, &ctx.default_manager());
     let user_rv = object::resource_version(&obj)?;
+    let auth = ctx.state.auth();
     let updated = ctx
         .registry()
         .guaranteed_update(&ctx.ns, &ctx.info.name, Subresource::Status, &wctx, |cur| {
             let mut next = kube_registry::certificates::approval_update(cur, &obj);
+            if let Some(auth) = &auth {
+                auth::csr_approval::admit(&auth.authorizer, &ctx.user, &next)?;
+            }
             if let Some(rv) = user_rv {
                 object::set_resource_version(&mut next, rv);
             }
