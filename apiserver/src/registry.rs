@@ -21,10 +21,7 @@ use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
 use crate::watch_cache::{CachedObject, Filter};
 
-/// Finalizer kube's garbage collector uses for foreground deletion.
-pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
-/// Finalizer kube's garbage collector uses for orphaning dependents.
-pub const ORPHAN_FINALIZER: &str = "orphan";
+pub use apimachinery::meta::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 
 /// Which part of the object a write targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
