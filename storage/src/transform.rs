@@ -28,9 +28,9 @@ pub struct FromStorage {
 /// key, which authenticated encryption binds the value to (kube's `DefaultContext`).
 pub trait ValueTransformer: Send + Sync + 'static {
     /// The plain value of a stored one, or why it cannot be read (a message for the user).
-    fn from_storage(&self, key: &str, stored: &Bytes) -> Result<FromStorage, String>;
+    fn transform_from_storage(&self, key: &str, stored: &Bytes) -> Result<FromStorage, String>;
     /// The value to store for a plain one.
-    fn to_storage(&self, key: &str, plain: &Bytes) -> Result<Bytes, String>;
+    fn transform_to_storage(&self, key: &str, plain: &Bytes) -> Result<Bytes, String>;
 }
 
 /// Chooses the transformer of a key; `None` stores the key's values as they are.
@@ -65,7 +65,7 @@ fn read(f: &TransformerFor, mut kv: KeyValue) -> Result<KeyValue, Error> {
         return Ok(kv);
     };
     let out = t
-        .from_storage(&kv.key, &kv.value)
+        .transform_from_storage(&kv.key, &kv.value)
         .map_err(|m| transform_error(&kv.key, m))?;
     if let Some(value) = out.value {
         kv.value = value;
@@ -124,10 +124,10 @@ fn read_event(f: &TransformerFor, ev: Event) -> Result<Event, Error> {
 }
 
 impl TransformingStore {
-    fn to_storage(&self, key: &str, plain: &Bytes) -> Result<(Bytes, bool), Error> {
+    fn transform_to_storage(&self, key: &str, plain: &Bytes) -> Result<(Bytes, bool), Error> {
         match (self.transformer_for)(key) {
             Some(t) => t
-                .to_storage(key, plain)
+                .transform_to_storage(key, plain)
                 .map(|v| (v, true))
                 .map_err(|m| transform_error(key, m)),
             None => Ok((plain.clone(), false)),
@@ -155,7 +155,7 @@ impl Store for TransformingStore {
     }
 
     async fn create(&self, key: &str, value: Bytes) -> Result<KeyValue, Error> {
-        let (stored, transformed) = self.to_storage(key, &value)?;
+        let (stored, transformed) = self.transform_to_storage(key, &value)?;
         match self.inner.create(key, stored).await {
             Ok(kv) => Ok(written(kv, value, transformed)),
             Err(e) => Err(read_error(&self.transformer_for, e)),
@@ -163,7 +163,7 @@ impl Store for TransformingStore {
     }
 
     async fn update(&self, key: &str, value: Bytes, expected: Revision) -> Result<KeyValue, Error> {
-        let (stored, transformed) = self.to_storage(key, &value)?;
+        let (stored, transformed) = self.transform_to_storage(key, &value)?;
         match self.inner.update(key, stored, expected).await {
             Ok(kv) => Ok(written(kv, value, transformed)),
             Err(e) => Err(read_error(&self.transformer_for, e)),
@@ -217,7 +217,11 @@ mod tests {
     struct Reverse;
 
     impl ValueTransformer for Reverse {
-        fn from_storage(&self, _key: &str, stored: &Bytes) -> Result<FromStorage, String> {
+        fn transform_from_storage(
+            &self,
+            _key: &str,
+            stored: &Bytes,
+        ) -> Result<FromStorage, String> {
             if stored.as_ref() == b"bad" {
                 return Err("failed to decrypt".into());
             }
@@ -228,7 +232,7 @@ mod tests {
                 value: Some(v.into()),
             })
         }
-        fn to_storage(&self, _key: &str, plain: &Bytes) -> Result<Bytes, String> {
+        fn transform_to_storage(&self, _key: &str, plain: &Bytes) -> Result<Bytes, String> {
             let mut v = plain.to_vec();
             v.reverse();
             Ok(v.into())

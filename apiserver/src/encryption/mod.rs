@@ -111,7 +111,7 @@ mod tests {
 
     fn encrypts(e: &Encryption, key: &str) -> bool {
         let t = e.transformer_for_key(key).expect("a resource key");
-        t.to_storage(key, &Bytes::from_static(b"{}"))
+        t.transform_to_storage(key, &Bytes::from_static(b"{}"))
             .expect("write")
             .starts_with(provider::ENCRYPTED_PREFIX)
     }

@@ -173,6 +173,9 @@ fn cbc_open(k: &[u8], data: &[u8]) -> Result<Vec<u8>, String> {
     }
 }
 
+/// Builds a key's cipher from its bytes.
+type MakeCipher = fn(&[u8]) -> Result<Cipher, String>;
+
 /// One key of one provider, with the prefix its values carry.
 struct Prefixed {
     prefix: Vec<u8>,
@@ -193,26 +196,25 @@ impl Chain {
         use base64::Engine;
         let mut keys = vec![];
         for p in providers {
-            let (name, list, make): (&'static str, _, fn(&[u8]) -> Result<Cipher, String>) =
-                if let Some(k) = &p.aesgcm {
-                    ("aesgcm", &k.keys, Cipher::gcm)
-                } else if let Some(k) = &p.aescbc {
-                    ("aescbc", &k.keys, |k: &[u8]| Ok(Cipher::Cbc(k.to_vec())))
-                } else if let Some(k) = &p.secretbox {
-                    ("secretbox", &k.keys, |k: &[u8]| {
-                        crypto_secretbox::XSalsa20Poly1305::new_from_slice(k)
-                            .map(|c| Cipher::SecretBox(Box::new(c)))
-                            .map_err(|_| "invalid secretbox key".to_string())
-                    })
-                } else {
-                    keys.push(Prefixed {
-                        prefix: vec![],
-                        provider: "identity",
-                        key_name: String::new(),
-                        cipher: Cipher::Identity,
-                    });
-                    continue;
-                };
+            let (name, list, make): (&'static str, _, MakeCipher) = if let Some(k) = &p.aesgcm {
+                ("aesgcm", &k.keys, Cipher::gcm)
+            } else if let Some(k) = &p.aescbc {
+                ("aescbc", &k.keys, |k: &[u8]| Ok(Cipher::Cbc(k.to_vec())))
+            } else if let Some(k) = &p.secretbox {
+                ("secretbox", &k.keys, |k: &[u8]| {
+                    crypto_secretbox::XSalsa20Poly1305::new_from_slice(k)
+                        .map(|c| Cipher::SecretBox(Box::new(c)))
+                        .map_err(|_| "invalid secretbox key".to_string())
+                })
+            } else {
+                keys.push(Prefixed {
+                    prefix: vec![],
+                    provider: "identity",
+                    key_name: String::new(),
+                    cipher: Cipher::Identity,
+                });
+                continue;
+            };
             for k in list {
                 let secret = base64::engine::general_purpose::STANDARD
                     .decode(&k.secret)
@@ -236,7 +238,7 @@ impl ValueTransformer for Chain {
     // kube's prefixTransformers.TransformFromStorage: the first key whose prefix matches
     // reads; an error is kept and later matching keys tried; reading with any key but the
     // first is stale.
-    fn from_storage(&self, key: &str, stored: &Bytes) -> Result<FromStorage, String> {
+    fn transform_from_storage(&self, key: &str, stored: &Bytes) -> Result<FromStorage, String> {
         let mut errs: Vec<String> = vec![];
         for (i, k) in self.keys.iter().enumerate() {
             if !stored.starts_with(&k.prefix) {
@@ -277,7 +279,7 @@ impl ValueTransformer for Chain {
         }
     }
 
-    fn to_storage(&self, key: &str, plain: &Bytes) -> Result<Bytes, String> {
+    fn transform_to_storage(&self, key: &str, plain: &Bytes) -> Result<Bytes, String> {
         let k = &self.keys[0];
         if matches!(k.cipher, Cipher::Identity) {
             return Ok(plain.clone());
@@ -308,7 +310,7 @@ fn prefix_of(stored: &[u8]) -> String {
 pub struct EncryptCheck;
 
 impl ValueTransformer for EncryptCheck {
-    fn from_storage(&self, _key: &str, stored: &Bytes) -> Result<FromStorage, String> {
+    fn transform_from_storage(&self, _key: &str, stored: &Bytes) -> Result<FromStorage, String> {
         if stored.starts_with(ENCRYPTED_PREFIX) {
             return Err(format!(
                 "identity transformer tried to read encrypted data (written with {:?}); the resource is not in the encryption configuration",
@@ -321,7 +323,7 @@ impl ValueTransformer for EncryptCheck {
         })
     }
 
-    fn to_storage(&self, _key: &str, plain: &Bytes) -> Result<Bytes, String> {
+    fn transform_to_storage(&self, _key: &str, plain: &Bytes) -> Result<Bytes, String> {
         Ok(plain.clone())
     }
 }
@@ -360,7 +362,7 @@ mod tests {
             ("secretbox", K32),
         ] {
             let c = chain(&provider(p, "key1", secret));
-            let stored = c.to_storage(KEY, &plain).expect("seal");
+            let stored = c.transform_to_storage(KEY, &plain).expect("seal");
             let prefix = format!("k8s:enc:{p}:v1:key1:");
             assert!(stored.starts_with(prefix.as_bytes()), "{p}");
             assert!(
@@ -368,8 +370,12 @@ mod tests {
                 "{p}: plaintext stored"
             );
             // Random nonces: two writes differ.
-            assert_ne!(stored, c.to_storage(KEY, &plain).expect("seal"), "{p}");
-            let back = c.from_storage(KEY, &stored).expect("open");
+            assert_ne!(
+                stored,
+                c.transform_to_storage(KEY, &plain).expect("seal"),
+                "{p}"
+            );
+            let back = c.transform_from_storage(KEY, &stored).expect("open");
             assert_eq!(back.value.as_ref(), Some(&plain), "{p}");
             assert!(!back.stale);
         }
@@ -378,9 +384,11 @@ mod tests {
     #[test]
     fn aesgcm_binds_the_value_to_its_key() {
         let c = chain(&provider("aesgcm", "key1", K32));
-        let stored = c.to_storage(KEY, &Bytes::from_static(b"x")).expect("seal");
+        let stored = c
+            .transform_to_storage(KEY, &Bytes::from_static(b"x"))
+            .expect("seal");
         let e = c
-            .from_storage("/registry/secrets/default/other", &stored)
+            .transform_from_storage("/registry/secrets/default/other", &stored)
             .err()
             .expect("moved value");
         assert_eq!(
@@ -393,7 +401,7 @@ mod tests {
     fn rotation_reads_old_keys_as_stale_and_writes_the_first() {
         let old = chain(&provider("aescbc", "key1", K32));
         let stored_old = old
-            .to_storage(KEY, &Bytes::from_static(b"v"))
+            .transform_to_storage(KEY, &Bytes::from_static(b"v"))
             .expect("seal");
         let rotated = chain(&format!(
             "{}{}",
@@ -401,21 +409,26 @@ mod tests {
             provider("aescbc", "key1", K32)
         ));
         let r = rotated
-            .from_storage(KEY, &stored_old)
+            .transform_from_storage(KEY, &stored_old)
             .expect("old key reads");
         assert_eq!((r.value, r.stale), (Some(Bytes::from_static(b"v")), true));
         let fresh = rotated
-            .to_storage(KEY, &Bytes::from_static(b"v"))
+            .transform_to_storage(KEY, &Bytes::from_static(b"v"))
             .expect("seal");
         assert!(fresh.starts_with(b"k8s:enc:secretbox:v1:key2:"));
-        assert!(!rotated.from_storage(KEY, &fresh).expect("reads").stale);
+        assert!(
+            !rotated
+                .transform_from_storage(KEY, &fresh)
+                .expect("reads")
+                .stale
+        );
         // Identity last reads plain values, which are stale; identity first writes plain.
         let with_identity = chain(&format!(
             "{}  - identity: {{}}\n",
             provider("aesgcm", "k", K16)
         ));
         let r = with_identity
-            .from_storage(KEY, &Bytes::from_static(b"{}"))
+            .transform_from_storage(KEY, &Bytes::from_static(b"{}"))
             .expect("plain");
         assert!(r.value.is_none() && r.stale);
         let decrypting = chain(&format!(
@@ -423,12 +436,12 @@ mod tests {
             provider("aescbc", "key1", K32)
         ));
         let r = decrypting
-            .from_storage(KEY, &stored_old)
+            .transform_from_storage(KEY, &stored_old)
             .expect("identity first still reads");
         assert_eq!((r.value, r.stale), (Some(Bytes::from_static(b"v")), true));
         assert_eq!(
             decrypting
-                .to_storage(KEY, &Bytes::from_static(b"v"))
+                .transform_to_storage(KEY, &Bytes::from_static(b"v"))
                 .expect("plain"),
             "v"
         );
@@ -437,22 +450,28 @@ mod tests {
     #[test]
     fn wrong_or_missing_keys_are_clear_errors() {
         let stored = chain(&provider("aescbc", "key1", K32))
-            .to_storage(KEY, &Bytes::from_static(b"value"))
+            .transform_to_storage(KEY, &Bytes::from_static(b"value"))
             .expect("seal");
         let other = chain(&provider("aescbc", "key1", K16));
-        let e = other.from_storage(KEY, &stored).err().expect("wrong key");
+        let e = other
+            .transform_from_storage(KEY, &stored)
+            .err()
+            .expect("wrong key");
         assert!(
             e.starts_with("failed to decrypt data with aescbc key \"key1\""),
             "{e}"
         );
         let missing = chain(&provider("aesgcm", "key9", K16));
-        let e = missing.from_storage(KEY, &stored).err().expect("no key");
+        let e = missing
+            .transform_from_storage(KEY, &stored)
+            .err()
+            .expect("no key");
         assert_eq!(
             e,
             "no matching prefix found: the data was written with \"k8s:enc:aescbc:v1:key1:\", which is not in the encryption configuration"
         );
         let e = EncryptCheck
-            .from_storage(KEY, &stored)
+            .transform_from_storage(KEY, &stored)
             .err()
             .expect("check");
         assert!(
