@@ -19,6 +19,7 @@ pub mod client;
 pub mod conversion;
 pub mod crd;
 pub mod discovery;
+pub mod encryption;
 pub mod error;
 pub mod fields;
 pub mod handler;

@@ -813,8 +813,10 @@ impl<'a> Registry<'a> {
                 Some(kept) => kept.to_stored(&new)?,
                 None => object::to_stored(&new)?,
             };
-            if bytes == kv.value {
-                // No change: kube skips the write and keeps the resourceVersion.
+            if bytes == kv.value && !kv.stale {
+                // No change: kube skips the write and keeps the resourceVersion, unless the
+                // stored form is stale (e.g. encrypted with a key that no longer writes):
+                // then the update rewrites it, which is how keys are rotated.
                 return Ok(Written::unstored(whole(current)?).with_warnings(warnings));
             }
             if ctx.dry_run {
