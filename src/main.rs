@@ -52,6 +52,9 @@ enum Command {
     Unregister(cmd::register::UnregisterArgs),
     /// Validate and test interpreter customizations locally (as `karmadactl interpret`).
     Interpret(cmd::interpret::InterpretArgs),
+    /// Storage maintenance: rewrite a resource's objects after an encryption key change.
+    #[command(subcommand)]
+    Storage(cmd::storage::StorageCommand),
 }
 
 #[derive(Args)]
@@ -146,6 +149,10 @@ struct ServeArgs {
     /// the latest writes. For disposable servers only.
     #[arg(long, env = "KARMADA_RS_UNSAFE_NO_FSYNC")]
     unsafe_no_fsync: bool,
+    /// Encrypt resources at rest as this EncryptionConfiguration file says
+    /// (apiserver.config.k8s.io/v1, kube-apiserver's file: aesgcm, aescbc, secretbox, identity).
+    #[arg(long, env = "KARMADA_RS_ENCRYPTION_PROVIDER_CONFIG")]
+    encryption_provider_config: Option<PathBuf>,
 }
 
 /// Logs to stderr, filtered by `KARMADA_RS_LOG` or else at `default`.
@@ -179,6 +186,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         apiserver::launch::StoreChoice::Etcd(Box::new(etcd))
     };
     if args.aggregated.aggregated {
+        if args.encryption_provider_config.is_some() {
+            anyhow::bail!(
+                "--encryption-provider-config is not supported with --aggregated: the aggregated API server stores no Secrets"
+            );
+        }
         return aggregated::serve(
             args.aggregated,
             aggregated::Common {
@@ -207,6 +219,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 max_size_mb: args.audit_log_maxsize,
                 max_backups: args.audit_log_maxbackup,
             }),
+        encryption_provider_config: args.encryption_provider_config,
     };
     let running = apiserver::launch::start_with(
         apiserver::launch::ServeOptions {
@@ -276,6 +289,7 @@ async fn main() -> anyhow::Result<()> {
         | Command::Unjoin(_)
         | Command::Up(_)
         | Command::Interpret(_)
+        | Command::Storage(_)
         | Command::Token(_)
         | Command::Register(_)
         | Command::Unregister(_) => "warn",
@@ -286,6 +300,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Join(a) => cmd::join::join(a).await,
         Command::Unjoin(a) => cmd::join::unjoin(a).await,
         Command::Up(a) => cmd::up::up(a).await,
+        Command::Storage(c) => cmd::storage::run(c).await,
         Command::Interpret(a) => match cmd::interpret::interpret(a).await {
             0 => Ok(()),
             code => std::process::exit(code),

@@ -629,3 +629,252 @@ fn a_stopped_agent_makes_its_cluster_unknown_and_a_restarted_one_ready() {
     let d = member_json(&member, &["deploy", "web", "-n", "default"]).expect("web kept");
     assert_eq!(d["spec"]["replicas"], 2);
 }
+
+/// The cluster proxy path of a Pull cluster.
+fn pull_proxy(cluster: &str, path: &str) -> String {
+    format!("/apis/cluster.karmada.io/v1alpha1/clusters/{cluster}/proxy{path}")
+}
+
+/// Lines of a long-running command's stdout, as they come.
+fn stream_lines(mut cmd: Command) -> (Child, std::sync::mpsc::Receiver<String>) {
+    use std::io::BufRead;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    (child, rx)
+}
+
+/// The cluster proxy reaches a Pull cluster, registered by token, through its agent's
+/// reverse tunnel (the control plane is never told the member's address): get, list, a
+/// watch whose events arrive through the tunnel; a stopped agent makes the proxy answer 503,
+/// a restarted one brings the tunnel back; another cluster's agent cannot open this tunnel.
+#[test]
+fn the_proxy_reaches_a_pull_cluster_through_the_agents_tunnel() {
+    let cp = Server::start();
+    let member = MemberServer::start("pull1");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let agent_kc = dir.path().join("agent.kubeconfig");
+    let (addr, token, hash) = create_token(&cp, &[]);
+    let out = register(&addr, &token, &hash, "pull1", &member, &agent_kc);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = cp.get_json(&["cluster", "pull1"]);
+    assert!(c["spec"].get("apiEndpoint").is_none(), "{c}");
+
+    // No agent yet: the proxy says so.
+    let ns_path = pull_proxy("pull1", "/api/v1/namespaces/kube-system");
+    let err = cp.kubectl_err(&["get", "--raw", &ns_path]);
+    assert!(
+        err.contains("the agent of cluster pull1 is not connected"),
+        "{err}"
+    );
+
+    let mut agent = Agent::start(&agent_kc, "pull1", &member.kubeconfig);
+    // get: the member's kube-system namespace, whose UID is the cluster's ID.
+    let got: Value = wait_for("the proxy through the tunnel", DEADLINE, || {
+        let out = cp.kubectl(&["get", "--raw", &ns_path]);
+        out.status
+            .success()
+            .then(|| serde_json::from_slice(&out.stdout).expect("namespace JSON"))
+    });
+    assert_eq!(got["metadata"]["uid"], c["spec"]["id"], "{got}");
+    // A write with a body lands in the member.
+    let out = support::run_stdin(
+        cp.kubectl_cmd().args([
+            "create",
+            "--raw",
+            &pull_proxy("pull1", "/api/v1/namespaces/default/configmaps"),
+            "-f",
+            "-",
+        ]),
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c1"},"data":{"k":"v"}}"#,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c1 = member_json(&member, &["configmap", "c1", "-n", "default"]).expect("c1 in the member");
+    assert_eq!(c1["data"]["k"], "v");
+    let list: Value = serde_json::from_str(&cp.kubectl_ok(&[
+        "get",
+        "--raw",
+        &pull_proxy("pull1", "/api/v1/namespaces/default/configmaps"),
+    ]))
+    .expect("list JSON");
+    assert_eq!(list["kind"], "ConfigMapList");
+    assert!(
+        list["items"]
+            .as_array()
+            .is_some_and(|i| i.iter().any(|c| c["metadata"]["name"] == "c1")),
+        "{list}"
+    );
+    // An unknown object is the member's 404, not the control plane's.
+    let err = cp.kubectl_err(&[
+        "get",
+        "--raw",
+        &pull_proxy("pull1", "/api/v1/namespaces/default/configmaps/nope"),
+    ]);
+    assert!(err.contains("configmaps \"nope\" not found"), "{err}");
+
+    // A watch streams through the tunnel: an event made in the member arrives.
+    let watch_path = pull_proxy(
+        "pull1",
+        "/api/v1/namespaces/default/configmaps?watch=true&fieldSelector=metadata.name%3Dw1",
+    );
+    let mut cmd = cp.kubectl_cmd();
+    cmd.args(["get", "--raw", &watch_path]);
+    let (mut watch, lines) = stream_lines(cmd);
+    member_kubectl_ok(&member, &["create", "configmap", "w1", "-n", "default"]);
+    let event = lines
+        .recv_timeout(DEADLINE)
+        .expect("a watch event through the tunnel");
+    let event: Value = serde_json::from_str(&event).expect("event JSON");
+    assert_eq!(event["type"], "ADDED", "{event}");
+    assert_eq!(event["object"]["metadata"]["name"], "w1", "{event}");
+    member_kubectl_ok(
+        &member,
+        &["label", "configmap", "w1", "-n", "default", "x=y"],
+    );
+    let event: Value = serde_json::from_str(
+        &lines
+            .recv_timeout(DEADLINE)
+            .expect("a second watch event through the tunnel"),
+    )
+    .expect("event JSON");
+    assert_eq!(event["type"], "MODIFIED", "{event}");
+    let _ = watch.kill();
+    let _ = watch.wait();
+
+    // Another cluster's agent cannot open pull1's tunnel; pull1's own identity may (it is
+    // told how: an Upgrade request).
+    let other = agent_identity(&cp, "other");
+    let tunnel = "/apis/cluster.karmada.io/v1alpha1/clusters/pull1/tunnel";
+    let out = support::run_stdin(
+        cp.kubectl_as_cmd(&other)
+            .args(["create", "--raw", tunnel, "-f", "-"]),
+        "{}",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("cannot create resource \"clusters/tunnel\""),
+        "{err}"
+    );
+    let out = support::run_stdin(
+        cp.kubectl_as_cmd(&agent_kc)
+            .args(["create", "--raw", tunnel, "-f", "-"]),
+        "{}",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Upgrade: karmada-tunnel"), "{err}");
+
+    // The agent stopped: 503 with the reason; restarted: the tunnel is back.
+    agent.stop();
+    wait_for("503 without the agent", DEADLINE, || {
+        let out = cp.kubectl(&["get", "--raw", &ns_path]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        (!out.status.success() && err.contains("the agent of cluster pull1 is not connected"))
+            .then_some(())
+    });
+    agent.spawn();
+    wait_for("the tunnel back", DEADLINE, || {
+        cp.kubectl(&["get", "--raw", &ns_path])
+            .status
+            .success()
+            .then_some(())
+    });
+}
+
+/// A CertificateSigningRequest for `user` with `signer`, as YAML.
+fn csr_yaml(name: &str, user: &str, signer: &str) -> String {
+    use base64::Engine;
+    let req = certs::client_request(user, "people").expect("CSR");
+    let request = base64::engine::general_purpose::STANDARD.encode(req.cert_pem);
+    format!(
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {{name: {name}}}\nspec: {{request: {request}, signerName: {signer}, usages: [client auth]}}\n"
+    )
+}
+
+fn csr_condition(cp: &Server, name: &str) -> Option<String> {
+    let csr = cp.get_json(&["csr", name]);
+    csr["status"]["conditions"][0]["type"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// `kubectl certificate approve/deny` update the `approval` subresource; that needs the
+/// `approve` verb on `signers` named by the request's signerName or its `<domain>/*`
+/// (kube's CertificateApproval admission).
+#[test]
+fn approving_a_csr_needs_approve_on_its_signer() {
+    let cp = Server::start();
+    cp.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        &format!(
+            "{}---\n{}",
+            csr_yaml("alice", "alice", "kubernetes.io/kube-apiserver-client"),
+            csr_yaml("bob", "bob", "example.com/custom")
+        ),
+    );
+    let approver = cp.cert_kubeconfig("approver", None);
+    let grant = |name: &str, signers: &str| {
+        cp.kubectl_stdin_ok(
+            &["apply", "-f", "-"],
+            &format!(
+                "apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {{name: {name}}}
+rules:
+- {{apiGroups: [certificates.k8s.io], resources: [certificatesigningrequests], verbs: [get, list]}}
+- {{apiGroups: [certificates.k8s.io], resources: [certificatesigningrequests/approval], verbs: [update]}}
+- {{apiGroups: [certificates.k8s.io], resources: [signers], verbs: [approve], resourceNames: [{signers}]}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {{name: {name}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {name}}}
+subjects: [{{apiGroup: rbac.authorization.k8s.io, kind: User, name: approver}}]
+"
+            ),
+        );
+    };
+    // Allowed to update approval, but for another signer only.
+    grant("approve-other", "\"other.example/signer\"");
+    let out = cp.kubectl_as(&approver, &["certificate", "approve", "alice"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "approved without the approve verb");
+    assert!(
+        err.contains("certificatesigningrequests.certificates.k8s.io \"alice\" is forbidden: user not permitted to approve requests with signerName \"kubernetes.io/kube-apiserver-client\""),
+        "{err}"
+    );
+    assert_eq!(csr_condition(&cp, "alice"), None);
+
+    // By name.
+    grant("approve-client", "\"kubernetes.io/kube-apiserver-client\"");
+    cp.kubectl_as_ok(&approver, &["certificate", "approve", "alice"]);
+    assert_eq!(csr_condition(&cp, "alice").as_deref(), Some("Approved"));
+    let out = cp.kubectl_as(&approver, &["certificate", "deny", "bob"]);
+    assert!(!out.status.success(), "denied without the approve verb");
+    assert_eq!(csr_condition(&cp, "bob"), None);
+
+    // By the signer's domain wildcard.
+    grant("approve-example", "\"example.com/*\"");
+    cp.kubectl_as_ok(&approver, &["certificate", "deny", "bob"]);
+    assert_eq!(csr_condition(&cp, "bob").as_deref(), Some("Denied"));
+}

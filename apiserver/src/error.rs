@@ -355,6 +355,11 @@ impl ApiError {
         ApiError::new(503, "ServiceUnavailable", message)
     }
 
+    /// 501 NotImplemented.
+    pub fn not_implemented(message: impl Into<String>) -> ApiError {
+        ApiError::new(501, "NotImplemented", message)
+    }
+
     /// 504 Timeout.
     pub fn timeout(message: impl Into<String>, retry_after: Option<u32>) -> ApiError {
         ApiError::new(504, "Timeout", message).with_details(Details {

@@ -206,6 +206,9 @@ async fn dispatch(
     if let Some(backend) = state.aggregator.route(&info) {
         return Ok(crate::aggregator::proxy(&backend, parts, body, &user).await);
     }
+    if crate::proxy::tunnel::is_tunnel_request(state, &info) {
+        return crate::proxy::tunnel::accept(state, parts, &user, &info).await;
+    }
     if crate::proxy::is_proxy_request(state, &info) {
         return crate::proxy::serve(state, parts, body, user, &info).await;
     }
@@ -993,10 +996,14 @@ async fn approval(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
     let (obj, _) = read_object(ctx, body, &opts).await?;
     let wctx = WriteContext::new(&opts, &ctx.default_manager());
     let user_rv = object::resource_version(&obj)?;
+    let auth = ctx.state.auth();
     let updated = ctx
         .registry()
         .guaranteed_update(&ctx.ns, &ctx.info.name, Subresource::Status, &wctx, |cur| {
             let mut next = kube_registry::certificates::approval_update(cur, &obj);
+            if let Some(auth) = &auth {
+                auth::csr_approval::admit(&auth.authorizer, &ctx.user, &next)?;
+            }
             if let Some(rv) = user_rv {
                 object::set_resource_version(&mut next, rv);
             }

@@ -87,6 +87,8 @@ pub struct SecurityOptions {
     pub client_ca_file: Option<PathBuf>,
     /// The audit log (`--audit-log-path`, `--audit-log-maxsize`, `--audit-log-maxbackup`).
     pub audit: Option<crate::audit::AuditOptions>,
+    /// Encryption at rest (`--encryption-provider-config`, an EncryptionConfiguration file).
+    pub encryption_provider_config: Option<PathBuf>,
 }
 
 fn read_file(path: &std::path::Path) -> Result<String, LaunchError> {
@@ -214,6 +216,12 @@ pub async fn start_with(
 ) -> Result<Running, LaunchError> {
     std::fs::create_dir_all(&opts.data_dir).map_err(storage::Error::Io)?;
     let store = open_store(&opts).await?;
+    let store = match &security.encryption_provider_config {
+        Some(path) => crate::encryption::Encryption::load(path)
+            .map_err(LaunchError::Config)?
+            .wrap(store),
+        None => store,
+    };
     let pki = Arc::new(certs::Pki::ensure(
         &opts.data_dir.join("pki"),
         &certs::PkiOptions {

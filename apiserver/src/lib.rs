@@ -4,8 +4,10 @@
 //! the aggregator and the cluster proxy.
 //!
 //! Pure algorithms (patches, selectors, printers, the protobuf codec) live in `apimachinery`,
-//! the built-in kinds' strategies in `kube-registry`; this crate must not depend on the
-//! controllers crate, and the lower crates must never depend on it.
+//! the built-in kinds' strategies in `kube-registry`, the kube-controller-manager controllers in
+//! `kube-controller-manager` (started by [`kcm`], which implements their `ApiServer` interface
+//! over this crate); this crate must not depend on the controllers crate, and the lower crates
+//! must never depend on it.
 
 pub mod admission;
 pub mod aggregated;
@@ -17,6 +19,7 @@ pub mod client;
 pub mod conversion;
 pub mod crd;
 pub mod discovery;
+pub mod encryption;
 pub mod error;
 pub mod fields;
 pub mod handler;

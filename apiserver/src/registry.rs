@@ -21,10 +21,7 @@ use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
 use crate::watch_cache::{CachedObject, Filter};
 
-/// Finalizer kube's garbage collector uses for foreground deletion.
-pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
-/// Finalizer kube's garbage collector uses for orphaning dependents.
-pub const ORPHAN_FINALIZER: &str = "orphan";
+pub use apimachinery::meta::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 
 /// Which part of the object a write targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -816,8 +813,10 @@ impl<'a> Registry<'a> {
                 Some(kept) => kept.to_stored(&new)?,
                 None => object::to_stored(&new)?,
             };
-            if bytes == kv.value {
-                // No change: kube skips the write and keeps the resourceVersion.
+            if bytes == kv.value && !kv.stale {
+                // No change: kube skips the write and keeps the resourceVersion, unless the
+                // stored form is stale (e.g. encrypted with a key that no longer writes):
+                // then the update rewrites it, which is how keys are rotated.
                 return Ok(Written::unstored(whole(current)?).with_warnings(warnings));
             }
             if ctx.dry_run {

@@ -203,9 +203,19 @@ impl ApiState {
             }
         }
         for c in caches {
-            c.wait_for(0, timeout)
-                .await
-                .map_err(|_| ApiError::unavailable("watch cache did not become ready"))?;
+            if let Err(e) = c.wait_for(0, timeout).await {
+                // A resource whose stored values cannot be decrypted does not stop the
+                // server: its requests answer the error (kube-apiserver starts as well).
+                match c.unreadable() {
+                    Some(why) => {
+                        tracing::error!(error = %why, "a watch cache cannot read its resource")
+                    }
+                    None => {
+                        tracing::debug!(?e, "watch cache not ready");
+                        return Err(ApiError::unavailable("watch cache did not become ready"));
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -213,7 +223,11 @@ impl ApiState {
     /// True when every started cache has listed.
     pub fn caches_ready(&self) -> bool {
         let caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
-        caches.values().all(|(c, _)| c.is_ready())
+        // A cache whose resource cannot be decrypted answers errors, not a stale view: it
+        // does not make the server unready (kube's readyz has no such check either).
+        caches
+            .values()
+            .all(|(c, _)| c.is_ready() || c.unreadable().is_some())
     }
 
     /// Each watch cache's counters (for `apiserver_storage_objects` and the watch cache

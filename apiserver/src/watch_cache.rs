@@ -661,6 +661,9 @@ pub struct WatchCache {
     /// Watchers cut off for falling behind the event window, kube's
     /// `apiserver_terminated_watchers_total`.
     terminated_watchers: AtomicU64,
+    /// Why the store's values cannot be read (a value the encryption configuration cannot
+    /// decrypt), while that lasts: waiting for the cache is then pointless.
+    unreadable: std::sync::Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for WatchCache {
@@ -830,6 +833,7 @@ impl WatchCache {
             revision_tx,
             initializations: AtomicU64::new(0),
             terminated_watchers: AtomicU64::new(0),
+            unreadable: std::sync::Mutex::new(None),
         })
     }
 
@@ -871,6 +875,15 @@ impl WatchCache {
         self.read().ready
     }
 
+    /// Why the cache cannot list the store's values, when a stored value cannot be
+    /// transformed (decrypted).
+    pub fn unreadable(&self) -> Option<String> {
+        self.unreadable
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// Number of objects held.
     pub fn len(&self) -> usize {
         self.read().objects.len()
@@ -888,6 +901,12 @@ impl WatchCache {
             match self.sync_once(&store).await {
                 Ok(()) => backoff = Duration::from_millis(100),
                 Err(e) => {
+                    if let storage::Error::Transform { .. } = &e {
+                        *self.unreadable.lock().unwrap_or_else(|p| p.into_inner()) =
+                            Some(e.to_string());
+                        // Wakes the waiters, which give up rather than time out.
+                        self.revision_tx.send_modify(|_| {});
+                    }
                     tracing::warn!(prefix = %self.prefix, error = %e, "watch cache lost its storage watch; relisting");
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(Duration::from_secs(5));
@@ -903,6 +922,7 @@ impl WatchCache {
                 ..Default::default()
             })
             .await?;
+        *self.unreadable.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let mut objects = BTreeMap::new();
         for kv in resp.kvs {
             let key: Arc<str> = Arc::from(kv.key);
@@ -1062,6 +1082,12 @@ impl WatchCache {
                 let st = self.read();
                 if st.ready && st.revision >= rev {
                     return Ok(());
+                }
+                if !st.ready && self.unreadable().is_some() {
+                    return Err(CacheError::NotReady {
+                        requested: rev,
+                        current: st.revision,
+                    });
                 }
             }
             match tokio::time::timeout_at(deadline, rx.changed()).await {

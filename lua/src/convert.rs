@@ -4,10 +4,9 @@
 //! when its keys are 1..n, an object when they are strings, and `[]` when it is empty — which
 //! [`repair_empty_tables`] then corrects from the inputs.
 
-use std::cell::Cell;
 use std::collections::HashSet;
 
-use mlua::{Either, Lua, Table, Value as LuaValue};
+use mlua::{Lua, Table, Value as LuaValue};
 use serde_json::{Map, Number, Value};
 
 /// Tables nested deeper than this are refused (a script building a chain of tables must not
@@ -21,88 +20,40 @@ pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
         Value::Bool(b) => LuaValue::Boolean(*b),
         Value::Number(n) => LuaValue::Number(n.as_f64().unwrap_or(0.0)),
         Value::String(s) => LuaValue::String(lua.create_string(s)?),
-        Value::Array(_) | Value::Object(_) => LuaValue::Table(table(lua, value)?),
+        Value::Array(items) => {
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            // gopher-lua's Append skips nil: nulls leave no hole in the sequence.
+            let mut i = 0;
+            for item in items {
+                if item.is_null() {
+                    continue;
+                }
+                i += 1;
+                set(lua, &t, i, item)?;
+            }
+            LuaValue::Table(t)
+        }
+        Value::Object(map) => {
+            let t = lua.create_table_with_capacity(0, map.len())?;
+            for (k, v) in map {
+                if !v.is_null() {
+                    set(lua, &t, k.as_str(), v)?;
+                }
+            }
+            LuaValue::Table(t)
+        }
     })
 }
 
-/// One field of a table being built, in a form mlua pushes straight onto the Lua stack:
-/// strings, numbers and booleans without taking a registry slot each (a `create_string` per
-/// scalar would take and release one), nested tables by reference.
-type Field<'a> = Either<Either<&'a str, f64>, Either<bool, Table>>;
-
-/// A JSON array or object as a table, every field set in one pass under one lock of the
-/// state (`create_table_from`) rather than by one `raw_set` per field, which locked the state
-/// and pushed the table anew for each. Fields are set in the same order into a table of the
-/// same size as before, so `pairs` sees the same layout.
-fn table(lua: &Lua, value: &Value) -> mlua::Result<Table> {
-    // A nested table that failed (only out of memory, the limit being lifted) is recorded
-    // here and set as `false`; the table built around it is then thrown away.
-    let failed: Cell<Option<mlua::Error>> = Cell::new(None);
-    let t = match value {
-        Value::Array(items) => {
-            // gopher-lua's Append skips nil: nulls leave no hole in the sequence.
-            let fields = items
-                .iter()
-                .filter(|v| !v.is_null())
-                .map(|v| field(lua, v, &failed));
-            lua.create_sequence_from(Exact::new(fields, items.len()))?
-        }
-        Value::Object(map) => {
-            let fields = map
-                .iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k.as_str(), field(lua, v, &failed)));
-            lua.create_table_from(Exact::new(fields, map.len()))?
-        }
-        _ => lua.create_table()?,
-    };
-    match failed.into_inner() {
-        Some(e) => Err(e),
-        None => Ok(t),
-    }
-}
-
-fn field<'a>(lua: &Lua, v: &'a Value, failed: &Cell<Option<mlua::Error>>) -> Field<'a> {
-    match v {
-        Value::String(s) => Either::Left(Either::Left(s.as_str())),
-        Value::Number(n) => Either::Left(Either::Right(n.as_f64().unwrap_or(0.0))),
-        Value::Bool(b) => Either::Right(Either::Left(*b)),
-        Value::Array(_) | Value::Object(_) => match table(lua, v) {
-            Ok(t) => Either::Right(Either::Right(t)),
-            Err(e) => {
-                failed.set(Some(e));
-                Either::Right(Either::Left(false))
-            }
-        },
-        // Filtered out by the callers.
-        Value::Null => Either::Right(Either::Left(false)),
-    }
-}
-
-/// An iterator whose size hint is the capacity the table is created with (the length of the
-/// JSON array or object, nulls included, as `create_table_with_capacity` sized it before).
-struct Exact<I> {
-    inner: I,
-    capacity: usize,
-}
-
-impl<I> Exact<I> {
-    fn new(inner: I, capacity: usize) -> Self {
-        Exact { inner, capacity }
-    }
-}
-
-impl<I: Iterator> Iterator for Exact<I> {
-    type Item = I::Item;
-
-    fn next(&mut self) -> Option<I::Item> {
-        let item = self.inner.next()?;
-        self.capacity = self.capacity.saturating_sub(1);
-        Some(item)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.capacity, None)
+/// Sets one field of a table being built. Scalars are pushed straight onto the Lua stack: a
+/// string made with `create_string` first would take and release a registry slot, which is
+/// most of the cost of converting an object.
+fn set<K: mlua::IntoLua>(lua: &Lua, t: &Table, key: K, value: &Value) -> mlua::Result<()> {
+    match value {
+        Value::String(s) => t.raw_set(key, s.as_str()),
+        Value::Bool(b) => t.raw_set(key, *b),
+        Value::Number(n) => t.raw_set(key, n.as_f64().unwrap_or(0.0)),
+        other => t.raw_set(key, to_lua(lua, other)?),
     }
 }
 
@@ -431,22 +382,6 @@ mod tests {
         assert!(a.is_nil());
         assert_eq!(n, 2);
         assert_eq!(d, "x");
-    }
-
-    #[test]
-    fn objects_convert_to_lua_and_back_unchanged_but_for_nulls() {
-        let lua = Lua::new();
-        let obj = json!({
-            "metadata": {"name": "web", "labels": {"a": "1", "b": "2"}, "generation": 4},
-            "spec": {"replicas": 6, "paused": false, "ratio": 0.25,
-                "containers": [{"name": "c", "ports": [{"containerPort": 80}], "args": ["x", null, "y"]}],
-                "nested": [[1, 2], [], [{"k": [true]}]], "gone": null},
-        });
-        let v = to_lua(&lua, &obj).expect("to lua");
-        let mut want = obj.clone();
-        want["spec"].as_object_mut().expect("spec").remove("gone");
-        want["spec"]["containers"][0]["args"] = json!(["x", "y"]);
-        assert_eq!(from_lua(&v), Ok(want));
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod interpret;
 pub mod join;
 pub mod member;
 pub mod register;
+pub mod storage;
 pub mod token;
 pub mod up;
 

@@ -65,6 +65,15 @@ pub enum Error {
     /// An I/O error of the embedded backend.
     #[error("storage I/O error: {0}")]
     Io(#[from] std::io::Error),
+    /// A stored value could not be transformed to or from its stored form (e.g. it was
+    /// encrypted with a key the server no longer has); nothing was changed.
+    #[error("unable to transform key {key:?}: {message}")]
+    Transform {
+        /// The key.
+        key: String,
+        /// Why.
+        message: String,
+    },
     /// Any other backend failure.
     #[error("storage backend error: {0}")]
     Backend(String),

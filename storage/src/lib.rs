@@ -5,6 +5,8 @@
 //!
 //! - [`embedded::EmbeddedStore`]: the default, in process, durable in one data directory.
 //! - [`etcd::EtcdStore`]: an etcd v3 cluster.
+//! - [`transform::TransformingStore`]: values transformed on their way in and out of any
+//!   backend (encryption at rest).
 //! - [`compactor`]: periodic compaction the way kube-apiserver does it, for either backend.
 
 pub mod compactor;
@@ -14,6 +16,7 @@ pub mod etcd;
 pub mod packed;
 mod store;
 pub mod testing;
+pub mod transform;
 
 pub use error::Error;
 pub use store::{

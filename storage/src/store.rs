@@ -25,6 +25,10 @@ pub struct KeyValue {
     /// ([`crate::packed`]): a reader that holds on to the value may keep this instead of
     /// `value` and share the store's copy. None when the store keeps `value` itself.
     pub packed: Option<Bytes>,
+    /// The value was read through a [`crate::transform::ValueTransformer`] that would not
+    /// write it the same way today (kube's `stale` from TransformFromStorage: e.g. encrypted
+    /// with a key that is no longer the first): an update must rewrite it even when unchanged.
+    pub stale: bool,
     /// Revision of the write that created the key (since its last deletion).
     pub create_revision: Revision,
     /// Revision of the last write to the key.

@@ -183,6 +183,11 @@ impl Server {
         }
     }
 
+    /// The endpoints of this server's etcd, when it runs on one.
+    pub fn etcd_endpoints(&self) -> Option<Vec<String>> {
+        self.etcd.as_ref().map(|e| e.endpoints())
+    }
+
     /// The process id of the running server (for memory measurements).
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)

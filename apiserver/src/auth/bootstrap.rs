@@ -371,7 +371,12 @@ pub fn cluster_roles() -> Vec<Value> {
         cluster_role(
             CONTROLLER_MANAGER_ROLE,
             &[],
-            vec![rule(READ_WRITE, &["*"], &["*"]), urls(&["get"], &["*"])],
+            vec![
+                rule(READ_WRITE, &["*"], &["*"]),
+                urls(&["get"], &["*"]),
+                // agentcsrapproving approves agents' CSRs (CertificateApproval admission).
+                json!({"verbs": ["approve"], "apiGroups": ["certificates.k8s.io"], "resources": ["signers"], "resourceNames": ["kubernetes.io/kube-apiserver-client"]}),
+            ],
         ),
     ]
 }

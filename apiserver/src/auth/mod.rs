@@ -10,6 +10,7 @@ pub mod attributes;
 pub mod authenticator;
 pub mod bootstrap;
 pub mod bootstrap_token;
+pub mod csr_approval;
 pub mod impersonation;
 mod jwt_ring;
 pub mod rbac;

@@ -10,6 +10,7 @@ pub mod forward;
 pub mod secrets;
 pub mod target;
 pub mod transport;
+pub mod tunnel;
 
 use std::sync::{Arc, OnceLock};
 
@@ -64,6 +65,8 @@ impl std::fmt::Debug for ControlPlane {
 pub struct ClusterProxy {
     /// Targets by cluster.
     pub targets: Targets,
+    /// Agents' tunnels to Pull clusters, by cluster.
+    pub tunnels: tunnel::Tunnels,
     secrets: OnceLock<SecretSource>,
     control_plane: OnceLock<ControlPlane>,
 }
@@ -210,7 +213,22 @@ pub async fn serve(
         };
         return aggregate::serve(proxy, state, req).await;
     }
-    let target = proxy.targets.get(state, &proxy.secrets(), &name).await?;
+    if let Some(sender) = proxy.tunnels.sender(&name) {
+        let uri = match parts.uri.query() {
+            Some(q) => format!("{}?{q}", path_or_root(&path)),
+            None => path_or_root(&path).to_string(),
+        };
+        let uri = uri
+            .parse()
+            .map_err(|_| ApiError::bad_request("invalid proxied path"))?;
+        let mut out = Outbound::from_parts(&mut parts, uri, body);
+        forward::impersonate(&mut out.headers, &user)?;
+        return tunnel::forward(sender, &name, out).await;
+    }
+    let target = match proxy.targets.get(state, &proxy.secrets(), &name).await {
+        Ok(t) => t,
+        Err(e) => return Err(tunnel::unreachable(state, &name, e).await),
+    };
     let uri = target.uri(&path, parts.uri.query())?;
     let mut out = Outbound::from_parts(&mut parts, uri, body);
     forward::impersonate(&mut out.headers, &user)?;

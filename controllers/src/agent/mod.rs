@@ -2,11 +2,13 @@
 //! The agent makes only outbound connections: it watches its execution space and its Cluster
 //! on the control plane, applies Works to the member with the same execution and work-status
 //! controllers as push mode, collects the cluster's status with the same cluster-status
-//! controller, and renews the cluster's Lease. Its identity may touch nothing else, so its
+//! controller, renews the cluster's Lease, and keeps the reverse tunnel through which the
+//! cluster proxy reaches the member ([`tunnel`]). Its identity may touch nothing else, so its
 //! informers are narrowed to its cluster ([`crate::Scope::Agent`]).
 
 pub mod lease;
 pub mod rbac;
+pub mod tunnel;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -70,7 +72,7 @@ pub fn start(
     let mut tasks = vec![events_task];
     tasks.push(discover_member(
         ctx.clone(),
-        member,
+        member.clone(),
         config.discovery_interval,
     ));
     let watcher = execution::ObjectWatcher::new(ctx.clone());
@@ -84,7 +86,12 @@ pub fn start(
         },
         &name,
     ));
-    tasks.push(lease::start(control_plane, name, config.lease));
+    tasks.push(lease::start(
+        control_plane.clone(),
+        name.clone(),
+        config.lease,
+    ));
+    tasks.push(tunnel::start(control_plane, member, name));
     tasks.extend(ctx.run_informers());
     Controllers::assemble(ctx, tasks, None)
 }

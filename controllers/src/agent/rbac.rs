@@ -64,6 +64,8 @@ pub fn cluster_role(cluster: &str) -> Value {
             rule(&["get", "list", "watch", "update", "patch", "delete"], "cluster.karmada.io", &["clusters"], &[cluster]),
             rule(&["create"], "cluster.karmada.io", &["clusters"], &[]),
             rule(&["get", "update", "patch"], "cluster.karmada.io", &["clusters/status"], &[cluster]),
+            // The reverse tunnel of its own cluster only (proxy::tunnel).
+            rule(&["create"], "cluster.karmada.io", &["clusters/tunnel"], &[cluster]),
             rule(&["create", "patch", "update"], "", &["events"], &[]),
             rule(&["create", "patch", "update"], "events.k8s.io", &["events"], &[]),
         ],

@@ -69,6 +69,7 @@ impl Entry {
             key: key.to_owned(),
             value: self.json(),
             packed: self.packed.then(|| self.value.clone()),
+            stale: false,
             create_revision: self.create_rev,
             mod_revision: self.mod_rev,
             version: self.version,
@@ -105,6 +106,7 @@ impl HistEvent {
                 kv: KeyValue {
                     key: key.to_owned(),
                     value: Bytes::new(),
+                    stale: false,
                     packed: None,
                     create_revision: 0,
                     mod_revision: self.rev,

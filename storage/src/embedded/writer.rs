@@ -493,6 +493,7 @@ fn reply_for(ev: &HistEvent) -> Reply {
                 key: ev.key.to_string(),
                 value: Bytes::new(),
                 packed: None,
+                stale: false,
                 create_revision: 0,
                 mod_revision: 0,
                 version: 0,

@@ -172,6 +172,7 @@ fn convert(kv: rpc::KeyValue) -> Result<KeyValue, Error> {
         key,
         value: kv.value,
         packed: None,
+        stale: false,
         create_revision: kv.create_revision,
         mod_revision: kv.mod_revision,
         version: kv.version,
@@ -435,6 +436,7 @@ impl Store for EtcdStore {
             return Ok(KeyValue {
                 key: key.to_owned(),
                 value,
+                stale: false,
                 packed: None,
                 create_revision: rev,
                 mod_revision: rev,
@@ -485,6 +487,7 @@ impl Store for EtcdStore {
             };
             return Ok(KeyValue {
                 key: key.to_owned(),
+                stale: false,
                 value,
                 packed: None,
                 create_revision: prev.create_revision,

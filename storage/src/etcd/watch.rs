@@ -84,6 +84,7 @@ fn convert_event(e: rpc::Event) -> Result<Option<Event>, Error> {
             kv: KeyValue {
                 value: Bytes::new(),
                 packed: None,
+                stale: false,
                 create_revision: 0,
                 version: 0,
                 ..kv

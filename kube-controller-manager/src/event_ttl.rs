@@ -10,9 +10,9 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use crate::object;
-use crate::resources::ResourceDef;
-use crate::state::ApiState;
+use apimachinery::meta as object;
+
+use crate::api_server::{ApiError, ApiServer, Resource};
 
 /// kube-apiserver's default `--event-ttl`.
 pub const DEFAULT_EVENT_TTL: Duration = Duration::from_secs(3600);
@@ -54,8 +54,8 @@ pub fn expiry(event: &Value, ttl: Duration) -> Option<Timestamp> {
 }
 
 /// Deletes expired Events until the task is aborted.
-pub async fn run(state: Arc<ApiState>, ttl: Duration) {
-    let Some(def) = state.catalog.snapshot().get("", "v1", "events").cloned() else {
+pub async fn run(state: Arc<dyn ApiServer>, ttl: Duration) {
+    let Some(def) = state.resource("", "v1", "events") else {
         // Nothing to expire on a server without Events.
         return std::future::pending().await;
     };
@@ -81,15 +81,15 @@ pub async fn run(state: Arc<ApiState>, ttl: Duration) {
 /// One pass: deletes every expired Event; returns when the next one expires. An Event written
 /// after the pass expires no sooner than one TTL from now.
 async fn sweep(
-    state: &ApiState,
-    def: &Arc<ResourceDef>,
+    state: &Arc<dyn ApiServer>,
+    def: &Arc<dyn Resource>,
     ttl: Duration,
-) -> Result<Option<Timestamp>, crate::error::ApiError> {
-    let cache = state.cache(def)?;
+) -> Result<Option<Timestamp>, ApiError> {
+    let cached = state.cached(def)?;
     let now = Timestamp::now();
     let mut next: Option<Timestamp> = None;
     let mut deleted = 0usize;
-    for ev in cache.all() {
+    for ev in cached {
         let Some(at) = expiry(&ev.value(), ttl) else {
             continue;
         };
@@ -97,14 +97,14 @@ async fn sweep(
             next = Some(next.map_or(at, |n| n.min(at)));
             continue;
         }
-        match state.store.delete(ev.key(), ev.rv).await {
-            Ok(_) => deleted += 1,
+        match state.expire(ev.key(), ev.rv()).await {
+            Ok(()) => deleted += 1,
             // Written again since the cache saw it (its TTL restarted) or already gone: the
             // next pass sees its new state.
-            Err(storage::Error::Conflict { .. } | storage::Error::NotFound { .. }) => {
+            Err(e) if e.code == 409 || e.code == 404 => {
                 next = Some(now);
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         }
     }
     if deleted > 0 {

@@ -6,22 +6,17 @@
 //! It reacts to namespace changes and to deletions inside terminating namespaces; a namespace
 //! whose content waits on other finalizers is also looked at again after a while.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use apimachinery::meta as object;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
 use super::informer::{self, Change};
 use super::work_queue::{self, WorkQueue};
-use crate::error::ApiError;
-use crate::object;
-use crate::options::{DeleteOptions, ListOptions, Propagation};
-use crate::registry::{DeleteOutcome, Registry, Subresource};
-use crate::resources::ResourceDef;
-use crate::state::ApiState;
-use crate::watch_cache::EventType;
+use crate::api_server::{ApiError, ApiServer, Deleted, Propagation, Resource, Subresource};
 
 /// The finalizer the namespace controller owns in `spec.finalizers`.
 pub const KUBERNETES_FINALIZER: &str = "kubernetes";
@@ -229,7 +224,7 @@ enum Outcome {
 
 /// The controller's state, owned by its task.
 pub struct NamespaceController {
-    state: Arc<ApiState>,
+    state: Arc<dyn ApiServer>,
     queue: WorkQueue<String>,
     /// Namespaces awaiting finalization, as the cache shows them.
     terminating: HashSet<String>,
@@ -237,7 +232,7 @@ pub struct NamespaceController {
 
 impl NamespaceController {
     /// A controller over the server's state.
-    pub fn new(state: Arc<ApiState>) -> NamespaceController {
+    pub fn new(state: Arc<dyn ApiServer>) -> NamespaceController {
         NamespaceController {
             state,
             queue: WorkQueue::new(Duration::from_millis(100), Duration::from_secs(30)),
@@ -279,8 +274,8 @@ impl NamespaceController {
         }
     }
 
-    fn is_namespaces(def: &ResourceDef) -> bool {
-        def.group.is_empty() && def.plural == "namespaces"
+    fn is_namespaces(def: &Arc<dyn Resource>) -> bool {
+        def.group().is_empty() && def.plural() == "namespaces"
     }
 
     fn apply(&mut self, change: Change) {
@@ -295,7 +290,7 @@ impl NamespaceController {
             }
             Change::Event { def, event } if Self::is_namespaces(&def) => {
                 let name = event.object.name().to_owned();
-                if event.kind != EventType::Deleted && awaits_finalization(&event.object.value()) {
+                if !event.deleted && awaits_finalization(&event.object.value()) {
                     self.terminating.insert(name.clone());
                     self.queue.add(name);
                 } else {
@@ -304,9 +299,7 @@ impl NamespaceController {
             }
             Change::Event { event, .. } => {
                 // Something left a terminating namespace: it may be empty now.
-                if event.kind == EventType::Deleted
-                    && self.terminating.contains(event.object.namespace())
-                {
+                if event.deleted && self.terminating.contains(event.object.namespace()) {
                     self.queue.add(event.object.namespace().to_owned());
                 }
             }
@@ -321,14 +314,8 @@ impl NamespaceController {
         }
     }
 
-    fn namespaces(&self) -> Option<Registry<'_>> {
-        let def = self
-            .state
-            .catalog
-            .snapshot()
-            .get("", "v1", "namespaces")
-            .cloned()?;
-        Some(Registry::new(&self.state, def))
+    fn namespaces(&self) -> Option<Arc<dyn Resource>> {
+        self.state.resource("", "v1", "namespaces")
     }
 
     /// kube's namespacedResourcesDeleter.Delete.
@@ -336,7 +323,7 @@ impl NamespaceController {
         let Some(namespaces) = self.namespaces() else {
             return Ok(Outcome::Done);
         };
-        let ns = match namespaces.get("", name).await {
+        let ns = match self.state.get(&namespaces, "", name).await {
             Ok(ns) => ns,
             Err(e) if e.code == 404 => return Ok(Outcome::Done),
             Err(e) => return Err(e),
@@ -366,26 +353,23 @@ impl NamespaceController {
             tracing::debug!(namespace = %name, remaining = ?report.remaining, "namespace content remains");
             return Ok(Outcome::Remaining);
         }
-        let ctx = super::write_context();
-        let result = namespaces
-            .guaranteed_update("", name, Subresource::Finalize, &ctx, |cur| {
-                if object::uid(cur) != uid {
-                    return Err(ApiError::conflict(
-                        "",
-                        "namespaces",
-                        name,
-                        "the namespace was replaced",
-                    ));
-                }
-                let mut next = cur.clone();
-                let rest: Vec<Value> = spec_finalizers(cur)
-                    .into_iter()
-                    .filter(|f| f != KUBERNETES_FINALIZER)
-                    .map(Value::String)
-                    .collect();
-                object::set_path(&mut next, ".spec.finalizers", Value::Array(rest));
-                Ok(next)
-            })
+        let edit = |cur: &Value| {
+            // Not the namespace this pass emptied: it was replaced (a conflict).
+            if object::uid(cur) != uid {
+                return None;
+            }
+            let mut next = cur.clone();
+            let rest: Vec<Value> = spec_finalizers(cur)
+                .into_iter()
+                .filter(|f| f != KUBERNETES_FINALIZER)
+                .map(Value::String)
+                .collect();
+            object::set_path(&mut next, ".spec.finalizers", Value::Array(rest));
+            Some(next)
+        };
+        let result = self
+            .state
+            .guaranteed_update(&namespaces, "", name, Subresource::Finalize, &edit)
             .await;
         match result {
             Ok(_) => {
@@ -401,23 +385,15 @@ impl NamespaceController {
     /// with the default background propagation) and reports what remains.
     async fn delete_content(&self, ns: &str) -> ContentReport {
         let mut report = ContentReport::default();
-        let list_opts = match ListOptions::parse(&HashMap::new()) {
-            Ok(o) => o,
-            Err(e) => {
-                report.errors.push(e.message);
-                return report;
-            }
-        };
-        for def in informer::stored_resources(&self.state) {
-            if !def.namespaced {
+        for def in self.state.stored_resources() {
+            if !def.namespaced() {
                 continue;
             }
-            let label = format!("{}.{}", def.plural, def.group);
-            let reg = Registry::new(&self.state, def.clone());
+            let label = format!("{}.{}", def.plural(), def.group());
             // A consistent list: an object created just before the namespace started
             // terminating must not be missed.
-            let page = match reg.list(ns, &list_opts).await {
-                Ok(p) => p,
+            let items = match self.state.list(&def, ns).await {
+                Ok(items) => items,
                 Err(e) => {
                     report.errors.push(format!("{label}: {}", e.message));
                     continue;
@@ -425,21 +401,20 @@ impl NamespaceController {
             };
             // Deleted a few at a time: each delete waits for a durable write.
             let left: Vec<Result<Option<Value>, String>> =
-                futures::stream::iter(page.items.into_iter().map(|item| {
-                    let reg = &reg;
+                // Parsed up front: the futures then hold no trait object of the server's.
+                futures::stream::iter(items.iter().map(|item| (item.name().to_string(), item.value())).collect::<Vec<_>>().into_iter().map(|(name, obj)| {
+                    let (state, def) = (&self.state, &def);
                     async move {
-                        let obj = item.value();
                         if object::is_terminating(&obj) {
                             return Ok(Some(obj));
                         }
-                        let opts = DeleteOptions {
-                            precondition_uid: Some(object::uid(&obj).to_string()),
-                            propagation: Some(Propagation::Background),
-                            ..Default::default()
-                        };
-                        match reg.delete(ns, item.name(), &opts).await {
-                            Ok(DeleteOutcome::Deleted(_)) => Ok(None),
-                            Ok(DeleteOutcome::Terminating(v)) => Ok(Some(v)),
+                        let uid = object::uid(&obj);
+                        match state
+                            .delete(def, ns, &name, uid, Propagation::Background)
+                            .await
+                        {
+                            Ok(Deleted::Gone) => Ok(None),
+                            Ok(Deleted::Terminating(v)) => Ok(Some(v)),
                             Err(e) if e.code == 404 => Ok(None),
                             // Replaced meanwhile: the next pass deletes the new one.
                             Err(e) if e.code == 409 => Ok(Some(Value::Null)),
@@ -474,32 +449,29 @@ impl NamespaceController {
 
     async fn update_conditions(
         &self,
-        namespaces: &Registry<'_>,
+        namespaces: &Arc<dyn Resource>,
         name: &str,
         uid: &str,
         failing: &[Condition],
     ) -> Result<(), ApiError> {
-        let ctx = super::write_context();
-        let result = namespaces
-            .guaranteed_update("", name, Subresource::Status, &ctx, |cur| {
-                if object::uid(cur) != uid {
-                    return Err(ApiError::conflict(
-                        "",
-                        "namespaces",
-                        name,
-                        "the namespace was replaced",
-                    ));
-                }
-                let existing = cur
-                    .pointer("/status/conditions")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                let (conditions, _) = merge_conditions(&existing, failing, &object::now_rfc3339());
-                let mut next = cur.clone();
-                object::set_path(&mut next, ".status.conditions", Value::Array(conditions));
-                Ok(next)
-            })
+        let edit = |cur: &Value| {
+            // Not the namespace this pass looked at: it was replaced (a conflict).
+            if object::uid(cur) != uid {
+                return None;
+            }
+            let existing = cur
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let (conditions, _) = merge_conditions(&existing, failing, &object::now_rfc3339());
+            let mut next = cur.clone();
+            object::set_path(&mut next, ".status.conditions", Value::Array(conditions));
+            Some(next)
+        };
+        let result = self
+            .state
+            .guaranteed_update(namespaces, "", name, Subresource::Status, &edit)
             .await;
         match result {
             Ok(_) => Ok(()),

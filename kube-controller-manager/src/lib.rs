@@ -1,7 +1,12 @@
-//! The kube-controller-manager controllers Karmada runs beside its API server, here running
-//! inside the API server over its registry and watch caches: the namespace controller, the
-//! garbage collector, and the Events' time-to-live (an etcd lease in kube-apiserver).
+//! The kube-controller-manager controllers Karmada runs beside its API server (Kubernetes'
+//! controller-manager seam): the namespace controller, the garbage collector, and the Events'
+//! time-to-live (an etcd lease in kube-apiserver). They run in the server's process and reach
+//! it only through [`ApiServer`], which the server implements and passes to [`start`].
+//!
+//! This crate must not depend on the apiserver crate (nor on storage or an HTTP stack): what
+//! it needs of the server goes through [`ApiServer`].
 
+pub mod api_server;
 pub mod event_ttl;
 pub mod garbage_collector;
 pub mod informer;
@@ -14,8 +19,7 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use crate::registry::WriteContext;
-use crate::state::ApiState;
+pub use api_server::ApiServer;
 
 /// Which controllers run, and their settings.
 #[derive(Clone, Debug)]
@@ -51,7 +55,7 @@ impl Drop for Kcm {
 }
 
 /// Starts the controllers `opts` enables. Must run inside a runtime.
-pub fn start(state: &Arc<ApiState>, opts: &KcmOptions) -> Kcm {
+pub fn start(state: &Arc<dyn ApiServer>, opts: &KcmOptions) -> Kcm {
     let mut kcm = Kcm::default();
     if opts.controllers {
         let s = state.clone();
@@ -72,15 +76,9 @@ pub fn start(state: &Arc<ApiState>, opts: &KcmOptions) -> Kcm {
     kcm
 }
 
-/// The identity of the controllers' writes (the field manager kube derives from
+/// The field manager of the controllers' writes (the one kube derives from
 /// kube-controller-manager's user agent).
-pub(crate) fn write_context() -> WriteContext {
-    WriteContext {
-        manager: "kube-controller-manager".into(),
-        dry_run: false,
-        apply: false,
-    }
-}
+pub const FIELD_MANAGER: &str = "kube-controller-manager";
 
 /// Aborts a task when dropped.
 struct AbortOnDrop(JoinHandle<()>);

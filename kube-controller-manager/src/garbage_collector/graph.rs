@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::options::Propagation;
-use crate::registry::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
+use apimachinery::meta::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
+
+use crate::api_server::Propagation;
 
 /// One `metadata.ownerReferences` entry.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -39,7 +40,7 @@ fn null_as_false<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Erro
 impl OwnerRef {
     /// The owner's API group.
     pub fn group(&self) -> &str {
-        crate::resources::split_api_version(&self.api_version).0
+        karmada_api::names::split_api_version(&self.api_version).0
     }
 }
 
@@ -607,7 +608,7 @@ fn read_meta(json: &[u8]) -> Option<Meta<'_>> {
     // Only `metadata` is parsed: serialized objects put it before spec and status, which are
     // then not even scanned. Anything unusual (whitespace first, an escaped key) takes the
     // whole parse.
-    let meta = match crate::json_splice::object_member(json, 0, "metadata") {
+    let meta = match karmada_api::json_splice::object_member(json, 0, "metadata") {
         Some((start, end)) => serde_json::from_slice::<Meta<'_>>(&json[start..end]).ok()?,
         None => serde_json::from_slice::<Object<'_>>(json).ok()?.metadata,
     };

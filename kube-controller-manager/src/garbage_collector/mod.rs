@@ -14,19 +14,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use apimachinery::meta::{self as object, FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 use futures::future::join_all;
 use serde_json::Value;
 
 use self::graph::{Graph, Item, Node, OwnerRef, Verdict};
 use super::informer::{self, Change};
 use super::work_queue::{self, WorkQueue};
-use crate::error::ApiError;
-use crate::object;
-use crate::options::{DeleteOptions, Propagation};
-use crate::registry::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER, Registry, Subresource};
-use crate::resources::ResourceDef;
-use crate::state::ApiState;
-use crate::watch_cache::EventType;
+use crate::api_server::{ApiError, ApiServer, Propagation, Resource, Subresource};
 
 /// Why one work item failed (it is retried with back-off).
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +43,7 @@ enum Outcome {
 /// An object an action writes: its resource and identity at decision time.
 #[derive(Clone, Debug)]
 struct Target {
-    def: Arc<ResourceDef>,
+    def: Arc<dyn Resource>,
     namespace: String,
     name: String,
     uid: String,
@@ -78,16 +73,16 @@ enum Action {
 
 /// The collector's state, owned by its task.
 pub struct GarbageCollector {
-    state: Arc<ApiState>,
+    state: Arc<dyn ApiServer>,
     graph: Graph,
-    defs: HashMap<String, Arc<ResourceDef>>,
+    defs: HashMap<String, Arc<dyn Resource>>,
     queue: WorkQueue<Item>,
     synced: bool,
 }
 
 impl GarbageCollector {
     /// A collector over the server's state.
-    pub fn new(state: Arc<ApiState>) -> GarbageCollector {
+    pub fn new(state: Arc<dyn ApiServer>) -> GarbageCollector {
         GarbageCollector {
             state,
             graph: Graph::default(),
@@ -130,15 +125,15 @@ impl GarbageCollector {
         }
     }
 
-    fn node(&self, def: &ResourceDef, json: &[u8]) -> Option<Node> {
-        graph::node_from_json(def.prefix()?, &def.group, &def.kind, json)
+    fn node(&self, def: &Arc<dyn Resource>, json: &[u8]) -> Option<Node> {
+        graph::node_from_json(def.prefix(), def.group(), def.kind(), json)
     }
 
     /// Applies one change to the graph and queues what it calls for.
     fn apply(&mut self, change: Change) {
         let items = match change {
             Change::Resync { def, objects } => {
-                let prefix = def.prefix().unwrap_or_default().to_string();
+                let prefix = def.prefix().to_string();
                 let nodes = objects
                     .iter()
                     .filter_map(|o| self.node(&def, &o.raw_json()))
@@ -146,18 +141,17 @@ impl GarbageCollector {
                 self.defs.insert(prefix.clone(), def);
                 self.graph.resync(&prefix, nodes)
             }
-            Change::Event { event, .. } if event.kind == EventType::Deleted => {
+            Change::Event { event, .. } if event.deleted => {
                 self.graph.forget(&event.object.raw_json())
             }
-            Change::Event { def, event } => match def.prefix() {
-                Some(prefix) => {
-                    self.graph
-                        .observe(prefix, &def.group, &def.kind, &event.object.raw_json())
-                }
-                None => Vec::new(),
-            },
+            Change::Event { def, event } => self.graph.observe(
+                def.prefix(),
+                def.group(),
+                def.kind(),
+                &event.object.raw_json(),
+            ),
             Change::Gone { def } => {
-                let prefix = def.prefix().unwrap_or_default().to_string();
+                let prefix = def.prefix().to_string();
                 self.defs.remove(&prefix);
                 self.graph.remove_resource(&prefix)
             }
@@ -189,12 +183,9 @@ impl GarbageCollector {
     fn plan(&mut self, item: &Item) -> Action {
         match item {
             Item::AttemptToDelete(uid) => {
-                let snapshot = self.state.catalog.snapshot();
+                let state = &self.state;
                 let scopes = |group: &str, kind: &str| {
-                    snapshot
-                        .by_kind(group, kind)
-                        .filter(|d| d.prefix().is_some())
-                        .map(|d| d.namespaced)
+                    state.resource_for_kind(group, kind).map(|d| d.namespaced())
                 };
                 let verdict = self.graph.decide(uid, &scopes);
                 let Some(target) = self.target(uid) else {
@@ -265,7 +256,7 @@ impl GarbageCollector {
     }
 }
 
-async fn run_action(state: &ApiState, action: Action) -> Result<Outcome, GcError> {
+async fn run_action(state: &Arc<dyn ApiServer>, action: Action) -> Result<Outcome, GcError> {
     match action {
         Action::None => Ok(Outcome::Done),
         Action::RemoveFinalizer(target, finalizer) => {
@@ -327,40 +318,30 @@ async fn run_action(state: &ApiState, action: Action) -> Result<Outcome, GcError
 /// Confirms with consistent reads that the referenced owners do not exist (kube looks each
 /// owner up live before acting). False when one does: the graph is behind.
 async fn confirm_absent(
-    state: &ApiState,
+    state: &Arc<dyn ApiServer>,
     dep: &Target,
     refs: &[OwnerRef],
 ) -> Result<bool, GcError> {
-    let snapshot = state.catalog.snapshot();
     for r in refs {
         // Owners of groups served through an APIService live in its backend.
-        if let Some(exists) = crate::aggregator::remote_object_exists(
-            state,
-            r.group(),
-            &r.kind,
-            &dep.namespace,
-            &r.name,
-            &r.uid,
-        )
-        .await
+        if let Some(exists) = state
+            .remote_object_exists(r.group(), &r.kind, &dep.namespace, &r.name, &r.uid)
+            .await
         {
             if exists? {
                 return Ok(false);
             }
             continue;
         }
-        let Some(def) = snapshot
-            .by_kind(r.group(), &r.kind)
-            .filter(|d| d.prefix().is_some())
-        else {
+        let Some(def) = state.resource_for_kind(r.group(), &r.kind) else {
             return Ok(false);
         };
-        let ns = if def.namespaced {
+        let ns = if def.namespaced() {
             dep.namespace.as_str()
         } else {
             ""
         };
-        match Registry::new(state, def.clone()).get(ns, &r.name).await {
+        match state.get(&def, ns, &r.name).await {
             Ok(owner) if object::uid(&owner) == r.uid => {
                 tracing::debug!(owner = %r.name, "owner exists in storage; the graph is behind");
                 return Ok(false);
@@ -374,17 +355,18 @@ async fn confirm_absent(
 }
 
 async fn delete(
-    state: &ApiState,
+    state: &Arc<dyn ApiServer>,
     target: &Target,
     propagation: Propagation,
 ) -> Result<Outcome, GcError> {
-    let opts = DeleteOptions {
-        precondition_uid: Some(target.uid.clone()),
-        propagation: Some(propagation),
-        ..Default::default()
-    };
-    match Registry::new(state, target.def.clone())
-        .delete(&target.namespace, &target.name, &opts)
+    match state
+        .delete(
+            &target.def,
+            &target.namespace,
+            &target.name,
+            &target.uid,
+            propagation,
+        )
         .await
     {
         Ok(_) => Ok(Outcome::Done),
@@ -396,7 +378,7 @@ async fn delete(
 
 /// Removes one finalizer from the target (if it is still that object).
 async fn remove_finalizer(
-    state: &ApiState,
+    state: &Arc<dyn ApiServer>,
     target: &Target,
     finalizer: &str,
 ) -> Result<Outcome, GcError> {
@@ -415,9 +397,9 @@ async fn remove_finalizer(
 
 /// Edits the target's `metadata.ownerReferences`.
 async fn edit_owner_refs(
-    state: &ApiState,
+    state: &Arc<dyn ApiServer>,
     target: &Target,
-    edit: impl Fn(&mut Vec<Value>),
+    edit: impl Fn(&mut Vec<Value>) + Send + Sync,
 ) -> Result<Outcome, GcError> {
     update(state, target, |obj| {
         let refs = object::meta(obj)
@@ -444,12 +426,14 @@ async fn edit_owner_refs(
 /// A guaranteed update of the target, skipped when `edit` changes nothing or the object was
 /// replaced.
 async fn update(
-    state: &ApiState,
+    state: &Arc<dyn ApiServer>,
     target: &Target,
-    edit: impl Fn(&mut Value) -> bool,
+    edit: impl Fn(&mut Value) -> bool + Send + Sync,
 ) -> Result<Outcome, GcError> {
-    let reg = Registry::new(state, target.def.clone());
-    let current = match reg.get(&target.namespace, &target.name).await {
+    let current = match state
+        .get(&target.def, &target.namespace, &target.name)
+        .await
+    {
         Ok(v) => v,
         Err(e) if e.code == 404 => return Ok(Outcome::Done),
         Err(e) => return Err(e.into()),
@@ -458,26 +442,22 @@ async fn update(
     if object::uid(&current) != target.uid || !edit(&mut probe) {
         return Ok(Outcome::Done);
     }
-    let ctx = super::write_context();
-    let result = reg
+    let next = |cur: &Value| {
+        // Not the object the decision was about: it was replaced (a conflict).
+        if object::uid(cur) != target.uid {
+            return None;
+        }
+        let mut next = cur.clone();
+        edit(&mut next);
+        Some(next)
+    };
+    let result = state
         .guaranteed_update(
+            &target.def,
             &target.namespace,
             &target.name,
             Subresource::Main,
-            &ctx,
-            |cur| {
-                if object::uid(cur) != target.uid {
-                    return Err(ApiError::conflict(
-                        &target.def.group,
-                        &target.def.plural,
-                        &target.name,
-                        "the object was replaced",
-                    ));
-                }
-                let mut next = cur.clone();
-                edit(&mut next);
-                Ok(next)
-            },
+            &next,
         )
         .await;
     match result {

@@ -1,7 +1,7 @@
 //! Every stored resource's changes as one stream, for the controllers kube-controller-manager
 //! runs through shared informers (client-go's dynamic informers over discovered resources).
 //!
-//! Each resource is followed through its watch cache: an initial snapshot (a [`Change::Resync`]),
+//! Each resource is followed through the server's watch cache: an initial snapshot (a [`Change::Resync`]),
 //! then its events. A subscriber that falls behind, or a cache that relisted, gets a fresh
 //! snapshot. Resources appearing or disappearing with CRDs are followed as the catalog changes.
 
@@ -14,9 +14,7 @@ use futures::{Stream, StreamExt};
 use tokio::sync::watch;
 use tokio_stream::StreamMap;
 
-use crate::resources::ResourceDef;
-use crate::state::ApiState;
-use crate::watch_cache::{CacheEvent, CachedObject, Filter};
+use crate::api_server::{ApiServer, Event, Object, Resource};
 
 /// How long a subscription waits for a cache's first list before retrying.
 const READY_WAIT: Duration = Duration::from_secs(10);
@@ -27,21 +25,21 @@ pub enum Change {
     /// events were missed. Objects of the resource not listed here are gone.
     Resync {
         /// The resource.
-        def: Arc<ResourceDef>,
+        def: Arc<dyn Resource>,
         /// Every object it holds.
-        objects: Vec<Arc<CachedObject>>,
+        objects: Vec<Arc<dyn Object>>,
     },
     /// One event of a resource.
     Event {
         /// The resource.
-        def: Arc<ResourceDef>,
+        def: Arc<dyn Resource>,
         /// The event.
-        event: Arc<CacheEvent>,
+        event: Event,
     },
     /// The resource is no longer served (its CRD was deleted).
     Gone {
         /// The resource.
-        def: Arc<ResourceDef>,
+        def: Arc<dyn Resource>,
     },
     /// The set of followed resources was established (first at start) or changed with the
     /// catalog; every resync and removal this caused was delivered before.
@@ -49,7 +47,7 @@ pub enum Change {
 }
 
 enum Item {
-    Event(Arc<CacheEvent>),
+    Event(Event),
     /// Events were dropped: the subscriber was too slow.
     Lagged,
     /// The cache replaced its event stream (it relisted) or stopped.
@@ -58,24 +56,11 @@ enum Item {
 
 type ItemStream = Pin<Box<dyn Stream<Item = Item> + Send>>;
 
-/// The stored resources to follow: one definition per storage prefix (several served versions
-/// of one resource share its storage and its objects).
-pub fn stored_resources(state: &ApiState) -> Vec<Arc<ResourceDef>> {
-    let snapshot = state.catalog.snapshot();
-    let mut seen = std::collections::HashSet::new();
-    snapshot
-        .resources
-        .iter()
-        .filter(|d| d.prefix().is_some_and(|p| seen.insert(p.to_string())))
-        .cloned()
-        .collect()
-}
-
 /// A subscription to every stored resource's changes.
 pub struct AllResources {
-    state: Arc<ApiState>,
+    state: Arc<dyn ApiServer>,
     streams: StreamMap<String, ItemStream>,
-    defs: HashMap<String, Arc<ResourceDef>>,
+    defs: HashMap<String, Arc<dyn Resource>>,
     catalog: watch::Receiver<u64>,
     pending: VecDeque<Change>,
 }
@@ -83,8 +68,8 @@ pub struct AllResources {
 impl AllResources {
     /// Subscribes to every stored resource; the first changes are one [`Change::Resync`] per
     /// resource and then [`Change::Synced`], delivered before any event.
-    pub async fn new(state: Arc<ApiState>) -> AllResources {
-        let mut catalog = state.catalog.subscribe();
+    pub async fn new(state: Arc<dyn ApiServer>) -> AllResources {
+        let mut catalog = state.resources_changed();
         catalog.mark_unchanged();
         let mut all = AllResources {
             state,
@@ -135,12 +120,12 @@ impl AllResources {
 
     /// Subscribes to new or changed resources and drops removed ones.
     async fn follow_catalog(&mut self) {
-        let wanted = stored_resources(&self.state);
+        let wanted = self.state.stored_resources();
         let mut keep = std::collections::HashSet::new();
         for def in wanted {
-            let prefix = def.prefix().unwrap_or_default().to_string();
+            let prefix = def.prefix().to_string();
             keep.insert(prefix.clone());
-            if self.defs.get(&prefix).is_some_and(|d| **d == *def) {
+            if self.defs.get(&prefix).is_some_and(|d| d.same(def.as_ref())) {
                 continue;
             }
             self.subscribe(def).await;
@@ -162,24 +147,14 @@ impl AllResources {
 
     /// (Re)subscribes to one resource, queueing its snapshot. Retries until its cache has
     /// listed: a resource whose storage is unreachable has no state to report yet.
-    async fn subscribe(&mut self, def: Arc<ResourceDef>) {
-        let prefix = def.prefix().unwrap_or_default().to_string();
+    async fn subscribe(&mut self, def: Arc<dyn Resource>) {
+        let prefix = def.prefix().to_string();
         let mut backoff = Duration::from_millis(100);
         loop {
-            let sub = match self.state.cache(&def) {
-                Ok(cache) => match cache.wait_for(0, READY_WAIT).await {
-                    Ok(()) => cache
-                        .subscribe(None, &Filter::default())
-                        .map_err(|e| format!("{e:?}")),
-                    Err(e) => Err(format!("{e:?}")),
-                },
-                Err(e) => Err(e.to_string()),
-            };
-            match sub {
+            match self.state.subscribe(&def, READY_WAIT).await {
                 Ok(sub) => {
                     let events: ItemStream = Box::pin(
-                        sub.rx
-                            .into_stream()
+                        sub.events
                             .map(|r| match r {
                                 Ok(ev) => Item::Event(ev),
                                 Err(_) => Item::Lagged,
@@ -207,7 +182,7 @@ impl AllResources {
 /// Runs a subscription in its own task, delivering changes through a bounded channel (a slow
 /// consumer makes the subscription lag, which it repairs with resyncs). The task ends when the
 /// receiver is dropped.
-pub fn spawn(state: Arc<ApiState>, capacity: usize) -> tokio::sync::mpsc::Receiver<Change> {
+pub fn spawn(state: Arc<dyn ApiServer>, capacity: usize) -> tokio::sync::mpsc::Receiver<Change> {
     let (tx, rx) = tokio::sync::mpsc::channel(capacity);
     tokio::spawn(async move {
         let mut all = tokio::select! {
