@@ -657,11 +657,6 @@ fn application_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
     } else {
         "member1"
     };
-    let generation = env
-        .member(&victim)
-        .get_json(&["deploy", "stateful", "-n", "default"])
-        .and_then(|d| d["status"]["observedGeneration"].as_i64())
-        .expect("observedGeneration on the old cluster");
     // The labels only stand while the eviction task does (until the new copy is healthy), so
     // every version of the new copy is watched rather than polled.
     let watch = MemberWatch::start(
@@ -669,7 +664,24 @@ fn application_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
         target,
         &["get", "deploy", "-n", "default", "-w", "-o", "json"],
     );
-    hold_unready(&env, &victim, "stateful", true);
+    // Holding the copy unready is an annotation, which bumps a Deployment's generation (as
+    // kube's deployment strategy does): the unready status the state is read from observes
+    // the new generation, which `annotate -o json` reports.
+    let held: serde_json::Value = serde_json::from_str(&env.member(&victim).kubectl_ok(&[
+        "annotate",
+        "deploy",
+        "stateful",
+        "-n",
+        "default",
+        "--overwrite",
+        "simulator.karmada-rs.io/ready=false",
+        "-o",
+        "json",
+    ]))
+    .expect("kubectl annotate -o json");
+    let generation = held["metadata"]["generation"]
+        .as_i64()
+        .expect("generation of the held copy");
     let b = env.wait("stateful evicted from its unhealthy cluster", || {
         let b = rb(&env, "stateful")?;
         let t = tasks(&b);
