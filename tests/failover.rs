@@ -577,8 +577,8 @@ fn application_failover_moves_an_unhealthy_workload_and_never_keeps_the_old_copy
     assert!(tasks(&b).is_empty());
 }
 
-/// A `kubectl get -w -o json` running against a member; what it printed so far is collected
-/// by a reader thread. Stopped (by its PID) on drop.
+/// A `kubectl get -w -o json` running against the control plane or a member; what it printed
+/// so far is collected by a reader thread. Stopped (by its PID) on drop.
 struct MemberWatch {
     child: std::process::Child,
     seen: std::sync::Arc<std::sync::Mutex<String>>,
@@ -586,9 +586,16 @@ struct MemberWatch {
 
 impl MemberWatch {
     fn start(env: &Env, member: &str, args: &[&str]) -> MemberWatch {
-        use std::io::Read;
         let m = env.member(member);
-        let mut child = support::kubectl_cmd(&m.kubeconfig, &m.dir.path().join("watch-cache"))
+        MemberWatch::spawn(
+            support::kubectl_cmd(&m.kubeconfig, &m.dir.path().join("watch-cache")),
+            args,
+        )
+    }
+
+    fn spawn(mut cmd: std::process::Command, args: &[&str]) -> MemberWatch {
+        use std::io::Read;
+        let mut child = cmd
             .args(args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
@@ -613,6 +620,15 @@ impl MemberWatch {
 
     fn output(&self) -> String {
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Every complete object printed so far (the last one may still be arriving).
+    fn objects(&self) -> Vec<Value> {
+        let out = self.output();
+        serde_json::Deserializer::from_str(&out)
+            .into_iter::<Value>()
+            .map_while(Result::ok)
+            .collect()
     }
 }
 
@@ -664,6 +680,19 @@ fn application_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
         target,
         &["get", "deploy", "-n", "default", "-w", "-o", "json"],
     );
+    let rb_watch = MemberWatch::spawn(
+        env.cp.kubectl_cmd(),
+        &[
+            "get",
+            "rb",
+            "stateful-deployment",
+            "-n",
+            "default",
+            "-w",
+            "-o",
+            "json",
+        ],
+    );
     // Holding the copy unready is an annotation, which bumps a Deployment's generation (as
     // kube's deployment strategy does): the unready status the state is read from observes
     // the new generation, which `annotate -o json` reports.
@@ -682,12 +711,15 @@ fn application_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
     let generation = held["metadata"]["generation"]
         .as_i64()
         .expect("generation of the held copy");
-    let b = env.wait("stateful evicted from its unhealthy cluster", || {
-        let b = rb(&env, "stateful")?;
-        let t = tasks(&b);
-        (clusters(&b).iter().all(|(n, _)| *n != victim) && t.len() == 1).then_some(b)
+    // The task stands only until the new copy is healthy, which a poll can miss on a loaded
+    // machine: every version of the binding is watched.
+    let t = env.wait("stateful evicted from its unhealthy cluster", || {
+        rb_watch.objects().into_iter().find_map(|b| {
+            let t = tasks(&b);
+            (clusters(&b).iter().all(|(n, _)| *n != victim) && t.len() == 1).then(|| t[0].clone())
+        })
     });
-    let t = &tasks(&b)[0];
+    drop(rb_watch);
     assert_eq!(t["purgeMode"], "Directly");
     assert_eq!(
         t["preservedLabelState"],
@@ -697,7 +729,9 @@ fn application_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
         })
     );
     assert_eq!(t["clustersBeforeFailover"], serde_json::json!([victim]));
-    assert_eq!(clusters(&b), [(target.to_owned(), 2)]);
+    env.wait("stateful scheduled to the other cluster", || {
+        (clusters(&rb(&env, "stateful")?) == [(target.to_owned(), 2)]).then_some(())
+    });
     let replicas = r#""failover.karmada-rs.io/replicas": "2""#;
     let gen_label = format!(r#""failover.karmada-rs.io/generation": "gen-{generation}""#);
     env.wait("the new copy carries the preserved state", || {
