@@ -173,8 +173,18 @@ pub fn proxied_path(raw: &str) -> &str {
 /// True for the requests the cluster proxy serves: `clusters/NAME/proxy` of
 /// `cluster.karmada.io`, when this server serves Clusters.
 pub fn is_proxy_request(state: &ApiState, info: &RequestInfo) -> bool {
+    is_cluster_subresource(state, info, "proxy")
+}
+
+/// True for `clusters/NAME/<subresource>` of `cluster.karmada.io`, when this server serves
+/// Clusters: the shape of the proxy's and the tunnel's requests.
+pub(crate) fn is_cluster_subresource(
+    state: &ApiState,
+    info: &RequestInfo,
+    subresource: &str,
+) -> bool {
     info.is_resource_request
-        && info.subresource == "proxy"
+        && info.subresource == subresource
         && info.resource == "clusters"
         && info.api_group == CLUSTER_GROUP
         && info.namespace.is_empty()

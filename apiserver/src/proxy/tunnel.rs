@@ -22,7 +22,7 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use karmada_api::cluster::v1alpha1::ClusterSyncMode;
 
 use super::forward::{self, Outbound};
-use super::target::{CLUSTER_GROUP, TargetError, read_cluster};
+use super::target::{TargetError, read_cluster};
 use crate::auth::UserInfo;
 use crate::error::ApiError;
 use crate::request_info::RequestInfo;
@@ -85,17 +85,7 @@ impl Tunnels {
 
 /// True for `clusters/NAME/tunnel` of `cluster.karmada.io`, when this server serves Clusters.
 pub fn is_tunnel_request(state: &ApiState, info: &RequestInfo) -> bool {
-    info.is_resource_request
-        && info.subresource == TUNNEL_SUBRESOURCE
-        && info.resource == "clusters"
-        && info.api_group == CLUSTER_GROUP
-        && info.namespace.is_empty()
-        && !info.name.is_empty()
-        && state
-            .catalog
-            .snapshot()
-            .get(&info.api_group, &info.api_version, "clusters")
-            .is_some()
+    super::is_cluster_subresource(state, info, TUNNEL_SUBRESOURCE)
 }
 
 /// Accepts an agent's tunnel (the caller is authenticated and authorized for `create` on
