@@ -149,10 +149,30 @@ struct ServeArgs {
     /// the latest writes. For disposable servers only.
     #[arg(long, env = "KARMADA_RS_UNSAFE_NO_FSYNC")]
     unsafe_no_fsync: bool,
+    /// Non-mutating requests served at once; more get 429 with Retry-After (watches and other
+    /// long-running requests are not counted; 0: no limit).
+    #[arg(long, env = "KARMADA_RS_MAX_REQUESTS_INFLIGHT", default_value_t = 400, value_parser = clap::value_parser!(i64).range(0..))]
+    max_requests_inflight: i64,
+    /// Mutating requests served at once; more get 429 with Retry-After (0: no limit).
+    #[arg(long, env = "KARMADA_RS_MAX_MUTATING_REQUESTS_INFLIGHT", default_value_t = 200, value_parser = clap::value_parser!(i64).range(0..))]
+    max_mutating_requests_inflight: i64,
+    /// How long a request that is not long-running may take before it is answered with a 504
+    /// Timeout (Go duration); a request's `timeout` parameter can only shorten it.
+    #[arg(long, env = "KARMADA_RS_REQUEST_TIMEOUT", default_value = "1m0s", value_parser = parse_request_timeout)]
+    request_timeout: std::time::Duration,
     /// Encrypt resources at rest as this EncryptionConfiguration file says
     /// (apiserver.config.k8s.io/v1, kube-apiserver's file: aesgcm, aescbc, secretbox, identity).
     #[arg(long, env = "KARMADA_RS_ENCRYPTION_PROVIDER_CONFIG")]
     encryption_provider_config: Option<PathBuf>,
+}
+
+/// `--request-timeout`: a Go duration above zero (kube-apiserver refuses 0 and less).
+fn parse_request_timeout(s: &str) -> Result<std::time::Duration, String> {
+    let d = apiserver::kcm::parse_duration(s)?;
+    if d.is_zero() {
+        return Err("--request-timeout must be greater than 0".into());
+    }
+    Ok(d)
 }
 
 /// Logs to stderr, filtered by `KARMADA_RS_LOG` or else at `default`.
@@ -235,6 +255,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 ..Default::default()
             },
             unsafe_no_fsync: args.unsafe_no_fsync,
+            limits: apiserver::launch::RequestLimits {
+                max_requests_inflight: args.max_requests_inflight,
+                max_mutating_requests_inflight: args.max_mutating_requests_inflight,
+                request_timeout: args.request_timeout,
+            },
         },
         security,
     )

@@ -31,6 +31,7 @@ async fn in_process_identities_are_authorized() {
         context_name: "karmada".into(),
         kcm: Default::default(),
         unsafe_no_fsync: false,
+        limits: Default::default(),
     })
     .await
     .unwrap();

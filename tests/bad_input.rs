@@ -780,3 +780,204 @@ fn input_that_panicked_gets_clear_answers() {
         "{names}"
     );
 }
+
+/// An object whose stored form would exceed etcd's default request limit (1.5 MiB) is refused
+/// with a 422 naming it, on every backend, and nothing is stored; a body under the 3 MiB
+/// request limit but over the object limit is what reaches this check.
+#[test]
+fn objects_over_the_storage_limit_are_invalid() {
+    let s = Server::start();
+    let big_arg = "x".repeat(2 * 1024 * 1024);
+    let deployment = json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "huge"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "huge"}},
+            "template": {
+                "metadata": {"labels": {"app": "huge"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx", "args": [big_arg]}]}
+            }
+        }
+    });
+    let body = serde_json::to_vec(&deployment).expect("json");
+    let path = "/apis/apps/v1/namespaces/default/deployments";
+    let a = s
+        .raw(true, "POST", path, Some("application/json"), &body)
+        .expect("an answer");
+    assert_eq!(a.status, 422, "{}", a.body);
+    let status: Value = serde_json::from_str(&a.body).expect("a Status");
+    assert_eq!(status["reason"], "Invalid");
+    let message = status["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with(
+            "Deployment.apps \"huge\" is invalid: Too long: may not be more than 1572864 bytes"
+        ),
+        "{message}"
+    );
+    assert_eq!(
+        status["details"]["causes"][0]["reason"],
+        "FieldValueTooLong"
+    );
+    let out = s.kubectl(&["get", "deployment", "huge"]);
+    assert!(!out.status.success(), "the refused object was stored");
+
+    // The same object under the limit is stored, and an update that would grow it past the
+    // limit is refused and leaves the stored one as it was.
+    let mut small = deployment.clone();
+    small["spec"]["template"]["spec"]["containers"][0]["args"] = json!(["small"]);
+    let a = s
+        .raw(
+            true,
+            "POST",
+            path,
+            Some("application/json"),
+            &serde_json::to_vec(&small).expect("json"),
+        )
+        .expect("an answer");
+    assert_eq!(a.status, 201, "{}", a.body);
+    let rv = s.get_json(&["deployment", "huge"])["metadata"]["resourceVersion"].clone();
+    let patch = serde_json::to_vec(&json!({"metadata": {"annotations": {"note": "y".repeat(200_000)}},
+        "spec": {"template": {"spec": {"containers": [{"name": "c", "args": ["z".repeat(1_600_000)]}]}}}}))
+    .expect("json");
+    let a = s
+        .raw(
+            true,
+            "PATCH",
+            &format!("{path}/huge"),
+            Some("application/strategic-merge-patch+json"),
+            &patch,
+        )
+        .expect("an answer");
+    assert_eq!(a.status, 422, "{}", a.body);
+    assert!(
+        a.body.contains("may not be more than 1572864 bytes"),
+        "{}",
+        a.body
+    );
+    let after = s.get_json(&["deployment", "huge"]);
+    assert_eq!(after["metadata"]["resourceVersion"], rv);
+    assert_eq!(
+        after["spec"]["template"]["spec"]["containers"][0]["args"],
+        json!(["small"])
+    );
+}
+
+/// `--request-timeout` and `--max-mutating-requests-inflight`: a request still unanswered at
+/// the deadline (etcd paused) gets kube's 504 Timeout Status, a shorter `timeout` parameter of
+/// the request's own is honoured and one that does not parse gets a 400; while a write holds
+/// the only mutating slot, another gets 429 with kube's message and Retry-After; once etcd is
+/// back, everything stored before is still there and writes work again.
+#[test]
+fn requests_past_the_request_timeout_get_a_504() {
+    let s = Server::start_with(
+        support::Backend::Etcd,
+        &[
+            "--request-timeout",
+            "10s",
+            "--max-mutating-requests-inflight",
+            "1",
+        ],
+    );
+    s.kubectl_ok(&["create", "configmap", "before", "--from-literal=k=v"]);
+    let bad = s
+        .raw(
+            true,
+            "GET",
+            "/api/v1/namespaces/default/configmaps?timeout=soon",
+            None,
+            b"",
+        )
+        .expect("an answer");
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert!(
+        bad.body.contains(
+            "invalid timeout specified in the request URL - time: invalid duration \\\"soon\\\""
+        ),
+        "{}",
+        bad.body
+    );
+
+    let etcd = s.etcd_pid().expect("etcd runs");
+    let signal = move |sig: &str| {
+        let st = std::process::Command::new("kill")
+            .args([sig, &etcd.to_string()])
+            .status()
+            .expect("kill");
+        assert!(st.success(), "kill {sig} {etcd}");
+    };
+    // Resumes etcd however this test ends, so the server and etcd stop cleanly.
+    struct Resume<F: Fn(&str)>(F);
+    impl<F: Fn(&str)> Drop for Resume<F> {
+        fn drop(&mut self) {
+            (self.0)("-CONT");
+        }
+    }
+    signal("-STOP");
+    let resume = Resume(signal);
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let cm = serde_json::to_vec(
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "during"}}),
+    )
+    .expect("json");
+    let timeout_status = |a: &support::RawAnswer| {
+        assert_eq!(a.status, 504, "{}", a.body);
+        let status: Value = serde_json::from_str(&a.body).expect("a Status");
+        assert_eq!(status["reason"], "Timeout");
+        assert_eq!(
+            status["message"],
+            "Timeout: request did not complete within requested timeout - context deadline exceeded"
+        );
+    };
+    // The request's own, shorter timeout.
+    let a = s
+        .raw(
+            true,
+            "POST",
+            &format!("{cms}?timeout=1s"),
+            Some("application/json"),
+            &cm,
+        )
+        .expect("an answer within the request's timeout");
+    timeout_status(&a);
+
+    std::thread::scope(|scope| {
+        // The server's timeout (10 s, well before the etcd client's own 30 s deadline).
+        let held = scope.spawn(|| {
+            s.raw(true, "POST", cms, Some("application/json"), &cm)
+                .expect("an answer within the server's request timeout")
+        });
+        support::wait_for(
+            "the write to hold the mutating slot",
+            support::DEADLINE,
+            || {
+                let m = s.raw(true, "GET", "/metrics", None, b"").ok()?;
+                m.body
+                    .contains("apiserver_current_inflight_requests{request_kind=\"mutating\"} 1")
+                    .then_some(())
+            },
+        );
+        let refused = s
+            .raw(true, "POST", cms, Some("application/json"), &cm)
+            .expect("an answer");
+        assert_eq!(refused.status, 429, "{}", refused.body);
+        let status: Value = serde_json::from_str(&refused.body).expect("a Status");
+        assert_eq!(status["reason"], "TooManyRequests");
+        assert_eq!(
+            status["message"],
+            "Too many requests, please try again later."
+        );
+        assert_eq!(status["details"]["retryAfterSeconds"], 1);
+        timeout_status(&held.join().expect("the held request"));
+    });
+    drop(resume);
+
+    support::wait_for("writes to work again", support::DEADLINE, || {
+        s.kubectl(&["create", "configmap", "after"])
+            .status
+            .success()
+            .then_some(())
+    });
+    let before = s.get_json(&["configmap", "before"]);
+    assert_eq!(before["data"]["k"], "v");
+}

@@ -435,6 +435,7 @@ fn custom_resources_follow_the_catalog() {
             context_name: "member".into(),
             kcm: Default::default(),
             unsafe_no_fsync: false,
+            limits: Default::default(),
         }))
         .expect("start");
     let state = running.state.clone();

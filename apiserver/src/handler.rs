@@ -78,7 +78,7 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
         .is_some_and(|ct| ct.starts_with("application/apply-patch"));
     let verb = crate::metrics::verb_label(&method, &info.verb, apply);
     let errors = ErrorForm::of(req.headers(), req.uri().query());
-    let long_running = info.verb == "watch" || info.subresource == "proxy";
+    let long_running = is_long_running(&info);
     let mutating = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
     // In-flight limits as kube's MaxInFlightLimit filter: long-running requests are exempt.
     let guard = if long_running {
@@ -117,7 +117,21 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
         });
     let path = info.path.clone();
     let mut audit = crate::audit::RequestAudit::begin(&req);
-    let result = handle(&state, req, info, query, &mut audit).await;
+    // Long-running requests have no deadline.
+    let deadline = if long_running {
+        Ok(None)
+    } else {
+        request_deadline(&query, state.config.request_timeout).map(Some)
+    };
+    let result = match deadline {
+        Ok(deadline) => {
+            // Pinned here so the (large) handler future stays in this frame.
+            let handling = handle(&state, req, info, query, &mut audit);
+            tokio::pin!(handling);
+            within_deadline(deadline, handling).await
+        }
+        Err(e) => Err(e),
+    };
     let resp = crate::audit::complete(&state, &mut audit, result, &errors).await;
     drop(guard);
     let elapsed = started.elapsed();
@@ -135,6 +149,64 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
         "request"
     );
     resp
+}
+
+/// kube-apiserver's long-running request check (verbs watch and proxy; subresources
+/// attach, exec, proxy, log, portforward), plus an agent's tunnel: exempt from the in-flight
+/// limits and the request timeout.
+fn is_long_running(info: &RequestInfo) -> bool {
+    matches!(info.verb.as_str(), "watch" | "proxy")
+        || matches!(
+            info.subresource.as_str(),
+            "attach" | "exec" | "proxy" | "log" | "portforward" | "tunnel"
+        )
+}
+
+/// kube's WithRequestDeadline: the request's `timeout` parameter shortens the server's
+/// `--request-timeout`, never lengthens it; 0 or a negative one means the server's.
+fn request_deadline(
+    query: &HashMap<String, Vec<String>>,
+    server: std::time::Duration,
+) -> Result<std::time::Duration, ApiError> {
+    let Some(given) = query.get("timeout").and_then(|v| v.first()) else {
+        return Ok(server);
+    };
+    let invalid = || {
+        ApiError::bad_request(format!(
+            "invalid timeout specified in the request URL - time: invalid duration {given:?}"
+        ))
+    };
+    // Go's ParseDuration accepts a sign; a negative timeout is then no timeout of the user's.
+    let (negative, magnitude) = match given.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, given.strip_prefix('+').unwrap_or(given)),
+    };
+    let d = crate::kcm::parse_duration(magnitude).map_err(|_| invalid())?;
+    Ok(if negative || d.is_zero() || d >= server {
+        server
+    } else {
+        d
+    })
+}
+
+/// kube's WithTimeoutForNonLongRunningRequests: a request still being handled at its
+/// deadline gets a 504. Dropping the handler cancels it between storage calls; each write is
+/// one atomic storage transaction, so an object is either written or not, as after kube's
+/// post-timeout completion.
+async fn within_deadline(
+    deadline: Option<std::time::Duration>,
+    handling: std::pin::Pin<&mut impl std::future::Future<Output = Result<Response, ApiError>>>,
+) -> Result<Response, ApiError> {
+    let Some(deadline) = deadline else {
+        return handling.await;
+    };
+    match tokio::time::timeout(deadline, handling).await {
+        Ok(result) => result,
+        Err(_) => Err(ApiError::timeout(
+            "Timeout: request did not complete within requested timeout - context deadline exceeded",
+            None,
+        )),
+    }
 }
 
 /// Everything a resource handler needs about one request.
@@ -1095,6 +1167,93 @@ pub fn request_media(ctx: &Ctx) -> String {
 mod tests {
     use super::*;
     use http_body_util::BodyExt;
+
+    fn timeout_query(v: &str) -> HashMap<String, Vec<String>> {
+        HashMap::from([("timeout".to_string(), vec![v.to_string()])])
+    }
+
+    /// The `timeout` parameter only shortens the server's request timeout.
+    #[test]
+    fn request_deadline_follows_kubes_rules() {
+        use std::time::Duration;
+        let server = Duration::from_secs(60);
+        assert_eq!(request_deadline(&HashMap::new(), server).unwrap(), server);
+        let cases = [
+            ("5s", Duration::from_secs(5)),
+            ("1m30s", server),
+            ("0s", server),
+            ("-3s", server),
+            ("250ms", Duration::from_millis(250)),
+        ];
+        for (given, want) in cases {
+            assert_eq!(
+                request_deadline(&timeout_query(given), server).unwrap(),
+                want,
+                "{given}"
+            );
+        }
+        let e = request_deadline(&timeout_query("soon"), server).unwrap_err();
+        assert_eq!(e.code, 400);
+        assert_eq!(
+            e.message,
+            "invalid timeout specified in the request URL - time: invalid duration \"soon\""
+        );
+    }
+
+    /// A handler still running at its deadline gets kube's 504; one within it is untouched.
+    #[tokio::test]
+    async fn a_request_past_its_deadline_gets_a_timeout_status() {
+        use std::time::Duration;
+        // The slow handler never finishes by itself; the quick one is ready at once.
+        let slow = std::pin::pin!(async {
+            std::future::pending::<()>().await;
+            Ok((StatusCode::OK, "never").into_response())
+        });
+        let slow = within_deadline(Some(Duration::from_millis(50)), slow).await;
+        let e = slow.expect_err("the slow request must time out");
+        assert_eq!((e.code, e.reason), (504, "Timeout"));
+        assert_eq!(
+            e.message,
+            "Timeout: request did not complete within requested timeout - context deadline exceeded"
+        );
+        for deadline in [Some(Duration::from_secs(60)), None] {
+            let quick = std::pin::pin!(async { Ok((StatusCode::CREATED, "made").into_response()) });
+            let quick = within_deadline(deadline, quick)
+                .await
+                .expect("within the deadline");
+            assert_eq!(quick.status(), StatusCode::CREATED);
+        }
+    }
+
+    /// Watches, proxies, logs, exec and an agent's tunnel are long-running, as kube's check.
+    #[test]
+    fn long_running_requests_are_kubes() {
+        let info = |verb: &str, sub: &str| {
+            let mut i = request_info(&Method::GET, "/api/v1/namespaces/a/pods/p", &HashMap::new());
+            i.verb = verb.into();
+            i.subresource = sub.into();
+            i
+        };
+        for (verb, sub) in [
+            ("watch", ""),
+            ("get", "log"),
+            ("create", "exec"),
+            ("get", "proxy"),
+            ("create", "tunnel"),
+            ("get", "portforward"),
+            ("get", "attach"),
+        ] {
+            assert!(is_long_running(&info(verb, sub)), "{verb} {sub}");
+        }
+        for (verb, sub) in [
+            ("get", ""),
+            ("list", ""),
+            ("update", "status"),
+            ("get", "scale"),
+        ] {
+            assert!(!is_long_running(&info(verb, sub)), "{verb} {sub}");
+        }
+    }
 
     /// A handler that panics answers 500 with kube's message; one that does not is untouched.
     #[tokio::test]

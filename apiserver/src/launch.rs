@@ -49,6 +49,31 @@ pub struct ServeOptions {
     /// The embedded store acknowledges writes without waiting for stable storage
     /// (`EmbeddedOptions::unsafe_no_fsync`); for simulated members.
     pub unsafe_no_fsync: bool,
+    /// kube-apiserver's request limits: in-flight requests and the request timeout.
+    pub limits: RequestLimits,
+}
+
+/// kube-apiserver's `--max-requests-inflight`, `--max-mutating-requests-inflight` and
+/// `--request-timeout`, with its defaults.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestLimits {
+    /// Concurrent non-mutating requests beyond which requests get 429 (0: no limit).
+    pub max_requests_inflight: i64,
+    /// Concurrent mutating requests beyond which requests get 429 (0: no limit).
+    pub max_mutating_requests_inflight: i64,
+    /// How long a request that is not long-running may take before it gets a 504.
+    pub request_timeout: Duration,
+}
+
+impl Default for RequestLimits {
+    fn default() -> RequestLimits {
+        let api = ApiConfig::default();
+        RequestLimits {
+            max_requests_inflight: api.max_requests_inflight,
+            max_mutating_requests_inflight: api.max_mutating_requests_inflight,
+            request_timeout: api.request_timeout,
+        }
+    }
 }
 
 impl Default for ServeOptions {
@@ -64,6 +89,7 @@ impl Default for ServeOptions {
             context_name: "karmada".into(),
             kcm: Default::default(),
             unsafe_no_fsync: false,
+            limits: RequestLimits::default(),
         }
     }
 }
@@ -256,6 +282,9 @@ pub async fn start_with(
         ApiConfig {
             flavor: opts.flavor,
             external_address: format!("{host}:{}", addr.port()),
+            max_requests_inflight: opts.limits.max_requests_inflight,
+            max_mutating_requests_inflight: opts.limits.max_mutating_requests_inflight,
+            request_timeout: opts.limits.request_timeout,
             ..Default::default()
         },
     );

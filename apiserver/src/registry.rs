@@ -536,6 +536,7 @@ impl<'a> Registry<'a> {
                     .with_warnings(warnings));
             }
             let bytes = object::to_stored(&candidate)?;
+            self.check_stored_size(&name, &bytes)?;
             match store_of(self.state).create(&key, bytes.clone()).await {
                 Ok(kv) => {
                     object::set_resource_version(&mut candidate, kv.mod_revision);
@@ -560,6 +561,25 @@ impl<'a> Registry<'a> {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// Refuses an object whose stored form is over the size limit (etcd's default request
+    /// limit): a 422 naming the object, before anything is written.
+    fn check_stored_size(&self, name: &str, bytes: &[u8]) -> Result<(), ApiError> {
+        let limit = self.state.config.max_stored_object_bytes;
+        if bytes.len() <= limit {
+            return Ok(());
+        }
+        Err(ApiError::invalid_field(
+            &self.def,
+            name,
+            "FieldValueTooLong",
+            "",
+            format!(
+                "Too long: may not be more than {limit} bytes (the object would be stored as {} bytes, over etcd's default request limit)",
+                bytes.len()
+            ),
+        ))
     }
 
     /// AlreadyExists for `name`, prefixed as kube's Store.Create does when the existing
@@ -826,6 +846,7 @@ impl<'a> Registry<'a> {
                 object::set_resource_version(&mut would, kv.mod_revision);
                 return Ok(Written::unstored(would).with_warnings(warnings));
             }
+            self.check_stored_size(name, &bytes)?;
             // A graceful deletion still under way is finished by its deleter (a pod's
             // kubelet), not by its last finalizer going.
             let grace_pending = object::meta(&current)

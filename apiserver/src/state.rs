@@ -29,6 +29,11 @@ pub struct ApiConfig {
     pub flavor: Flavor,
     /// Largest accepted request body (kube's `--max-request-bytes`, 3 MiB).
     pub max_request_bytes: usize,
+    /// Largest object a write may store (etcd's default `--max-request-bytes`, 1.5 MiB):
+    /// kube-apiserver leaves this to etcd and so answers 500 "request is too large" on etcd
+    /// and accepts anything on other stores; we refuse it before storage, the same on every
+    /// backend, as an invalid object.
+    pub max_stored_object_bytes: usize,
     /// Interval between watch bookmarks.
     pub bookmark_interval: Duration,
     /// How long a consistent read waits for the cache before reading storage directly.
@@ -43,6 +48,8 @@ pub struct ApiConfig {
     pub max_requests_inflight: i64,
     /// Concurrent mutating requests before 429 (`--max-mutating-requests-inflight`).
     pub max_mutating_requests_inflight: i64,
+    /// Deadline of requests that are not long-running (`--request-timeout`, 60 s).
+    pub request_timeout: Duration,
 }
 
 impl Default for ApiConfig {
@@ -50,6 +57,7 @@ impl Default for ApiConfig {
         ApiConfig {
             flavor: Flavor::ControlPlane,
             max_request_bytes: 3 * 1024 * 1024,
+            max_stored_object_bytes: 1536 * 1024,
             bookmark_interval: Duration::from_secs(60),
             cache_freshness_wait: Duration::from_secs(3),
             cache: CacheOptions::default(),
@@ -57,6 +65,7 @@ impl Default for ApiConfig {
             external_address: String::new(),
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
+            request_timeout: Duration::from_secs(60),
         }
     }
 }

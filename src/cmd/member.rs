@@ -113,6 +113,7 @@ pub async fn start(
         kcm: apiserver::kcm::KcmOptions::default(),
         context_name: name.to_owned(),
         unsafe_no_fsync,
+        limits: Default::default(),
     })
     .await
     .with_context(|| format!("starting the API server of member {name}"))?;

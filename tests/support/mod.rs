@@ -188,6 +188,11 @@ impl Server {
         self.etcd.as_ref().map(|e| e.endpoints())
     }
 
+    /// The process id of this server's etcd, when it runs on one (to pause it).
+    pub fn etcd_pid(&self) -> Option<u32> {
+        self.etcd.as_ref().and_then(|e| e.pid())
+    }
+
     /// The process id of the running server (for memory measurements).
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)

@@ -204,6 +204,7 @@ impl ControlPlane {
             context_name: "cp".into(),
             kcm: Default::default(),
             unsafe_no_fsync: false,
+            limits: Default::default(),
         })
         .await
         .unwrap();
