@@ -138,6 +138,11 @@ struct ServeArgs {
     /// read) to this file; `-` is standard output.
     #[arg(long, env = "KARMADA_RS_AUDIT_LOG_PATH")]
     audit_log_path: Option<PathBuf>,
+    /// What the audit log records: kube-apiserver's audit.k8s.io/v1 Policy file (levels None,
+    /// Metadata, Request, RequestResponse per rule; omitStages). Without it, every request that
+    /// is not a read, at the Metadata level.
+    #[arg(long, env = "KARMADA_RS_AUDIT_POLICY_FILE")]
+    audit_policy_file: Option<PathBuf>,
     /// Rotate the audit log when it reaches this many megabytes (0: 100).
     #[arg(long, env = "KARMADA_RS_AUDIT_LOG_MAXSIZE", default_value_t = 0)]
     audit_log_maxsize: u64,
@@ -232,13 +237,21 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         tls_cert_file: args.tls_cert_file,
         tls_private_key_file: args.tls_private_key_file,
         client_ca_file: args.client_ca_file,
-        audit: args
-            .audit_log_path
-            .map(|path| apiserver::audit::AuditOptions {
+        audit: match (args.audit_log_path, args.audit_policy_file) {
+            (Some(path), policy) => Some(apiserver::audit::AuditOptions {
                 path,
                 max_size_mb: args.audit_log_maxsize,
                 max_backups: args.audit_log_maxbackup,
+                policy: policy
+                    .map(|f| apiserver::audit_policy::Policy::load(&f))
+                    .transpose()
+                    .map_err(anyhow::Error::msg)?,
             }),
+            (None, Some(_)) => anyhow::bail!(
+                "--audit-policy-file needs --audit-log-path: the audit log is the only audit backend"
+            ),
+            (None, None) => None,
+        },
         encryption_provider_config: args.encryption_provider_config,
     };
     let running = apiserver::launch::start_with(

@@ -254,3 +254,172 @@ fn audit_log_and_no_secrets_in_logs() {
         assert!(!text.contains(sig), "{what} contains a token signature");
     }
 }
+
+/// `--audit-policy-file`: the first matching rule of kube's audit.k8s.io/v1 Policy sets each
+/// request's level (None, Metadata, Request with the request's object, RequestResponse with the
+/// response's too) and stages (RequestReceived unless omitted; a watch's ResponseStarted and
+/// ResponseComplete); reads are audited when the policy says so; a Secret at Metadata never
+/// shows its value; a policy that does not validate stops the server with kube's message.
+#[test]
+fn audit_policy_file_sets_levels_and_stages() {
+    let work = tempfile::tempdir().unwrap();
+    let audit = work.path().join("audit.log");
+    let policy = work.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        r#"apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+- level: None
+  nonResourceURLs: ["/healthz*", "/readyz*", "/livez*", "/version", "/openapi*", "/api", "/apis*"]
+- level: Metadata
+  resources: [{group: "", resources: ["secrets"]}]
+  omitStages: [RequestReceived]
+- level: RequestResponse
+  resources: [{group: "", resources: ["configmaps"]}]
+  omitManagedFields: true
+  omitStages: [RequestReceived]
+- level: Request
+  resources: [{group: "apps", resources: ["deployments"]}]
+- level: None
+"#,
+    )
+    .unwrap();
+    let s = Server::start_with(
+        support::Backend::Embedded,
+        &[
+            "--audit-log-path",
+            audit.to_str().unwrap(),
+            "--audit-policy-file",
+            policy.to_str().unwrap(),
+        ],
+    );
+    s.kubectl_ok(&["create", "configmap", "cm1", "--from-literal=k=v"]);
+    s.kubectl_ok(&["get", "configmap", "cm1"]);
+    let literal = format!("--from-literal=password={SECRET_VALUE}");
+    s.kubectl_ok(&["create", "secret", "generic", "db", &literal]);
+    s.kubectl_ok(&["create", "deployment", "web", "--image=nginx"]);
+    let watch = s
+        .raw(
+            true,
+            "GET",
+            "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1",
+            None,
+            b"",
+        )
+        .expect("a watch");
+    assert_eq!(watch.status, 200);
+    s.kubectl_ok(&["delete", "configmap", "cm1"]);
+
+    wait_for(
+        "the configmap's delete and the watch's end to be audited",
+        DEADLINE,
+        || {
+            let evs = events(&audit);
+            (evs.iter()
+                .any(|e| e["verb"] == "delete" && e["objectRef"]["resource"] == "configmaps")
+                && evs
+                    .iter()
+                    .any(|e| e["verb"] == "watch" && e["stage"] == "ResponseComplete"))
+            .then_some(())
+        },
+    );
+    let evs = events(&audit);
+    let text = std::fs::read_to_string(&audit).unwrap();
+    let find = |verb: &str, resource: &str, stage: &str| {
+        evs.iter()
+            .filter(|e| {
+                e["verb"] == verb
+                    && e["objectRef"]["resource"] == resource
+                    && e["objectRef"]["namespace"] == "default"
+                    && e["stage"] == stage
+            })
+            .collect::<Vec<_>>()
+    };
+    // ConfigMaps (the test's, in `default`; the controllers write others): RequestResponse,
+    // without managedFields, reads included, no RequestReceived.
+    let created = find("create", "configmaps", "ResponseComplete");
+    assert_eq!(created.len(), 1, "{created:?}");
+    assert_eq!(created[0]["level"], "RequestResponse");
+    assert_eq!(created[0]["requestObject"]["data"]["k"], "v");
+    assert_eq!(created[0]["responseObject"]["metadata"]["name"], "cm1");
+    assert!(
+        created[0]["responseObject"]["metadata"]
+            .get("managedFields")
+            .is_none()
+    );
+    assert_eq!(created[0]["objectRef"]["name"], "cm1");
+    assert!(find("create", "configmaps", "RequestReceived").is_empty());
+    // Reads: kubectl's get (and the controllers' and kubectl delete's own reads).
+    let got = find("get", "configmaps", "ResponseComplete");
+    assert!(
+        got.iter().any(|e| e["responseStatus"]["code"] == 200
+            && e["responseObject"].is_object()
+            && e["userAgent"].as_str().is_some_and(|a| a.starts_with("kubectl"))),
+        "{got:?}"
+    );
+    // A watch: started, then complete when it ended.
+    assert_eq!(find("watch", "configmaps", "ResponseStarted").len(), 1);
+    assert_eq!(find("watch", "configmaps", "ResponseComplete").len(), 1);
+    // Secrets at Metadata: no objects, no value anywhere in the log.
+    let secret = find("create", "secrets", "ResponseComplete");
+    assert_eq!(secret.len(), 1);
+    assert_eq!(secret[0]["level"], "Metadata");
+    assert!(secret[0].get("requestObject").is_none() && secret[0].get("responseObject").is_none());
+    assert!(!text.contains(SECRET_VALUE));
+    assert!(!text.contains(&base64::engine::general_purpose::STANDARD.encode(SECRET_VALUE)));
+    // Deployments at Request: RequestReceived then ResponseComplete, the request's object only.
+    let received = find("create", "deployments", "RequestReceived");
+    let complete = find("create", "deployments", "ResponseComplete");
+    assert_eq!((received.len(), complete.len()), (1, 1));
+    assert_eq!(received[0]["auditID"], complete[0]["auditID"]);
+    assert!(received[0].get("responseStatus").is_none());
+    assert_eq!(complete[0]["level"], "Request");
+    assert_eq!(complete[0]["requestObject"]["metadata"]["name"], "web");
+    assert!(complete[0].get("responseObject").is_none());
+    // The catch-all None: nothing else (no discovery, no namespaces, no probes).
+    assert!(
+        evs.iter().all(|e| ["configmaps", "secrets", "deployments"]
+            .contains(&e["objectRef"]["resource"].as_str().unwrap_or(""))),
+        "only the policy's resources are audited"
+    );
+
+    // A policy that does not validate, or one without a log to write to, stops the server.
+    std::fs::write(
+        &policy,
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Verbose\n",
+    )
+    .unwrap();
+    for (args, want) in [
+        (
+            vec![
+                "--audit-log-path",
+                audit.to_str().unwrap(),
+                "--audit-policy-file",
+                policy.to_str().unwrap(),
+            ],
+            r#"rules[0].level: Unsupported value: "Verbose""#,
+        ),
+        (
+            vec!["--audit-policy-file", policy.to_str().unwrap()],
+            "--audit-policy-file needs --audit-log-path",
+        ),
+    ] {
+        let data = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+            .arg(data.path())
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = wait_for("the server to refuse the policy", DEADLINE, || {
+            child.try_wait().unwrap()
+        });
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(!status.success());
+        assert!(err.contains(want), "{err}");
+    }
+}

@@ -1,6 +1,7 @@
-//! The audit log: one JSON line per request that is not a read, in kube-apiserver's
-//! `audit.k8s.io/v1` Event shape at the Metadata level (who, what, on which object, the
-//! outcome and when; never a request or response body).
+//! The audit log: JSON lines in kube-apiserver's `audit.k8s.io/v1` Event shape, one per
+//! request and stage as the audit policy ([`crate::audit_policy`]) says. Without a policy file,
+//! one event per request that is not a read, at the Metadata level (who, what, on which object,
+//! the outcome and when; never a request or response body).
 //!
 //! Requests hand their event to a dedicated writer thread through a bounded queue and never
 //! wait for the disk: when the queue is full the event is dropped and counted. The writer
@@ -20,6 +21,7 @@ use http::HeaderValue;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::audit_policy::{Decision, Level, Policy, Stage};
 use crate::auth::{RemoteAddr, UserInfo};
 use crate::error::ApiError;
 use crate::request_info::RequestInfo;
@@ -39,12 +41,15 @@ pub struct AuditOptions {
     pub max_size_mb: u64,
     /// Rotated files to keep (0: all).
     pub max_backups: usize,
+    /// What is audited (`--audit-policy-file`); without one, writes at the Metadata level.
+    pub policy: Option<Policy>,
 }
 
 /// A running audit log.
 pub struct AuditLog {
     tx: SyncSender<Vec<u8>>,
     dropped: AtomicU64,
+    policy: Policy,
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -66,7 +71,16 @@ impl AuditLog {
         Ok(Arc::new(AuditLog {
             tx,
             dropped: AtomicU64::new(0),
+            policy: opts
+                .policy
+                .clone()
+                .unwrap_or_else(Policy::writes_at_metadata),
         }))
+    }
+
+    /// Whether some requests are audited with their bodies (which must then be kept).
+    pub fn records_bodies(&self) -> bool {
+        self.policy.records_bodies()
     }
 
     /// Queues one event line (without waiting).
@@ -247,41 +261,79 @@ impl Sink {
     }
 }
 
-/// Turns a handler's result into the response: records the audit event of a request that is
-/// not a read (when auditing is on) and sets kube's `Audit-Id` response header.
+/// Turns a handler's result into the response: records the request's audit events (when
+/// auditing is on and the policy audits it) and sets kube's `Audit-Id` response header.
 pub async fn complete(
     state: &ApiState,
     audit: &mut RequestAudit,
     result: Result<Response, ApiError>,
     errors: &crate::output::ErrorForm,
 ) -> Response {
-    let log = state
-        .auth()
-        .and_then(|a| a.audit.clone())
-        .filter(|_| audit.wanted());
-    let mut resp = match result {
-        Ok(resp) => match &log {
-            Some(log) => {
-                let resp = if audit.verb == "create" && resp.status().is_success() {
-                    created_name(audit, resp).await
-                } else {
-                    resp
+    let log = state.auth().and_then(|a| a.audit.clone());
+    let decision = log.as_ref().map(|l| audit.decide(&l.policy));
+    let mut resp = match (log, decision) {
+        (Some(log), Some(d)) if d.level > Level::None => match result {
+            Ok(resp) if audit.long_running && resp.status().is_success() => {
+                // A watch: started now, complete when its stream ends.
+                if d.writes(Stage::ResponseStarted)
+                    && let Some(line) = audit.event(
+                        Stage::ResponseStarted,
+                        &d,
+                        resp.status().as_u16(),
+                        None,
+                        None,
+                    )
+                {
+                    log.record(line);
+                }
+                let code = resp.status().as_u16();
+                let (parts, body) = resp.into_parts();
+                let completing = Completing {
+                    inner: body,
+                    done: d
+                        .writes(Stage::ResponseComplete)
+                        .then(|| (log, audit.clone(), d, code)),
                 };
-                if let Some(line) = audit.finish(resp.status().as_u16(), None) {
+                Response::from_parts(parts, Body::new(completing))
+            }
+            Ok(resp) => {
+                let wants_object = d.level >= Level::RequestResponse;
+                let (resp, object) =
+                    if (audit.verb == "create" && resp.status().is_success()) || wants_object {
+                        read_object(resp).await
+                    } else {
+                        (resp, None)
+                    };
+                if let Some(o) = &object {
+                    audit.set_created_from(o);
+                }
+                if d.writes(Stage::ResponseComplete)
+                    && let Some(line) = audit.event(
+                        Stage::ResponseComplete,
+                        &d,
+                        resp.status().as_u16(),
+                        None,
+                        object.filter(|_| wants_object).as_ref(),
+                    )
+                {
                     log.record(line);
                 }
                 resp
             }
-            None => resp,
-        },
-        Err(e) => {
-            if let Some(log) = &log
-                && let Some(line) = audit.finish(e.code, Some(&e))
-            {
-                log.record(line);
+            Err(e) => {
+                if d.writes(Stage::ResponseComplete)
+                    && let Some(line) =
+                        audit.event(Stage::ResponseComplete, &d, e.code, Some(&e), None)
+                {
+                    log.record(line);
+                }
+                errors.render(&e)
             }
-            errors.render(&e)
-        }
+        },
+        _ => match result {
+            Ok(resp) => resp,
+            Err(e) => errors.render(&e),
+        },
     };
     if let Ok(v) = HeaderValue::from_str(audit.id()) {
         resp.headers_mut().insert("audit-id", v);
@@ -289,26 +341,63 @@ pub async fn complete(
     resp
 }
 
-/// Reads the name of a created object from the response (its URL has none), as kube's
-/// `LogRequestObject` fills `objectRef.name`; the body is passed on unchanged.
-async fn created_name(audit: &mut RequestAudit, resp: Response) -> Response {
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(default)]
-        name: String,
-        #[serde(default)]
-        namespace: String,
+/// A long-running response's body that writes the ResponseComplete event when it ends (or
+/// the client goes away), as kube does for watches.
+struct Completing {
+    inner: Body,
+    done: Option<(Arc<AuditLog>, RequestAudit, Decision, u16)>,
+}
+
+impl http_body::Body for Completing {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
     }
-    #[derive(serde::Deserialize)]
-    struct Object {
-        metadata: Option<Meta>,
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
     }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for Completing {
+    fn drop(&mut self) {
+        if let Some((log, audit, d, code)) = self.done.take()
+            && let Some(line) = audit.event(Stage::ResponseComplete, &d, code, None, None)
+        {
+            log.record(line);
+        }
+    }
+}
+
+/// Decodes a request or response body by its media type (JSON, YAML or protobuf).
+fn decode_body(content_type: &str, bytes: &[u8]) -> Option<Value> {
+    if content_type.starts_with(apimachinery::protobuf::CONTENT_TYPE) {
+        apimachinery::protobuf::decode_response(bytes).ok()
+    } else if content_type.contains("yaml") {
+        serde_yaml::from_slice(bytes).ok()
+    } else {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// Reads the object a response carries (for a created object's name, which its URL lacks,
+/// and for RequestResponse events); the body is passed on unchanged.
+async fn read_object(resp: Response) -> (Response, Option<Value>) {
     let (parts, body) = resp.into_parts();
     let bytes = match axum::body::to_bytes(body, usize::MAX).await {
         Ok(b) => b,
         Err(e) => {
-            tracing::warn!(error = %e, "reading a create response for the audit log failed");
-            return Response::from_parts(parts, Body::empty());
+            tracing::warn!(error = %e, "reading a response for the audit log failed");
+            return (Response::from_parts(parts, Body::empty()), None);
         }
     };
     // The response is in the media type the client negotiated.
@@ -317,19 +406,18 @@ async fn created_name(audit: &mut RequestAudit, resp: Response) -> Response {
         .get(http::header::CONTENT_TYPE)
         .and_then(|ct| ct.to_str().ok())
         .unwrap_or("");
-    let object = if content_type.starts_with(apimachinery::protobuf::CONTENT_TYPE) {
-        apimachinery::protobuf::decode_response(&bytes)
-            .ok()
-            .and_then(|v| serde_json::from_value::<Object>(v).ok())
-    } else if content_type.starts_with("application/yaml") {
-        serde_yaml::from_slice::<Object>(&bytes).ok()
-    } else {
-        serde_json::from_slice::<Object>(&bytes).ok()
-    };
-    if let Some(Object { metadata: Some(m) }) = object {
-        audit.set_created(&m.name, &m.namespace);
+    let object = decode_body(content_type, &bytes);
+    (Response::from_parts(parts, Body::from(bytes)), object)
+}
+
+/// Removes `metadata.managedFields` from an object and a list's items (`omitManagedFields`).
+fn strip_managed_fields(v: &mut Value) {
+    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("managedFields");
     }
-    Response::from_parts(parts, Body::from(bytes))
+    if let Some(items) = v.get_mut("items").and_then(Value::as_array_mut) {
+        items.iter_mut().for_each(strip_managed_fields);
+    }
 }
 
 /// kube's MicroTime format.
@@ -359,7 +447,12 @@ struct Event<'a> {
     user_agent: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     object_ref: Option<&'a Value>,
-    response_status: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_status: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_object: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_object: Option<Value>,
     request_received_timestamp: String,
     stage_timestamp: String,
     #[serde(skip_serializing_if = "Map::is_empty")]
@@ -370,8 +463,8 @@ struct Event<'a> {
 /// what was sent.
 const SENSITIVE: &[&str] = &["secrets", "tokenreviews"];
 
-/// What one request contributes to its audit event, collected along the request path.
-#[derive(Debug)]
+/// What one request contributes to its audit events, collected along the request path.
+#[derive(Clone, Debug)]
 pub struct RequestAudit {
     id: String,
     received: jiff::Timestamp,
@@ -384,6 +477,16 @@ pub struct RequestAudit {
     user: Option<UserInfo>,
     impersonated: Option<UserInfo>,
     annotations: Map<String, Value>,
+    /// The request as the policy sees it (set with [`RequestAudit::set_request`]).
+    info: Option<RequestInfo>,
+    /// The policy's decision, once the user is known.
+    decision: Option<Decision>,
+    /// The body and its media type, kept when the policy records request bodies.
+    request_body: Option<(bytes::Bytes, String)>,
+    /// A watch or another long-running request.
+    pub long_running: bool,
+    /// Whether the server audits at all; when not, nothing is collected.
+    enabled: bool,
 }
 
 impl RequestAudit {
@@ -412,6 +515,57 @@ impl RequestAudit {
             user: None,
             impersonated: None,
             annotations: Map::new(),
+            info: None,
+            decision: None,
+            request_body: None,
+            long_running: false,
+            enabled: true,
+        }
+    }
+
+    /// A record that collects nothing: for a server without an audit log (the request still
+    /// gets its `Audit-Id`).
+    pub fn disabled(mut self) -> RequestAudit {
+        self.enabled = false;
+        self
+    }
+
+    /// Keeps the request's body for Request and RequestResponse events.
+    pub fn set_request_body(&mut self, body: bytes::Bytes, content_type: &str) {
+        self.request_body = Some((body, content_type.to_string()));
+    }
+
+    /// The policy's decision for this request: decided once the user is known (kube evaluates
+    /// the policy with the authenticated user, before impersonation); a request that failed
+    /// before that is evaluated without a user.
+    fn decide(&mut self, policy: &Policy) -> Decision {
+        if let Some(d) = &self.decision {
+            return d.clone();
+        }
+        let d = match &self.info {
+            Some(info) => policy.evaluate(self.user.as_ref(), info),
+            None => policy.evaluate(
+                self.user.as_ref(),
+                &crate::request_info::request_info(
+                    &http::Method::GET,
+                    self.request_uri.split('?').next().unwrap_or(""),
+                    &Default::default(),
+                ),
+            ),
+        };
+        self.decision = Some(d.clone());
+        d
+    }
+
+    /// Called once the request is authenticated: decides the level and writes the
+    /// RequestReceived event when the policy wants it.
+    pub fn received(&mut self, log: &AuditLog) {
+        self.decision = None;
+        let d = self.decide(&log.policy);
+        if d.writes(Stage::RequestReceived)
+            && let Some(line) = self.event(Stage::RequestReceived, &d, 0, None, None)
+        {
+            log.record(line);
         }
     }
 
@@ -422,6 +576,10 @@ impl RequestAudit {
 
     /// Records what the request is about.
     pub fn set_request(&mut self, info: &RequestInfo) {
+        if !self.enabled {
+            return;
+        }
+        self.info = Some(info.clone());
         self.verb = info.verb.clone();
         self.read = if info.is_resource_request {
             matches!(info.verb.as_str(), "get" | "list" | "watch")
@@ -447,16 +605,25 @@ impl RequestAudit {
 
     /// Records the authenticated user.
     pub fn set_user(&mut self, u: &UserInfo) {
+        if !self.enabled {
+            return;
+        }
         self.user = Some(u.clone());
     }
 
     /// Records the impersonated user.
     pub fn set_impersonated(&mut self, u: &UserInfo) {
+        if !self.enabled {
+            return;
+        }
         self.impersonated = Some(u.clone());
     }
 
     /// Records the authorization decision (kube's `authorization.k8s.io/*` annotations).
     pub fn set_decision(&mut self, allowed: bool, reason: &str) {
+        if !self.enabled {
+            return;
+        }
         self.annotations.insert(
             "authorization.k8s.io/decision".into(),
             Value::String(if allowed { "allow" } else { "forbid" }.into()),
@@ -465,6 +632,21 @@ impl RequestAudit {
             "authorization.k8s.io/reason".into(),
             Value::String(reason.to_string()),
         );
+    }
+
+    /// Fills in a created object's name and namespace from the response's object.
+    fn set_created_from(&mut self, object: &Value) {
+        if self.verb != "create" {
+            return;
+        }
+        let meta = |k: &str| {
+            object["metadata"][k]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (name, namespace) = (meta("name"), meta("namespace"));
+        self.set_created(&name, &namespace);
     }
 
     /// Fills in the name (and namespace) of a created object, which its URL lacks.
@@ -479,14 +661,28 @@ impl RequestAudit {
         }
     }
 
-    /// True when this request is not a read, so it is audited.
-    pub fn wanted(&self) -> bool {
-        !self.read
+    /// The event line for a finished request at the Metadata level without a policy file
+    /// (None for reads).
+    #[cfg(test)]
+    fn finish(&mut self, code: u16, error: Option<&ApiError>) -> Option<Vec<u8>> {
+        let d = self.decide(&Policy::writes_at_metadata());
+        if !d.writes(Stage::ResponseComplete) {
+            return None;
+        }
+        self.event(Stage::ResponseComplete, &d, code, error, None)
     }
 
-    /// The event line for a finished request, or None for reads.
-    pub fn finish(&self, code: u16, error: Option<&ApiError>) -> Option<Vec<u8>> {
-        if self.read {
+    /// The event line of `stage` at the decided level; the response object is given for
+    /// RequestResponse events.
+    fn event(
+        &self,
+        stage: Stage,
+        d: &Decision,
+        code: u16,
+        error: Option<&ApiError>,
+        response: Option<&Value>,
+    ) -> Option<Vec<u8>> {
+        if d.level == Level::None {
             return None;
         }
         let sensitive = self
@@ -495,23 +691,43 @@ impl RequestAudit {
             .and_then(|r| r.get("resource"))
             .and_then(Value::as_str)
             .is_some_and(|r| SENSITIVE.contains(&r));
-        let response_status = match error {
-            None => json!({"metadata": {}, "code": code}),
-            Some(e) => {
+        let response_status = match (stage, error) {
+            (Stage::RequestReceived, _) => None,
+            (_, None) => Some(json!({"metadata": {}, "code": code})),
+            (_, Some(e)) => {
                 let mut s = json!({"metadata": {}, "status": "Failure", "reason": e.reason, "code": e.code});
-                if !sensitive {
+                // Without a policy that asks for bodies, messages of sensitive resources are
+                // left out in case they quote what was sent.
+                if !sensitive || d.level >= Level::Request {
                     s["message"] = Value::String(e.message.clone());
                 }
-                s
+                Some(s)
             }
         };
+        let with_fields = |mut v: Value| {
+            if d.omit_managed_fields {
+                strip_managed_fields(&mut v);
+            }
+            v
+        };
+        let request_object = (d.level >= Level::Request)
+            .then_some(self.request_body.as_ref())
+            .flatten()
+            .and_then(|(b, ct)| decode_body(ct, b))
+            .map(with_fields);
+        let response_object = (d.level >= Level::RequestResponse
+            && stage != Stage::RequestReceived)
+            .then_some(response)
+            .flatten()
+            .cloned()
+            .map(with_fields);
         let nobody = UserInfo::default();
         let event = Event {
             kind: "Event",
             api_version: "audit.k8s.io/v1",
-            level: "Metadata",
+            level: d.level.as_str(),
             audit_id: &self.id,
-            stage: "ResponseComplete",
+            stage: stage.as_str(),
             request_uri: &self.request_uri,
             verb: &self.verb,
             user: self.user.as_ref().unwrap_or(&nobody),
@@ -520,6 +736,8 @@ impl RequestAudit {
             user_agent: self.user_agent.as_deref(),
             object_ref: self.object_ref.as_ref(),
             response_status,
+            request_object,
+            response_object,
             request_received_timestamp: micro_time(self.received),
             stage_timestamp: micro_time(jiff::Timestamp::now()),
             annotations: &self.annotations,
@@ -625,6 +843,7 @@ mod tests {
             path: path.clone(),
             max_size_mb: 1,
             max_backups: 2,
+            policy: None,
         })
         .unwrap();
         let line = vec![b'x'; 100 * 1024 - 1]

@@ -117,6 +117,14 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
         });
     let path = info.path.clone();
     let mut audit = crate::audit::RequestAudit::begin(&req);
+    if state.auth().is_none_or(|a| a.audit.is_none()) {
+        audit = audit.disabled();
+    }
+    audit.long_running = long_running;
+    let req = match keep_body_for_audit(&state, req, long_running, &mut audit).await {
+        Ok(req) => req,
+        Err(e) => return errors.render(&e),
+    };
     // Long-running requests have no deadline.
     let deadline = if long_running {
         Ok(None)
@@ -149,6 +157,31 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
         "request"
     );
     resp
+}
+
+/// Reads a write's body up front when the audit policy records request bodies, so its event
+/// can carry the object; the handler reads the same bytes.
+async fn keep_body_for_audit(
+    state: &ApiState,
+    req: http::Request<Body>,
+    long_running: bool,
+    audit: &mut crate::audit::RequestAudit,
+) -> Result<http::Request<Body>, ApiError> {
+    let records = state
+        .auth()
+        .and_then(|a| a.audit.as_ref())
+        .is_some_and(|l| l.records_bodies());
+    if !records
+        || long_running
+        || !matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH)
+    {
+        return Ok(req);
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = body::read_limited(body, state.config.max_request_bytes).await?;
+    let content_type = body::content_type(header_str(&parts.headers, header::CONTENT_TYPE));
+    audit.set_request_body(bytes.clone(), &content_type);
+    Ok(http::Request::from_parts(parts, Body::from(bytes)))
 }
 
 /// kube-apiserver's long-running request check (verbs watch and proxy; subresources

@@ -13,6 +13,7 @@ pub mod admission;
 pub mod aggregated;
 pub mod aggregator;
 pub mod audit;
+pub mod audit_policy;
 pub mod auth;
 pub mod body;
 pub mod client;

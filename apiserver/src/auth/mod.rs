@@ -346,6 +346,9 @@ pub async fn admit(
     audit.set_user(&user);
     crate::request_info::add_selector_name(info, query);
     audit.set_request(info);
+    if let Some(log) = &auth.audit {
+        audit.received(log);
+    }
     let user = match impersonation::impersonate(&auth.authorizer, &user, &parts.headers)? {
         Some(acting_as) => {
             audit.set_impersonated(&acting_as);
