@@ -355,7 +355,9 @@ rules:
     assert!(
         got.iter().any(|e| e["responseStatus"]["code"] == 200
             && e["responseObject"].is_object()
-            && e["userAgent"].as_str().is_some_and(|a| a.starts_with("kubectl"))),
+            && e["userAgent"]
+                .as_str()
+                .is_some_and(|a| a.starts_with("kubectl"))),
         "{got:?}"
     );
     // A watch: started, then complete when it ended.

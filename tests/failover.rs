@@ -743,6 +743,100 @@ fn application_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
     env.wait_member_absent(&victim, &["deploy", "stateful", "-n", "default"]);
 }
 
+/// Cluster failover with `failover.cluster.statePreservation`: when the member a workload runs
+/// on dies and the NoExecute taint evicts it, the eviction task carries the state read from the
+/// last status the dead member reported, and the copy on the cluster it moves to gets it as
+/// labels.
+#[test]
+fn cluster_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
+    let mut env = Env::start_with_flags(Backend::Embedded, 3, FAILOVER_FLAGS);
+    env.apply(DOWN_POLICY);
+    env.apply(&format!(
+        "{}{}",
+        deployment("kept", 3),
+        policy(
+            "kept",
+            "    clusterAffinity: {clusterNames: [member1, member2]}
+    spreadConstraints: [{spreadByField: cluster, maxGroups: 1, minGroups: 1}]
+    replicaScheduling: {replicaSchedulingType: Duplicated}",
+            "  failover:
+    cluster:
+      purgeMode: Directly
+      statePreservation:
+        rules:
+        - {aliasLabelName: failover.karmada-rs.io/ready, jsonPath: '{ .readyReplicas }'}
+",
+        )
+    ));
+    let victim = env.wait("kept ready on one cluster", || {
+        let c = clusters(&rb(&env, "kept")?);
+        (c.len() == 1 && ready_on(&env, &c[0].0, "kept") == 3).then(|| c[0].0.clone())
+    });
+    // The binding reflects the member's status (3 ready) before the member goes.
+    env.wait("the binding reflects kept's status", || {
+        let b = rb(&env, "kept")?;
+        b["status"]["aggregatedStatus"]
+            .as_array()?
+            .iter()
+            .any(|s| s["clusterName"] == victim.as_str() && s["status"]["readyReplicas"] == 3)
+            .then_some(())
+    });
+    let target = if victim == "member1" {
+        "member2"
+    } else {
+        "member1"
+    };
+    let watch = MemberWatch::start(
+        &env,
+        target,
+        &["get", "deploy", "-n", "default", "-w", "-o", "json"],
+    );
+    let rb_watch = MemberWatch::spawn(
+        env.cp.kubectl_cmd(),
+        &[
+            "get",
+            "rb",
+            "kept-deployment",
+            "-n",
+            "default",
+            "-w",
+            "-o",
+            "json",
+        ],
+    );
+    let index: usize = victim
+        .trim_start_matches("member")
+        .parse::<usize>()
+        .expect("memberN")
+        - 1;
+    env.members[index].stop();
+    let t = env.wait("kept evicted from the dead member", || {
+        rb_watch.objects().into_iter().find_map(|b| {
+            let t = tasks(&b);
+            (clusters(&b).iter().all(|(n, _)| *n != victim) && t.len() == 1).then(|| t[0].clone())
+        })
+    });
+    drop(rb_watch);
+    assert_eq!(t["purgeMode"], "Directly");
+    assert_eq!(t["reason"], "TaintUntolerated");
+    assert_eq!(
+        t["preservedLabelState"],
+        serde_json::json!({"failover.karmada-rs.io/ready": "3"})
+    );
+    // Karmada's taint manager records no clustersBeforeFailover (only application failover
+    // does), so the labels go to every cluster the workload is on after the eviction.
+    assert!(t.get("clustersBeforeFailover").is_none(), "{t}");
+    env.wait("kept scheduled to the other cluster", || {
+        (clusters(&rb(&env, "kept")?) == [(target.to_owned(), 3)]).then_some(())
+    });
+    env.wait("the new copy carries the preserved state", || {
+        watch
+            .output()
+            .contains(r#""failover.karmada-rs.io/ready": "3""#)
+            .then_some(())
+    });
+}
+
 #[test]
 fn a_recovered_member_gets_replicas_back_by_rebalancer_or_by_opt_in_bounded_steps() {
     let mut env = Env::start_with_flags(Backend::Embedded, 3, FAILOVER_FLAGS);
