@@ -161,6 +161,12 @@ struct ServeArgs {
     /// Mutating requests served at once; more get 429 with Retry-After (0: no limit).
     #[arg(long, env = "KARMADA_RS_MAX_MUTATING_REQUESTS_INFLIGHT", default_value_t = 200, value_parser = clap::value_parser!(i64).range(0..))]
     max_mutating_requests_inflight: i64,
+    /// API Priority and Fairness (kube's default): requests are admitted per priority level
+    /// (exempt for system:masters, system for the control plane's components, workload-high
+    /// for users, workload-low for service accounts, catch-all) sharing the two in-flight
+    /// limits' seats, each user queued fairly within its level. false: the two plain limits.
+    #[arg(long, env = "KARMADA_RS_ENABLE_PRIORITY_AND_FAIRNESS", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    enable_priority_and_fairness: bool,
     /// How long a request that is not long-running may take before it is answered with a 504
     /// Timeout (Go duration); a request's `timeout` parameter can only shorten it.
     #[arg(long, env = "KARMADA_RS_REQUEST_TIMEOUT", default_value = "1m0s", value_parser = parse_request_timeout)]
@@ -272,6 +278,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 max_requests_inflight: args.max_requests_inflight,
                 max_mutating_requests_inflight: args.max_mutating_requests_inflight,
                 request_timeout: args.request_timeout,
+                priority_and_fairness: args.enable_priority_and_fairness,
             },
         },
         security,

@@ -80,8 +80,9 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
     let errors = ErrorForm::of(req.headers(), req.uri().query());
     let long_running = is_long_running(&info);
     let mutating = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
-    // In-flight limits as kube's MaxInFlightLimit filter: long-running requests are exempt.
-    let guard = if long_running {
+    // In-flight limits as kube's MaxInFlightLimit filter (when API Priority and Fairness is
+    // off; it runs after authentication, in `handle`): long-running requests are exempt.
+    let guard = if long_running || state.flow_control.is_some() {
         None
     } else {
         let limit = if mutating {
@@ -182,6 +183,28 @@ async fn keep_body_for_audit(
     let content_type = body::content_type(header_str(&parts.headers, header::CONTENT_TYPE));
     audit.set_request_body(bytes.clone(), &content_type);
     Ok(http::Request::from_parts(parts, Body::from(bytes)))
+}
+
+/// A seat of the request's priority level, or kube's 429 when its queue is full or it waited
+/// too long.
+async fn admit_flow<'a>(
+    fc: &'a flowcontrol::FlowControl,
+    user: &UserInfo,
+    info: &RequestInfo,
+) -> Result<flowcontrol::Seat<'a>, ApiError> {
+    let class = flowcontrol::classify(&flowcontrol::RequestDigest {
+        user: &user.name,
+        groups: &user.groups,
+        verb: &info.verb,
+        api_group: &info.api_group,
+        resource: &info.resource,
+        path: &info.path,
+        is_resource_request: info.is_resource_request,
+    });
+    fc.admit(&class).await.map_err(|rejection| {
+        tracing::debug!(user = %user.name, flow_schema = class.flow_schema, reason = rejection.reason(), "request rejected by priority and fairness");
+        ApiError::too_many_requests("Too many requests, please try again later.", 1)
+    })
 }
 
 /// kube-apiserver's long-running request check (verbs watch and proxy; subresources
@@ -292,6 +315,11 @@ async fn handle(
     let user = match state.delegated_auth() {
         Some(d) => std::sync::Arc::new(d.admit(&mut parts, &mut info, &query).await?),
         None => auth::admit(state, &mut parts, &mut info, &query, audit).await?,
+    };
+    // kube's WithPriorityAndFairness: after authentication and impersonation, by who asks.
+    let _seat = match &state.flow_control {
+        Some(fc) if !is_long_running(&info) => Some(admit_flow(fc, &user, &info).await?),
+        _ => None,
     };
     auth::scope(
         user.clone(),
@@ -438,7 +466,10 @@ async fn non_resource(
     match path {
         "/version" => Ok(json_response(StatusCode::OK, &crate::version::info())),
         "/metrics" => {
-            let text = state.metrics.render(&state.cache_stats());
+            let mut text = state.metrics.render(&state.cache_stats());
+            if let Some(fc) = &state.flow_control {
+                fc.render_metrics(&mut text);
+            }
             let mut resp = (StatusCode::OK, text).into_response();
             resp.headers_mut().insert(
                 header::CONTENT_TYPE,

@@ -63,6 +63,8 @@ pub struct RequestLimits {
     pub max_mutating_requests_inflight: i64,
     /// How long a request that is not long-running may take before it gets a 504.
     pub request_timeout: Duration,
+    /// API Priority and Fairness instead of the plain in-flight limits.
+    pub priority_and_fairness: bool,
 }
 
 impl Default for RequestLimits {
@@ -72,6 +74,7 @@ impl Default for RequestLimits {
             max_requests_inflight: api.max_requests_inflight,
             max_mutating_requests_inflight: api.max_mutating_requests_inflight,
             request_timeout: api.request_timeout,
+            priority_and_fairness: api.priority_and_fairness,
         }
     }
 }
@@ -285,6 +288,7 @@ pub async fn start_with(
             max_requests_inflight: opts.limits.max_requests_inflight,
             max_mutating_requests_inflight: opts.limits.max_mutating_requests_inflight,
             request_timeout: opts.limits.request_timeout,
+            priority_and_fairness: opts.limits.priority_and_fairness,
             ..Default::default()
         },
     );

@@ -50,6 +50,10 @@ pub struct ApiConfig {
     pub max_mutating_requests_inflight: i64,
     /// Deadline of requests that are not long-running (`--request-timeout`, 60 s).
     pub request_timeout: Duration,
+    /// API Priority and Fairness (`--enable-priority-and-fairness`, on as kube's): the two
+    /// in-flight limits together are the seats its priority levels share; off, they are
+    /// kube's older max-in-flight filter.
+    pub priority_and_fairness: bool,
 }
 
 impl Default for ApiConfig {
@@ -66,6 +70,7 @@ impl Default for ApiConfig {
             max_requests_inflight: 400,
             max_mutating_requests_inflight: 200,
             request_timeout: Duration::from_secs(60),
+            priority_and_fairness: true,
         }
     }
 }
@@ -105,6 +110,8 @@ pub struct ApiState {
     caches: Mutex<HashMap<String, RunningCache>>,
     /// Authentication, authorization and audit; requests fail closed until it is set.
     auth: OnceLock<Arc<crate::auth::Auth>>,
+    /// API Priority and Fairness, when on.
+    pub flow_control: Option<flowcontrol::FlowControl>,
 }
 
 impl std::fmt::Debug for ApiState {
@@ -126,10 +133,23 @@ impl Drop for ApiState {
 impl ApiState {
     /// Creates the state; caches start as resources are first used (or by [`ApiState::warm`]).
     pub fn new(store: Arc<dyn Store>, catalog: Arc<Catalog>, config: ApiConfig) -> Arc<ApiState> {
+        let flow_control = config.priority_and_fairness.then(|| {
+            flowcontrol::FlowControl::new(flowcontrol::Config {
+                server_concurrency_limit: usize::try_from(
+                    config.max_requests_inflight + config.max_mutating_requests_inflight,
+                )
+                .unwrap_or(0)
+                .max(1),
+                queue_length_limit: 50,
+                // kube: a quarter of the request timeout.
+                max_wait: config.request_timeout / 4,
+            })
+        });
         Arc::new(ApiState {
             store,
             catalog,
             config,
+            flow_control,
             metrics: Default::default(),
             cluster_proxy: Default::default(),
             aggregator: Default::default(),
