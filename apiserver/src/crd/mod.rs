@@ -4,25 +4,21 @@
 //! - [`controller`]: accepts names, establishes CRDs, serves their versions through the
 //!   catalog and deletes the objects of a CRD being deleted;
 //! - [`definition`]: a CRD's [`ResourceDef`]s and status;
-//! - [`schema`], [`pruning`], [`defaulting`], [`validation`], [`formats`]: the structural
-//!   schema of a version applied to custom resources (decoding prunes, writes default and
-//!   validate);
-//! - [`structural`]: the CRD's own schema rules (a v1 CRD needs structural schemas).
+//! - the apiextensions crate's structural-schema machinery (`schema`, `pruning`,
+//!   `defaulting`, `validation`, `structural`) applied to the custom resources of a served
+//!   version and to CRDs themselves.
 //!
 //! Not done: CEL (`x-kubernetes-validations` rules are not evaluated), conversion between
 //! versions (a multi-version CRD serves objects in the stored version's JSON), validation
 //! ratcheting.
 
 pub mod controller;
-pub mod defaulting;
 pub mod definition;
-mod field;
-pub mod formats;
-pub mod pruning;
-pub mod schema;
-pub mod structural;
-pub mod validation;
 
+use std::sync::Arc;
+
+use apiextensions::field;
+pub use apiextensions::{defaulting, formats, pruning, schema, structural, validation};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, Cause};
@@ -30,9 +26,19 @@ use crate::object;
 use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
 
+pub(crate) use apiextensions::{go_float, go_quote};
 pub use controller::CRD_GROUP;
 pub use definition::CLEANUP_FINALIZER;
-pub(crate) use field::{go_float, go_quote};
+
+/// The compiled schema of a custom resource's version (`None` for other resources or a
+/// version without a schema).
+fn compiled(def: &ResourceDef) -> Option<Arc<schema::Schema>> {
+    let Source::Custom(custom) = &def.source else {
+        return None;
+    };
+    let s = custom.schema.as_ref()?;
+    Some(schema::compiled(&custom.crd_name, &def.version, s))
+}
 
 fn is_crd_resource(def: &ResourceDef) -> bool {
     def.group == CRD_GROUP && def.plural == "customresourcedefinitions"
@@ -41,7 +47,7 @@ fn is_crd_resource(def: &ResourceDef) -> bool {
 /// Decoding of a custom resource: drops fields its schema does not specify (and nulls it
 /// does not allow) and returns the unknown field paths in kube's order.
 pub fn prune_custom_resource(def: &ResourceDef, obj: &mut Value) -> Vec<String> {
-    let compiled = schema::compiled(def);
+    let compiled = compiled(def);
     pruning::prune_custom_resource(obj, compiled.as_deref())
 }
 
@@ -50,7 +56,7 @@ pub fn default_custom_resource(def: &ResourceDef, obj: &mut Value) {
     if !def.is_custom() {
         return;
     }
-    let compiled = schema::compiled(def);
+    let compiled = compiled(def);
     pruning::prune_custom_resource(obj, compiled.as_deref());
     defaulting::apply_defaults(obj, compiled.as_deref());
 }
@@ -65,7 +71,7 @@ pub fn on_read(def: &ResourceDef, obj: &Value) -> Option<Value> {
     }
     let api_version = def.api_version();
     let convert = obj.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str());
-    let compiled = schema::compiled(def).filter(|s| s.any_default);
+    let compiled = compiled(def).filter(|s| s.any_default);
     if !convert && compiled.is_none() {
         return None;
     }
@@ -95,7 +101,7 @@ pub fn validate(def: &ResourceDef, obj: &Value, old: Option<&Value>) -> Vec<Caus
     let Source::Custom(custom) = &def.source else {
         return Vec::new();
     };
-    let mut causes = match schema::compiled(def) {
+    let mut causes = match compiled(def) {
         Some(s) => validation::validate_custom_resource(obj, &s),
         None => Vec::new(),
     };
