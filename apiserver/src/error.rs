@@ -50,14 +50,7 @@ impl std::fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
-/// `configmaps` or `clusters.cluster.karmada.io`: how kube names a resource in messages.
-pub fn qualified_resource(group: &str, resource: &str) -> String {
-    if group.is_empty() {
-        resource.to_string()
-    } else {
-        format!("{resource}.{group}")
-    }
-}
+pub use kube_registry::resources::qualified_resource;
 
 fn opt_group(group: &str) -> Option<String> {
     (!group.is_empty()).then(|| group.to_string())

@@ -28,6 +28,7 @@ mod meta;
 mod names;
 mod others;
 mod pod;
+pub mod resources;
 mod strategy;
 
 use std::collections::BTreeSet;

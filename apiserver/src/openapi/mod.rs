@@ -15,9 +15,10 @@
 //! Documents are built and serialized once per catalog snapshot (built-in and Karmada
 //! group-versions once per process) and shared; v2 is built on its first request after a
 //! change of the catalog (a CRD) or of an aggregated server's documents.
+//!
+//! The documents themselves are built by the openapi-builder crate (`document`, `v2`).
 
-pub mod document;
-pub mod v2;
+pub use openapi_builder::{document, v2};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};

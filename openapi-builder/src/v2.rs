@@ -460,15 +460,17 @@ fn rename_references(v: &mut Value, renames: &std::collections::HashMap<String, 
     }
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
+/// The v2 document's tests, and the check kubectl's reader runs (test support the server's
+/// document tests share; not used at run time).
+#[doc(hidden)]
+pub mod tests {
     use super::*;
 
     /// The rules kube-openapi's v2 reader (`proto.NewOpenAPIData`, which kubectl runs on the
     /// whole document before validating or explaining anything) enforces on each schema: a
     /// reference resolves into the definitions and has no type or properties beside it, one
     /// type at most, an array has exactly one item schema, a primitive type is known.
-    pub(crate) fn kubectl_parse_errors(definitions: &Map<String, Value>) -> Vec<String> {
+    pub fn kubectl_parse_errors(definitions: &Map<String, Value>) -> Vec<String> {
         fn check(defs: &Map<String, Value>, s: &Value, path: &str, errs: &mut Vec<String>) {
             let Some(m) = s.as_object() else {
                 errs.push(format!("{path}: not an object"));
