@@ -2,6 +2,9 @@
 //! k8s.io/apiextensions-apiserver's pkg/apiserver/schema (with its pruning and defaulting) and
 //! pkg/apiserver/validation provide it in Go:
 //!
+//! - [`definition`]: what a CRD means to the server: the resources it serves (a
+//!   [`ResourceDef`](kube_registry::resources::ResourceDef) per served version) and the status
+//!   kube's naming and establishing controllers give it;
 //! - [`schema`]: a CRD version's `openAPIV3Schema` compiled once (and cached per CRD version);
 //! - [`pruning`], [`defaulting`], [`validation`], [`formats`]: that schema applied to custom
 //!   resources (decoding prunes, writes default and validate);
@@ -10,9 +13,10 @@
 //! Everything here is a function over objects in their Kubernetes JSON form and is testable
 //! alone; serving CRDs (the controller, the catalog, storage) stays in the apiserver crate.
 //! It must not depend on an async runtime (tokio), an HTTP stack (hyper, axum), storage or the
-//! apiserver crate (only apimachinery and api).
+//! apiserver crate (only apimachinery, the registry crate's resource types and api).
 
 pub mod defaulting;
+pub mod definition;
 pub mod field;
 pub mod formats;
 pub mod pruning;

@@ -79,7 +79,7 @@ impl CatalogSnapshot {
             }
         }
         for (_, versions) in &mut out {
-            versions.sort_by(|a, b| crate::crd::definition::compare_versions(a, b));
+            versions.sort_by(|a, b| apimachinery::version::compare_versions(a, b));
         }
         out
     }

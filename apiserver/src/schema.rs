@@ -63,7 +63,7 @@ pub fn strict_patch_error(
             reason: "FieldValueInvalid".into(),
             message: format!(
                 "Invalid value: {}: strict decoding error: {}",
-                crate::crd::go_quote(&shown),
+                apiextensions::go_quote(&shown),
                 list.join(", ")
             ),
             field: "patch".into(),
@@ -79,7 +79,7 @@ fn go_plus_v(v: &Value) -> String {
         Value::Number(n) => n
             .as_i64()
             .map(|i| i.to_string())
-            .unwrap_or_else(|| crate::crd::go_float(n.as_f64().unwrap_or(0.0))),
+            .unwrap_or_else(|| apiextensions::go_float(n.as_f64().unwrap_or(0.0))),
         Value::String(s) => s.clone(),
         Value::Array(items) => {
             let inner: Vec<String> = items.iter().map(go_plus_v).collect();

@@ -3,22 +3,20 @@
 //!
 //! - [`controller`]: accepts names, establishes CRDs, serves their versions through the
 //!   catalog and deletes the objects of a CRD being deleted;
-//! - [`definition`]: a CRD's [`ResourceDef`]s and status;
-//! - the apiextensions crate's structural-schema machinery (`schema`, `pruning`,
-//!   `defaulting`, `validation`, `structural`) applied to the custom resources of a served
-//!   version and to CRDs themselves.
+//! - the apiextensions crate's `definition` (a CRD's [`ResourceDef`]s and status) and
+//!   structural-schema machinery (`schema`, `pruning`, `defaulting`, `validation`,
+//!   `structural`) applied to the custom resources of a served version and to CRDs themselves.
 //!
 //! Not done: CEL (`x-kubernetes-validations` rules are not evaluated), conversion between
 //! versions (a multi-version CRD serves objects in the stored version's JSON), validation
 //! ratcheting.
 
 pub mod controller;
-pub mod definition;
 
 use std::sync::Arc;
 
 use apiextensions::field;
-pub use apiextensions::{defaulting, formats, pruning, schema, structural, validation};
+pub use apiextensions::{defaulting, definition, formats, pruning, schema, structural, validation};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, Cause};
@@ -26,7 +24,6 @@ use crate::object;
 use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
 
-pub(crate) use apiextensions::{go_float, go_quote};
 pub use controller::CRD_GROUP;
 pub use definition::CLEANUP_FINALIZER;
 

@@ -747,7 +747,9 @@ mod tests {
     #[test]
     fn the_document_reads_as_kubectl_reads_it() {
         let catalog = catalog();
-        catalog.set_custom(crate::crd::definition::resource_defs(&crontab_crd(false)));
+        catalog.set_custom(apiextensions::definition::resource_defs(&crontab_crd(
+            false,
+        )));
         let doc: Value = serde_json::from_slice(&swagger(&catalog.snapshot(), &[]).json.bytes)
             .unwrap_or_default();
         assert_eq!(doc["swagger"], "2.0");
@@ -844,7 +846,7 @@ mod tests {
     #[test]
     fn a_root_that_keeps_unknown_fields_is_a_bare_object() {
         let catalog = catalog();
-        catalog.set_custom(crate::crd::definition::resource_defs(&crontab_crd(true)));
+        catalog.set_custom(apiextensions::definition::resource_defs(&crontab_crd(true)));
         let doc: Value = serde_json::from_slice(&swagger(&catalog.snapshot(), &[]).json.bytes)
             .unwrap_or_default();
         assert_eq!(
@@ -1069,7 +1071,9 @@ mod tests {
             &swagger(&snapshot, &[]),
             &swagger(&snapshot, &[])
         ));
-        catalog.set_custom(crate::crd::definition::resource_defs(&crontab_crd(false)));
+        catalog.set_custom(apiextensions::definition::resource_defs(&crontab_crd(
+            false,
+        )));
         let with_crd = swagger(&catalog.snapshot(), &[]);
         assert_ne!(with_crd.json.etag, swagger(&snapshot, &[]).json.etag);
         let has_crontab = |d: &SwaggerDocument| {
