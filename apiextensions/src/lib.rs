@@ -8,6 +8,7 @@
 //! - [`schema`]: a CRD version's `openAPIV3Schema` compiled once (and cached per CRD version);
 //! - [`pruning`], [`defaulting`], [`validation`], [`formats`]: that schema applied to custom
 //!   resources (decoding prunes, writes default and validate);
+//! - [`custom_resource`]: that schema applied to a served version's custom resources;
 //! - [`structural`]: the CRD's own schema rules (a v1 CRD needs structural schemas).
 //!
 //! Everything here is a function over objects in their Kubernetes JSON form and is testable
@@ -15,6 +16,7 @@
 //! It must not depend on an async runtime (tokio), an HTTP stack (hyper, axum), storage or the
 //! apiserver crate (only apimachinery, the registry crate's resource types and api).
 
+pub mod custom_resource;
 pub mod defaulting;
 pub mod definition;
 pub mod field;

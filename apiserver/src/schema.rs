@@ -33,7 +33,7 @@ pub fn prune_unknown(_state: &ApiState, def: &ResourceDef, obj: &mut Value) -> V
             ));
             out
         }
-        Source::Custom(_) => crate::crd::prune_custom_resource(def, obj),
+        Source::Custom(_) => apiextensions::custom_resource::prune_custom_resource(def, obj),
     }
 }
 

@@ -13,8 +13,7 @@
 
 pub mod controller;
 
-use std::sync::Arc;
-
+use apiextensions::custom_resource::compiled;
 use apiextensions::field;
 pub use apiextensions::{defaulting, definition, formats, pruning, schema, structural, validation};
 use serde_json::{Value, json};
@@ -24,62 +23,12 @@ use crate::object;
 use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
 
+pub use apiextensions::custom_resource::{default_custom_resource, on_read, prune_custom_resource};
 pub use controller::CRD_GROUP;
 pub use definition::CLEANUP_FINALIZER;
 
-/// The compiled schema of a custom resource's version (`None` for other resources or a
-/// version without a schema).
-fn compiled(def: &ResourceDef) -> Option<Arc<schema::Schema>> {
-    let Source::Custom(custom) = &def.source else {
-        return None;
-    };
-    let s = custom.schema.as_ref()?;
-    Some(schema::compiled(&custom.crd_name, &def.version, s))
-}
-
 fn is_crd_resource(def: &ResourceDef) -> bool {
     def.group == CRD_GROUP && def.plural == "customresourcedefinitions"
-}
-
-/// Decoding of a custom resource: drops fields its schema does not specify (and nulls it
-/// does not allow) and returns the unknown field paths in kube's order.
-pub fn prune_custom_resource(def: &ResourceDef, obj: &mut Value) -> Vec<String> {
-    let compiled = compiled(def);
-    pruning::prune_custom_resource(obj, compiled.as_deref())
-}
-
-/// The mutating part of a custom resource's admission: pruning and structural defaulting.
-pub fn default_custom_resource(def: &ResourceDef, obj: &mut Value) {
-    if !def.is_custom() {
-        return;
-    }
-    let compiled = compiled(def);
-    pruning::prune_custom_resource(obj, compiled.as_deref());
-    defaulting::apply_defaults(obj, compiled.as_deref());
-}
-
-/// A custom resource read from storage as the requested version serves it: kube's `None`
-/// conversion (the object is stored in whichever version wrote it; only `apiVersion`
-/// changes) and structural defaulting (kube defaults on every decode, so defaults added to a
-/// CRD show on existing objects). `None` when nothing changes.
-pub fn on_read(def: &ResourceDef, obj: &Value) -> Option<Value> {
-    if !def.is_custom() {
-        return None;
-    }
-    let api_version = def.api_version();
-    let convert = obj.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str());
-    let compiled = compiled(def).filter(|s| s.any_default);
-    if !convert && compiled.is_none() {
-        return None;
-    }
-    let mut out = obj.clone();
-    if convert && let Value::Object(m) = &mut out {
-        m.insert("apiVersion".into(), Value::String(api_version));
-    }
-    if let Some(s) = compiled {
-        defaulting::apply_defaults(&mut out, Some(&s));
-    }
-    (out != *obj).then_some(out)
 }
 
 /// Validation causes this module adds to kube's generic checks: a custom resource against
