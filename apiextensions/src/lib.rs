@@ -9,6 +9,7 @@
 //! - [`pruning`], [`defaulting`], [`validation`], [`formats`]: that schema applied to custom
 //!   resources (decoding prunes, writes default and validate);
 //! - [`custom_resource`]: that schema applied to a served version's custom resources;
+//! - [`openapi_v2`]: a version's schema as the OpenAPI v2 document publishes it;
 //! - [`structural`]: the CRD's own schema rules (a v1 CRD needs structural schemas).
 //!
 //! Everything here is a function over objects in their Kubernetes JSON form and is testable
@@ -21,6 +22,7 @@ pub mod defaulting;
 pub mod definition;
 pub mod field;
 pub mod formats;
+pub mod openapi_v2;
 pub mod pruning;
 pub mod schema;
 pub mod structural;

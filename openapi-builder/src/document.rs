@@ -142,7 +142,7 @@ fn resource_schema(
         Flavor::V2 => schema
             .filter(|s| s.get("x-kubernetes-preserve-unknown-fields") != Some(&Value::Bool(true)))
             .map(|mut s| {
-                super::v2::to_structural_v2(&mut s);
+                apiextensions::openapi_v2::to_structural_v2(&mut s);
                 s
             }),
     };
