@@ -9,12 +9,11 @@
 use serde_json::Value;
 
 use crate::resources::{ResourceDef, Source};
-use crate::state::ApiState;
 use apimachinery::openapi::unknown_fields;
 
 /// Removes fields the kind's schema does not know and returns their paths, in the order kube
 /// reports them.
-pub fn prune_unknown(_state: &ApiState, def: &ResourceDef, obj: &mut Value) -> Vec<String> {
+pub fn prune_unknown(def: &ResourceDef, obj: &mut Value) -> Vec<String> {
     match &def.source {
         Source::BuiltIn => {
             unknown_fields::prune_kind(&def.group, &def.version, &def.kind, obj).unwrap_or_default()
