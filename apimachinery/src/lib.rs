@@ -22,3 +22,4 @@ pub mod selectors;
 pub mod serializer;
 pub mod status;
 pub mod table;
+pub mod version;

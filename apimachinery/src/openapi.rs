@@ -4,3 +4,4 @@
 
 pub mod builtin;
 pub mod gnostic;
+pub mod unknown_fields;

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::error::{ApiError, Cause};
+use crate::error::{ApiError, Cause, karmada_error};
 use crate::object;
 use crate::registry::{Subresource, WriteContext};
 use crate::resources::{ResourceDef, Source};
@@ -144,40 +144,6 @@ pub fn warnings(def: &ResourceDef, sub: Subresource, obj: &Value) -> Vec<String>
         return Vec::new();
     }
     karmada_api::ineffective::warnings(&def.kind, obj)
-}
-
-/// A Karmada admission refusal as the API error kube-apiserver would return.
-pub fn karmada_error(def: &ResourceDef, obj: &Value, e: &karmada_api::AdmissionError) -> ApiError {
-    let name = object::name(obj);
-    let causes: Vec<Cause> = e
-        .field_errors()
-        .iter()
-        .map(|f| Cause {
-            reason: f.reason().to_string(),
-            message: f.error_body(),
-            field: f.field.to_string(),
-        })
-        .collect();
-    match e {
-        karmada_api::AdmissionError::Invalid(_) => {
-            let mut err = ApiError::invalid(&def.group, &def.kind, name, causes);
-            err.message = e.status_message(&def.kind, &def.group, name);
-            err
-        }
-        karmada_api::AdmissionError::BadRequest(m) => ApiError::bad_request(m.clone()),
-        karmada_api::AdmissionError::Denied { code, .. } => {
-            let mut err = ApiError::forbidden_message(&def.group, &def.plural, name, e.to_string());
-            err.code = *code;
-            if *code != 403 {
-                err.reason = if *code == 400 {
-                    "BadRequest"
-                } else {
-                    "InternalError"
-                };
-            }
-            err
-        }
-    }
 }
 
 /// Karmada's resource-deletion-protection webhook: objects labelled

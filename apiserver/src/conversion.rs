@@ -2,7 +2,7 @@
 //! Karmada kind served at a version other than its storage version (ResourceBinding and
 //! ClusterResourceBinding at `v1alpha1`) is converted both ways, as kube-apiserver runs a
 //! CRD's conversion webhook; a custom resource is relabelled and defaulted on read
-//! ([`crate::crd::on_read`]).
+//! (apiextensions' `custom_resource::on_read`).
 
 use serde_json::Value;
 
@@ -23,7 +23,7 @@ pub fn serves_stored_bytes(def: &ResourceDef) -> bool {
 /// A stored object as `def` serves it; `None` when it is served unchanged.
 pub fn on_read(def: &ResourceDef, stored: &Value) -> Option<Value> {
     match def.source {
-        Source::Custom(_) => crate::crd::on_read(def, stored),
+        Source::Custom(_) => apiextensions::custom_resource::on_read(def, stored),
         Source::Karmada => karmada_api::conversion::from_storage(&def.kind, &def.version, stored),
         Source::BuiltIn => None,
     }
@@ -41,5 +41,5 @@ pub fn to_storage(def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
         return Ok(());
     }
     karmada_api::conversion::to_storage(&def.kind, &def.version, obj)
-        .map_err(|e| crate::admission::karmada_error(def, obj, &e))
+        .map_err(|e| crate::error::karmada_error(def, obj, &e))
 }

@@ -214,11 +214,11 @@ pub fn validate(def: &ResourceDef, sel: &FieldSelector) -> Result<(), String> {
             LabelConversion::NotSupported { .. } => format!("field label not supported: {field}"),
             LabelConversion::Job => format!(
                 "field label {} not supported for batchv1.Job",
-                crate::crd::go_quote(field)
+                apiextensions::go_quote(field)
             ),
             LabelConversion::DefaultMeta => format!(
                 "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
-                crate::crd::go_quote(field)
+                apiextensions::go_quote(field)
             ),
         });
     }

@@ -1070,7 +1070,7 @@ async fn read_object(
         .collect();
     let mut value = decoded.value;
     problems.extend(
-        crate::schema::prune_unknown(&ctx.state, &ctx.def, &mut value)
+        crate::schema::prune_unknown(&ctx.def, &mut value)
             .into_iter()
             .map(|u| format!("unknown field \"{u}\"")),
     );

@@ -33,30 +33,37 @@ pub fn start(state: &Arc<ApiState>, opts: &KcmOptions) -> Kcm {
 /// The controllers' view of the server's state.
 struct Server(Arc<ApiState>);
 
-impl Resource for ResourceDef {
+/// A served resource as the controllers see it (the registry crate's [`ResourceDef`] wrapped,
+/// since the controllers' trait and the type are both foreign here).
+#[derive(Debug)]
+struct Served(Arc<ResourceDef>);
+
+impl Resource for Served {
     fn group(&self) -> &str {
-        &self.group
+        &self.0.group
     }
 
     fn plural(&self) -> &str {
-        &self.plural
+        &self.0.plural
     }
 
     fn kind(&self) -> &str {
-        &self.kind
+        &self.0.kind
     }
 
     fn namespaced(&self) -> bool {
-        self.namespaced
+        self.0.namespaced
     }
 
     fn prefix(&self) -> &str {
-        ResourceDef::prefix(self).unwrap_or_default()
+        self.0.prefix().unwrap_or_default()
     }
 
     fn same(&self, other: &dyn Resource) -> bool {
         let other: &dyn std::any::Any = other;
-        other.downcast_ref::<ResourceDef>() == Some(self)
+        other
+            .downcast_ref::<Served>()
+            .is_some_and(|o| o.0 == self.0)
     }
 
     fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
@@ -92,12 +99,13 @@ impl Object for CachedObject {
 
 /// The server's own description of a resource the controllers hand back.
 fn def_of(resource: &Arc<dyn Resource>) -> Result<Arc<ResourceDef>, kcm_api::ApiError> {
-    kcm_api::downcast::<ResourceDef>(resource)
+    kcm_api::downcast::<Served>(resource)
+        .map(|s| s.0.clone())
         .ok_or_else(|| kcm_api::ApiError::internal("a resource this server does not serve"))
 }
 
 fn as_resource(def: &Arc<ResourceDef>) -> Arc<dyn Resource> {
-    def.clone()
+    Arc::new(Served(def.clone()))
 }
 
 fn objects(items: Vec<Arc<CachedObject>>) -> Vec<Arc<dyn Object>> {

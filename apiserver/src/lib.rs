@@ -4,7 +4,9 @@
 //! the aggregator and the cluster proxy.
 //!
 //! Pure algorithms (patches, selectors, printers, the protobuf codec) live in `apimachinery`,
-//! the built-in kinds' strategies in `kube-registry`, the kube-controller-manager controllers in
+//! the built-in kinds' strategies and what a served resource is ([`resources::ResourceDef`]) in
+//! `kube-registry`, CRDs' structural schemas in `apiextensions` (apiextensions-apiserver), the
+//! OpenAPI document builders in `openapi-builder`, the kube-controller-manager controllers in
 //! `kube-controller-manager` (started by [`kcm`], which implements their `ApiServer` interface
 //! over this crate); this crate must not depend on the controllers crate, and the lower crates
 //! must never depend on it.

@@ -6,9 +6,20 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
-use crate::registry::Subresource;
 use crate::resources::{ResourceDef, Source};
 use apimachinery::patch::{self, GroupVersionKindRef, Schema};
+
+/// Which part of the object a write targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subresource {
+    /// The main resource (status changes are ignored when a status subresource exists).
+    Main,
+    /// The `status` subresource (only status changes are kept).
+    Status,
+    /// A Namespace's `finalize` subresource: like the main resource, but `spec.finalizers`
+    /// comes from the request (kube's namespaceFinalizeStrategy).
+    Finalize,
+}
 
 /// Built-in and Karmada schemas never change: build each once.
 fn static_schemas() -> &'static Mutex<HashMap<String, Arc<Schema>>> {

@@ -314,7 +314,7 @@ fn cause(reason: &str, field: &str, message: impl Into<String>) -> Cause {
 /// A `[]string` as Go's `%#v` prints it (`[]string{"a", "b"}`), as NotSupported errors
 /// show a bad `dryRun`.
 fn go_string_slice(values: &[String]) -> String {
-    let quoted: Vec<String> = values.iter().map(|v| crate::crd::go_quote(v)).collect();
+    let quoted: Vec<String> = values.iter().map(|v| apiextensions::go_quote(v)).collect();
     format!("[]string{{{}}}", quoted.join(", "))
 }
 
@@ -358,7 +358,7 @@ fn field_manager_causes(manager: &str) -> Vec<Cause> {
                 "fieldManager",
                 format!(
                     "Invalid value: {}: invalid character U+{:04X} (at position {i})",
-                    crate::crd::go_quote(manager),
+                    apiextensions::go_quote(manager),
                     u32::from(c)
                 ),
             ));
@@ -412,7 +412,7 @@ impl WriteOptions {
                     "fieldValidation",
                     format!(
                         "Unsupported value: {}: supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"",
-                        crate::crd::go_quote(other)
+                        apiextensions::go_quote(other)
                     ),
                 ));
                 FieldValidation::Warn
@@ -512,7 +512,7 @@ impl DeleteOptions {
                 "propagationPolicy",
                 format!(
                     "Invalid value: {}: orphanDependents and deletionPropagation cannot be both set",
-                    crate::crd::go_quote(p)
+                    apiextensions::go_quote(p)
                 ),
             ));
         }
@@ -533,7 +533,7 @@ impl DeleteOptions {
                     "propagationPolicy",
                     format!(
                         "Unsupported value: {}: supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"",
-                        crate::crd::go_quote(other)
+                        apiextensions::go_quote(other)
                     ),
                 ));
                 None

@@ -201,7 +201,7 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
             // kube decodes the patched object strictly (unknown fields for fieldValidation).
             let strict = opts.field_validation == crate::options::FieldValidation::Strict;
             let patched = strict.then(|| next.clone());
-            unknown = crate::schema::prune_unknown(&ctx.state, &ctx.def, &mut next);
+            unknown = crate::schema::prune_unknown(&ctx.def, &mut next);
             if let Some(patched) = patched.filter(|_| !unknown.is_empty()) {
                 return Err(crate::schema::strict_patch_error(
                     t == PatchType::Strategic,

@@ -23,17 +23,7 @@ use crate::watch_cache::{CachedObject, Filter};
 
 pub use apimachinery::meta::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 
-/// Which part of the object a write targets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Subresource {
-    /// The main resource (status changes are ignored when a status subresource exists).
-    Main,
-    /// The `status` subresource (only status changes are kept).
-    Status,
-    /// A Namespace's `finalize` subresource: like the main resource, but `spec.finalizers`
-    /// comes from the request (kube's namespaceFinalizeStrategy).
-    Finalize,
-}
+pub use crate::managed_fields::Subresource;
 
 /// Who is writing (for managedFields and admission).
 #[derive(Clone, Debug, Default)]

@@ -10,6 +10,10 @@
 //! - update: [`Strategy::default`] → [`Strategy::prepare_for_update`] (rest.BeforeUpdate +
 //!   PrepareForUpdate) → [`Strategy::validate`] with `old = Some(stored)`.
 //!
+//! [`resources`] says what one served resource is (`ResourceDef`: names, scope, subresources,
+//! storage prefix, where its behaviour comes from) and holds the fixed tables of the built-in
+//! and Karmada resources the server serves.
+//!
 //! Validation expects a defaulted object, as kube validates only after decoding applied the
 //! defaults (`terminationGracePeriodSeconds: Required value` is what an undefaulted pod gets).
 //! Namespace presence/absence and `resourceVersion` are the server's to check.
@@ -28,6 +32,7 @@ mod meta;
 mod names;
 mod others;
 mod pod;
+pub mod resources;
 mod strategy;
 
 use std::collections::BTreeSet;

@@ -3,26 +3,19 @@
 //!
 //! - [`controller`]: accepts names, establishes CRDs, serves their versions through the
 //!   catalog and deletes the objects of a CRD being deleted;
-//! - [`definition`]: a CRD's [`ResourceDef`]s and status;
-//! - [`schema`], [`pruning`], [`defaulting`], [`validation`], [`formats`]: the structural
-//!   schema of a version applied to custom resources (decoding prunes, writes default and
-//!   validate);
-//! - [`structural`]: the CRD's own schema rules (a v1 CRD needs structural schemas).
+//! - the apiextensions crate's `definition` (a CRD's [`ResourceDef`]s and status) and
+//!   structural-schema machinery (`schema`, `pruning`, `defaulting`, `validation`,
+//!   `structural`) applied to the custom resources of a served version and to CRDs themselves.
 //!
 //! Not done: CEL (`x-kubernetes-validations` rules are not evaluated), conversion between
 //! versions (a multi-version CRD serves objects in the stored version's JSON), validation
 //! ratcheting.
 
 pub mod controller;
-pub mod defaulting;
-pub mod definition;
-mod field;
-pub mod formats;
-pub mod pruning;
-pub mod schema;
-pub mod structural;
-pub mod validation;
 
+use apiextensions::custom_resource::compiled;
+use apiextensions::field;
+pub use apiextensions::{defaulting, definition, formats, pruning, schema, structural, validation};
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, Cause};
@@ -30,53 +23,12 @@ use crate::object;
 use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
 
+pub use apiextensions::custom_resource::{default_custom_resource, on_read, prune_custom_resource};
 pub use controller::CRD_GROUP;
 pub use definition::CLEANUP_FINALIZER;
-pub(crate) use field::{go_float, go_quote};
 
 fn is_crd_resource(def: &ResourceDef) -> bool {
     def.group == CRD_GROUP && def.plural == "customresourcedefinitions"
-}
-
-/// Decoding of a custom resource: drops fields its schema does not specify (and nulls it
-/// does not allow) and returns the unknown field paths in kube's order.
-pub fn prune_custom_resource(def: &ResourceDef, obj: &mut Value) -> Vec<String> {
-    let compiled = schema::compiled(def);
-    pruning::prune_custom_resource(obj, compiled.as_deref())
-}
-
-/// The mutating part of a custom resource's admission: pruning and structural defaulting.
-pub fn default_custom_resource(def: &ResourceDef, obj: &mut Value) {
-    if !def.is_custom() {
-        return;
-    }
-    let compiled = schema::compiled(def);
-    pruning::prune_custom_resource(obj, compiled.as_deref());
-    defaulting::apply_defaults(obj, compiled.as_deref());
-}
-
-/// A custom resource read from storage as the requested version serves it: kube's `None`
-/// conversion (the object is stored in whichever version wrote it; only `apiVersion`
-/// changes) and structural defaulting (kube defaults on every decode, so defaults added to a
-/// CRD show on existing objects). `None` when nothing changes.
-pub fn on_read(def: &ResourceDef, obj: &Value) -> Option<Value> {
-    if !def.is_custom() {
-        return None;
-    }
-    let api_version = def.api_version();
-    let convert = obj.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str());
-    let compiled = schema::compiled(def).filter(|s| s.any_default);
-    if !convert && compiled.is_none() {
-        return None;
-    }
-    let mut out = obj.clone();
-    if convert && let Value::Object(m) = &mut out {
-        m.insert("apiVersion".into(), Value::String(api_version));
-    }
-    if let Some(s) = compiled {
-        defaulting::apply_defaults(&mut out, Some(&s));
-    }
-    (out != *obj).then_some(out)
 }
 
 /// Validation causes this module adds to kube's generic checks: a custom resource against
@@ -95,7 +47,7 @@ pub fn validate(def: &ResourceDef, obj: &Value, old: Option<&Value>) -> Vec<Caus
     let Source::Custom(custom) = &def.source else {
         return Vec::new();
     };
-    let mut causes = match schema::compiled(def) {
+    let mut causes = match compiled(def) {
         Some(s) => validation::validate_custom_resource(obj, &s),
         None => Vec::new(),
     };

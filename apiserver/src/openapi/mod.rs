@@ -15,9 +15,10 @@
 //! Documents are built and serialized once per catalog snapshot (built-in and Karmada
 //! group-versions once per process) and shared; v2 is built on its first request after a
 //! change of the catalog (a CRD) or of an aggregated server's documents.
+//!
+//! The documents themselves are built by the openapi-builder crate (`document`, `v2`).
 
-pub mod document;
-pub mod v2;
+pub use openapi_builder::{document, v2};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -746,7 +747,9 @@ mod tests {
     #[test]
     fn the_document_reads_as_kubectl_reads_it() {
         let catalog = catalog();
-        catalog.set_custom(crate::crd::definition::resource_defs(&crontab_crd(false)));
+        catalog.set_custom(apiextensions::definition::resource_defs(&crontab_crd(
+            false,
+        )));
         let doc: Value = serde_json::from_slice(&swagger(&catalog.snapshot(), &[]).json.bytes)
             .unwrap_or_default();
         assert_eq!(doc["swagger"], "2.0");
@@ -843,7 +846,7 @@ mod tests {
     #[test]
     fn a_root_that_keeps_unknown_fields_is_a_bare_object() {
         let catalog = catalog();
-        catalog.set_custom(crate::crd::definition::resource_defs(&crontab_crd(true)));
+        catalog.set_custom(apiextensions::definition::resource_defs(&crontab_crd(true)));
         let doc: Value = serde_json::from_slice(&swagger(&catalog.snapshot(), &[]).json.bytes)
             .unwrap_or_default();
         assert_eq!(
@@ -1068,7 +1071,9 @@ mod tests {
             &swagger(&snapshot, &[]),
             &swagger(&snapshot, &[])
         ));
-        catalog.set_custom(crate::crd::definition::resource_defs(&crontab_crd(false)));
+        catalog.set_custom(apiextensions::definition::resource_defs(&crontab_crd(
+            false,
+        )));
         let with_crd = swagger(&catalog.snapshot(), &[]);
         assert_ne!(with_crd.json.etag, swagger(&snapshot, &[]).json.etag);
         let has_crontab = |d: &SwaggerDocument| {

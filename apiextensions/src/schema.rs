@@ -6,8 +6,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value};
 
-use crate::resources::{ResourceDef, Source};
-
 /// A compiled `pattern`: Go's RE2 syntax is accepted by the `regex` crate for everything a
 /// schema is likely to use.
 #[derive(Debug, Clone)]
@@ -263,23 +261,19 @@ fn cache() -> &'static Mutex<Cache> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The compiled schema of a custom resource's version (`None` for other resources or a
-/// version without a schema). Compiled schemas are shared until the CRD changes.
-pub fn compiled(def: &ResourceDef) -> Option<Arc<Schema>> {
-    let Source::Custom(custom) = &def.source else {
-        return None;
-    };
-    let schema = custom.schema.as_ref()?;
-    let key = (custom.crd_name.clone(), def.version.clone());
+/// The compiled `schema` of version `version` of CRD `crd_name`. Compiled schemas are shared
+/// until the CRD's schema changes.
+pub fn compiled(crd_name: &str, version: &str, schema: &Value) -> Arc<Schema> {
+    let key = (crd_name.to_string(), version.to_string());
     let mut cache = cache().lock().unwrap_or_else(|p| p.into_inner());
     if let Some((source, compiled)) = cache.get(&key)
         && source == schema
     {
-        return Some(compiled.clone());
+        return compiled.clone();
     }
     let compiled = Arc::new(Schema::compile(schema));
     cache.insert(key, (schema.clone(), compiled.clone()));
-    Some(compiled)
+    compiled
 }
 
 /// Forgets the compiled schemas of a deleted CRD.

@@ -3,13 +3,14 @@
 //! and establishing controllers give it (`status.acceptedNames`, `NamesAccepted`,
 //! `Established`).
 
-use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::resources::{CustomSource, ResourceDef, ScaleDef, Source, Storage, storage_prefix};
+use kube_registry::resources::{
+    CustomSource, ResourceDef, ScaleDef, Source, Storage, storage_prefix,
+};
 
 /// The finalizer kube puts on a CRD being deleted until its objects are gone.
 pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
@@ -46,34 +47,7 @@ pub fn condition_true(crd: &Value, type_: &str) -> bool {
         == Some("True")
 }
 
-/// kube's version priority (k8s.io/apimachinery/pkg/version.CompareKubeAwareVersionStrings):
-/// GA before beta before alpha, higher numbers first, then other names alphabetically.
-pub fn compare_versions(a: &str, b: &str) -> Ordering {
-    fn parse(v: &str) -> Option<(u64, u8, u64)> {
-        let rest = v.strip_prefix('v')?;
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        let major: u64 = digits.parse().ok()?;
-        let tail = &rest[digits.len()..];
-        if tail.is_empty() {
-            return Some((major, 2, 0));
-        }
-        let (stage, n) = if let Some(n) = tail.strip_prefix("beta") {
-            (1, n)
-        } else if let Some(n) = tail.strip_prefix("alpha") {
-            (0, n)
-        } else {
-            return None;
-        };
-        let minor: u64 = n.parse().ok()?;
-        Some((major, stage, minor))
-    }
-    match (parse(a), parse(b)) {
-        (Some((ma, sa, na)), Some((mb, sb, nb))) => sb.cmp(&sa).then(mb.cmp(&ma)).then(nb.cmp(&na)),
-        (Some(_), None) => Ordering::Less,
-        (None, Some(_)) => Ordering::Greater,
-        (None, None) => a.cmp(b),
-    }
-}
+pub use apimachinery::version::compare_versions;
 
 fn scale_of(v: &Value) -> Option<ScaleDef> {
     let scale = v.pointer("/subresources/scale")?;
@@ -386,20 +360,6 @@ mod tests {
                 ]
             }
         })
-    }
-
-    #[test]
-    fn version_priority() {
-        let mut v = vec![
-            "v1alpha1", "v2", "foo", "v1", "v1beta2", "v1beta1", "v10", "bar",
-        ];
-        v.sort_by(|a, b| compare_versions(a, b));
-        assert_eq!(
-            v,
-            vec![
-                "v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "bar", "foo"
-            ]
-        );
     }
 
     #[test]

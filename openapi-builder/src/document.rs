@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::resources::{ResourceDef, Source, Storage};
 use apimachinery::openapi::builtin::{
     self, DELETE_OPTIONS, LIST_META, OBJECT_META, PATCH, SCALE, SCHEMA_REF_PREFIX, STATUS,
 };
+use kube_registry::resources::{ResourceDef, Source, Storage};
 
 /// Which OpenAPI document a group-version's schemas are built for: custom and Karmada kinds
 /// differ (kube's CRD builder filters their schemas for kubectl's v2 validation).
@@ -118,7 +118,7 @@ fn kind_schema(
             let schema = custom
                 .schema
                 .clone()
-                .filter(|s| crate::crd::structural::validate_schema(s, "").is_empty());
+                .filter(|s| apiextensions::structural::validate_schema(s, "").is_empty());
             let schema = resource_schema(def, schema, components, flavor);
             components.insert(name.clone(), schema);
             name
@@ -142,7 +142,7 @@ fn resource_schema(
         Flavor::V2 => schema
             .filter(|s| s.get("x-kubernetes-preserve-unknown-fields") != Some(&Value::Bool(true)))
             .map(|mut s| {
-                super::v2::to_structural_v2(&mut s);
+                apiextensions::openapi_v2::to_structural_v2(&mut s);
                 s
             }),
     };
@@ -713,7 +713,7 @@ pub fn group_version_document(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::{CustomSource, built_in, karmada};
+    use kube_registry::resources::{CustomSource, built_in, karmada};
 
     fn patch_ops<'a>(doc: &'a Value, gvk: &Value) -> Vec<&'a Value> {
         doc["paths"]

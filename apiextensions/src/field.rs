@@ -4,11 +4,11 @@
 
 use serde_json::Value;
 
-use crate::error::Cause;
+use apimachinery::status::Cause;
 
 /// A value as it appears in a field error.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Shown {
+pub enum Shown {
     /// A decoded JSON value (strings quoted, numbers bare, objects in `%#v` form).
     Json(Value),
     /// Already rendered text, printed as is.
@@ -17,7 +17,7 @@ pub(crate) enum Shown {
 
 impl Shown {
     /// A string value.
-    pub(crate) fn str(s: &str) -> Shown {
+    pub fn str(s: &str) -> Shown {
         Shown::Json(Value::String(s.to_string()))
     }
 
@@ -32,7 +32,7 @@ impl Shown {
 }
 
 /// field.Required: `Required value[: detail]`.
-pub(crate) fn required(path: &str, detail: &str) -> Cause {
+pub fn required(path: &str, detail: &str) -> Cause {
     cause(
         "FieldValueRequired",
         path,
@@ -41,7 +41,7 @@ pub(crate) fn required(path: &str, detail: &str) -> Cause {
 }
 
 /// field.Invalid: `Invalid value: <value>[: detail]`.
-pub(crate) fn invalid(path: &str, value: Shown, detail: &str) -> Cause {
+pub fn invalid(path: &str, value: Shown, detail: &str) -> Cause {
     cause(
         "FieldValueInvalid",
         path,
@@ -50,7 +50,7 @@ pub(crate) fn invalid(path: &str, value: Shown, detail: &str) -> Cause {
 }
 
 /// field.TypeInvalid: reads like Invalid, with its own reason.
-pub(crate) fn type_invalid(path: &str, value: Shown, detail: &str) -> Cause {
+pub fn type_invalid(path: &str, value: Shown, detail: &str) -> Cause {
     cause(
         "FieldValueTypeInvalid",
         path,
@@ -59,7 +59,7 @@ pub(crate) fn type_invalid(path: &str, value: Shown, detail: &str) -> Cause {
 }
 
 /// field.NotSupported: `Unsupported value: <value>: supported values: "a", "b"`.
-pub(crate) fn not_supported(path: &str, value: Shown, valid: &[String]) -> Cause {
+pub fn not_supported(path: &str, value: Shown, valid: &[String]) -> Cause {
     let detail = if valid.is_empty() {
         String::new()
     } else {
@@ -74,7 +74,7 @@ pub(crate) fn not_supported(path: &str, value: Shown, valid: &[String]) -> Cause
 }
 
 /// field.Forbidden: `Forbidden: detail`.
-pub(crate) fn forbidden(path: &str, detail: &str) -> Cause {
+pub fn forbidden(path: &str, detail: &str) -> Cause {
     cause(
         "FieldValueForbidden",
         path,
@@ -83,7 +83,7 @@ pub(crate) fn forbidden(path: &str, detail: &str) -> Cause {
 }
 
 /// field.Duplicate: `Duplicate value: <value>`.
-pub(crate) fn duplicate(path: &str, value: Shown) -> Cause {
+pub fn duplicate(path: &str, value: Shown) -> Cause {
     cause(
         "FieldValueDuplicate",
         path,
@@ -92,7 +92,7 @@ pub(crate) fn duplicate(path: &str, value: Shown) -> Cause {
 }
 
 /// field.TooLong (the value is omitted): `Too long: may not be more than N bytes`.
-pub(crate) fn too_long(path: &str, max: i64) -> Cause {
+pub fn too_long(path: &str, max: i64) -> Cause {
     let detail = if max >= 0 {
         format!("may not be more than {max} bytes")
     } else {
@@ -102,7 +102,7 @@ pub(crate) fn too_long(path: &str, max: i64) -> Cause {
 }
 
 /// field.TooMany: `Too many: N: must have at most M items`.
-pub(crate) fn too_many(path: &str, actual: i64, max: i64) -> Cause {
+pub fn too_many(path: &str, actual: i64, max: i64) -> Cause {
     let detail = if max >= 0 {
         format!("must have at most {max} items")
     } else {
@@ -133,7 +133,7 @@ fn with_detail(head: &str, detail: &str) -> String {
 }
 
 /// Child path `a.b` (just `b` at the root).
-pub(crate) fn child(path: &str, name: &str) -> String {
+pub fn child(path: &str, name: &str) -> String {
     if path.is_empty() {
         name.to_string()
     } else {
@@ -141,11 +141,11 @@ pub(crate) fn child(path: &str, name: &str) -> String {
     }
 }
 
-pub(crate) use karmada_api::go_quote;
+pub use karmada_api::go_quote;
 
 /// Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)` with %v's exponent range:
 /// plain notation for exponents in [-4, 21)).
-pub(crate) fn go_float(f: f64) -> String {
+pub fn go_float(f: f64) -> String {
     if f.is_nan() {
         return "NaN".into();
     }
@@ -179,7 +179,7 @@ pub(crate) fn go_float(f: f64) -> String {
 }
 
 /// A JSON number as the Go value kube decodes it into (int64 when it fits, else float64).
-pub(crate) enum GoNumber {
+pub enum GoNumber {
     /// An int64.
     Int(i64),
     /// A float64.
@@ -187,7 +187,7 @@ pub(crate) enum GoNumber {
 }
 
 /// Classifies a JSON number.
-pub(crate) fn go_number(n: &serde_json::Number) -> GoNumber {
+pub fn go_number(n: &serde_json::Number) -> GoNumber {
     match n.as_i64() {
         Some(i) => GoNumber::Int(i),
         None => GoNumber::Float(n.as_f64().unwrap_or(f64::NAN)),
@@ -196,7 +196,7 @@ pub(crate) fn go_number(n: &serde_json::Number) -> GoNumber {
 
 /// Go's `%v` (`nested = false`) or `%#v` (`nested = true`, inside composite values) of a
 /// decoded JSON value.
-pub(crate) fn go_value(v: &Value, nested: bool) -> String {
+pub fn go_value(v: &Value, nested: bool) -> String {
     match v {
         Value::Null => {
             if nested {

@@ -22,7 +22,9 @@ pub fn prune_custom_resource(obj: &mut Value, schema: Option<&Schema>) -> Vec<St
     if let Value::Object(root) = obj
         && let Some(meta) = root.get_mut("metadata")
     {
-        out.extend(crate::schema::prune_object_meta(meta, "metadata"));
+        out.extend(apimachinery::openapi::unknown_fields::prune_object_meta(
+            meta, "metadata",
+        ));
     }
     let mut pruned = Vec::new();
     let root_schema = schema.cloned().unwrap_or_default();
@@ -161,7 +163,7 @@ fn coerce_embedded(x: &mut Value, s: &Schema, path: &str, out: &mut Vec<String>)
             if s.embedded
                 && let Some(meta) = m.get_mut("metadata")
             {
-                out.extend(crate::schema::prune_object_meta(
+                out.extend(apimachinery::openapi::unknown_fields::prune_object_meta(
                     meta,
                     &field_child(path, "metadata"),
                 ));

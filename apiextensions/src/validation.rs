@@ -16,7 +16,7 @@ use super::field::{
 };
 use super::formats;
 use super::schema::{Additional, Schema};
-use crate::error::Cause;
+use apimachinery::status::Cause;
 
 const IN: &str = "body";
 /// The field kube reports errors without a field path under (a nil `field.Path`).

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use super::field::{Shown, forbidden, invalid, not_supported, required};
-use crate::error::Cause;
+use apimachinery::status::Cause;
 
 /// Causes for every problem with the schemas and subresources of a CRD's versions.
 pub fn validate_crd_versions(crd: &Value) -> Vec<Cause> {
