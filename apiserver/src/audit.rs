@@ -542,10 +542,14 @@ impl RequestAudit {
         if let Some(d) = &self.decision {
             return d.clone();
         }
+        let user = self.user.as_ref().map(|u| crate::audit_policy::PolicyUser {
+            name: &u.name,
+            groups: &u.groups,
+        });
         let d = match &self.info {
-            Some(info) => policy.evaluate(self.user.as_ref(), info),
+            Some(info) => policy.evaluate(user, info),
             None => policy.evaluate(
-                self.user.as_ref(),
+                user,
                 &crate::request_info::request_info(
                     &http::Method::GET,
                     self.request_uri.split('?').next().unwrap_or(""),

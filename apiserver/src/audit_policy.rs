@@ -8,7 +8,6 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::auth::UserInfo;
 use crate::request_info::RequestInfo;
 
 /// How much of a request an event records, least first.
@@ -59,6 +58,15 @@ impl Stage {
             Stage::Panic => "Panic",
         }
     }
+}
+
+/// Who sent a request, as the policy matches it.
+#[derive(Clone, Copy, Debug)]
+pub struct PolicyUser<'a> {
+    /// The user name.
+    pub name: &'a str,
+    /// The user's groups.
+    pub groups: &'a [String],
 }
 
 /// The policy's answer for one request.
@@ -299,7 +307,7 @@ impl Policy {
 
     /// The decision for a request by `user` (the authenticated one, before impersonation,
     /// as kube evaluates it); `None` for a request whose user is not known.
-    pub fn evaluate(&self, user: Option<&UserInfo>, info: &RequestInfo) -> Decision {
+    pub fn evaluate(&self, user: Option<PolicyUser<'_>>, info: &RequestInfo) -> Decision {
         let rule = self.rules.iter().find(|r| r.matches(user, info));
         let mut omit_stages = self.omit_stages.clone();
         if let Some(r) = rule {
@@ -321,8 +329,8 @@ impl Policy {
 
 impl Rule {
     /// kube's ruleMatches.
-    fn matches(&self, user: Option<&UserInfo>, info: &RequestInfo) -> bool {
-        if !self.users.is_empty() && !user.is_some_and(|u| self.users.contains(&u.name)) {
+    fn matches(&self, user: Option<PolicyUser<'_>>, info: &RequestInfo) -> bool {
+        if !self.users.is_empty() && !user.is_some_and(|u| self.users.iter().any(|n| n == u.name)) {
             return false;
         }
         if !self.user_groups.is_empty()
@@ -394,6 +402,27 @@ mod tests {
     use super::*;
     use crate::request_info::{parse_query, request_info};
 
+    struct UserInfo {
+        name: String,
+        groups: Vec<String>,
+    }
+
+    impl UserInfo {
+        fn new(name: &str, groups: Vec<String>) -> UserInfo {
+            UserInfo {
+                name: name.into(),
+                groups,
+            }
+        }
+
+        fn policy(&self) -> PolicyUser<'_> {
+            PolicyUser {
+                name: &self.name,
+                groups: &self.groups,
+            }
+        }
+    }
+
     fn info(method: &str, path: &str) -> RequestInfo {
         let (path, query) = path.split_once('?').unwrap_or((path, ""));
         request_info(&method.parse().unwrap(), path, &parse_query(Some(query)))
@@ -432,7 +461,8 @@ rules:
         let p = Policy::parse(POLICY).unwrap();
         let alice = UserInfo::new("alice", vec!["devs".into()]);
         let proxy = UserInfo::new("system:kube-proxy", vec![]);
-        let level = |u: &UserInfo, m: &str, path: &str| p.evaluate(Some(u), &info(m, path)).level;
+        let level =
+            |u: &UserInfo, m: &str, path: &str| p.evaluate(Some(u.policy()), &info(m, path)).level;
         assert_eq!(
             level(&proxy, "GET", "/api/v1/namespaces/a/pods"),
             Level::None
@@ -481,14 +511,14 @@ rules:
             Level::Metadata
         );
         let d = p.evaluate(
-            Some(&alice),
+            Some(alice.policy()),
             &info("POST", "/api/v1/namespaces/team-a/services"),
         );
         assert!(d.omit_managed_fields);
         assert!(!d.writes(Stage::RequestReceived));
         assert!(d.writes(Stage::ResponseComplete));
         let d = p.evaluate(
-            Some(&alice),
+            Some(alice.policy()),
             &info("GET", "/api/v1/namespaces/x/pods?watch=1"),
         );
         assert_eq!(
@@ -497,7 +527,7 @@ rules:
         );
         // No rule matches: not audited.
         let only = Policy::parse("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  verbs: [delete]\n").unwrap();
-        let d = only.evaluate(Some(&alice), &info("GET", "/api/v1/pods"));
+        let d = only.evaluate(Some(alice.policy()), &info("GET", "/api/v1/pods"));
         assert_eq!(d.level, Level::None);
         assert!(!d.writes(Stage::ResponseComplete));
     }
@@ -509,7 +539,7 @@ rules:
         )
         .unwrap();
         let u = UserInfo::new("u", vec![]);
-        let at = |path: &str| p.evaluate(Some(&u), &info("GET", path)).level;
+        let at = |path: &str| p.evaluate(Some(u.policy()), &info("GET", path)).level;
         assert_eq!(
             at("/api/v1/namespaces/a/configmaps/watched"),
             Level::RequestResponse
@@ -574,7 +604,7 @@ rules:
                 Level::Metadata,
             ),
         ] {
-            let d = p.evaluate(Some(&u), &info(m, path));
+            let d = p.evaluate(Some(u.policy()), &info(m, path));
             assert_eq!(d.level, level, "{m} {path}");
             if level == Level::Metadata {
                 assert!(!d.writes(Stage::RequestReceived));
