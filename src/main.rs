@@ -94,6 +94,8 @@ struct ServeArgs {
     cluster: cmd::ClusterFlags,
     #[command(flatten)]
     failover: cmd::FailoverFlags,
+    #[command(flatten)]
+    leader_election: cmd::leader_election::LeaderElectionFlags,
     /// How long Events are kept after they were last recorded (Go duration, e.g. 1h0m0s).
     #[arg(long, env = "KARMADA_RS_EVENT_TTL", default_value = "1h0m0s", value_parser = apiserver::kcm::parse_duration)]
     event_ttl: std::time::Duration,
@@ -166,6 +168,8 @@ fn init_tracing(default: &str) {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // Bad election settings stop the start before anything listens.
+    let election = args.leader_election.config()?;
     // Before the API server admits anything: the webhook's NoExecute switch.
     let failover = args.failover.apply();
     let store = if args.etcd_servers.is_empty() {
@@ -230,9 +234,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             flavor: apiserver::state::Flavor::ControlPlane,
             kubeconfig_name: "karmada.kubeconfig".into(),
             context_name: "karmada".into(),
+            // Started below with the Karmada controllers, on the leader only.
             kcm: apiserver::kcm::KcmOptions {
-                event_ttl: args.event_ttl,
-                ..Default::default()
+                controllers: false,
+                event_ttl: std::time::Duration::ZERO,
             },
             unsafe_no_fsync: args.unsafe_no_fsync,
         },
@@ -240,30 +245,76 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     )
     .await
     .context("starting the API server")?;
-    // The controllers act through the in-process client under their own identity, which RBAC
-    // authorizes like any other caller (a bootstrap ClusterRole, not system:masters).
-    let controllers = controllers::start(
-        controllers::ControllersConfig {
-            settings: controllers::Settings {
-                failover,
-                ..Default::default()
-            },
-            cluster: args.cluster.settings(cmd::KARMADA_DEFAULTS),
-            registration: Some(cmd::registration(&running)),
+    let (stop, mut stopping) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop.send(true);
+    });
+    // The kube-controller-manager controllers and Karmada's: the controllers act through the
+    // in-process client under their own identity, which RBAC authorizes like any other caller
+    // (a bootstrap ClusterRole, not system:masters).
+    let config = controllers::ControllersConfig {
+        settings: controllers::Settings {
+            failover,
+            ..Default::default()
         },
-        running.client_with_agent(cmd::controller_user(), controllers::USER_AGENT),
+        cluster: args.cluster.settings(cmd::KARMADA_DEFAULTS),
+        registration: Some(cmd::registration(&running)),
+    };
+    let client = running.client_with_agent(cmd::controller_user(), controllers::USER_AGENT);
+    let (state, kcm) = (
+        running.state.clone(),
+        apiserver::kcm::KcmOptions {
+            event_ttl: args.event_ttl,
+            ..Default::default()
+        },
     );
+    let start_controllers = move || -> leaderelection::Leading {
+        Box::new((
+            apiserver::kcm::start(&state, &kcm),
+            controllers::start(config.clone(), client.clone()),
+        ))
+    };
     println!(
         "karmada-rs control plane serving at {}\nkubeconfig: {}",
         running.url,
         running.kubeconfig.display()
     );
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for Ctrl-C")?;
-    controllers.shutdown();
+    match election {
+        Some(election) => {
+            cmd::leader_election::run(
+                election,
+                &args.leader_election.leader_elect_resource_namespace,
+                &running,
+                start_controllers,
+                &mut stopping,
+            )
+            .await
+        }
+        None => {
+            let controllers = start_controllers();
+            let _ = stopping.wait_for(|s| *s).await;
+            drop(controllers);
+        }
+    }
     running.shutdown().await;
     Ok(())
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM, which a container runtime sends to stop it.
+async fn shutdown_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot handle SIGTERM; only Ctrl-C stops the server");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => tracing::info!("interrupted: shutting down"),
+        _ = term.recv() => tracing::info!("terminated: shutting down"),
+    }
 }
 
 /// What `build.rs` recorded about this build, served at `/version`.
