@@ -96,6 +96,11 @@ struct ServeArgs {
     failover: cmd::FailoverFlags,
     #[command(flatten)]
     leader_election: cmd::leader_election::LeaderElectionFlags,
+    /// After SIGTERM or Ctrl-C, keep serving this long with /readyz failing, so that load
+    /// balancers stop sending requests here before the listener closes (kube-apiserver's
+    /// flag; Go duration).
+    #[arg(long, env = "KARMADA_RS_SHUTDOWN_DELAY_DURATION", value_parser = cmd::parse_duration, default_value = "0s")]
+    shutdown_delay_duration: std::time::Duration,
     /// How long Events are kept after they were last recorded (Go duration, e.g. 1h0m0s).
     #[arg(long, env = "KARMADA_RS_EVENT_TTL", default_value = "1h0m0s", value_parser = apiserver::kcm::parse_duration)]
     event_ttl: std::time::Duration,
@@ -170,6 +175,7 @@ fn init_tracing(default: &str) {
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Bad election settings stop the start before anything listens.
     let election = args.leader_election.config()?;
+    let shutdown_delay = args.shutdown_delay_duration;
     // Before the API server admits anything: the webhook's NoExecute switch.
     let failover = args.failover.apply();
     let store = if args.etcd_servers.is_empty() {
@@ -245,9 +251,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     )
     .await
     .context("starting the API server")?;
+    // Termination as kube-apiserver orders it: readiness fails at once, the controllers stop
+    // and the Lease is released, the API is still served for --shutdown-delay-duration, then
+    // the listener closes, watches end, requests in flight finish and the store is flushed.
     let (stop, mut stopping) = tokio::sync::watch::channel(false);
+    let state = running.state.clone();
     tokio::spawn(async move {
         shutdown_signal().await;
+        state
+            .lifecycle
+            .send_replace(apiserver::state::Lifecycle::ShutdownInitiated);
         let _ = stop.send(true);
     });
     // The kube-controller-manager controllers and Karmada's: the controllers act through the
@@ -297,7 +310,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             drop(controllers);
         }
     }
-    running.shutdown().await;
+    tokio::time::sleep(shutdown_delay).await;
+    // In-flight requests get kube-apiserver's default request timeout to finish.
+    running
+        .shutdown_within(std::time::Duration::from_secs(60))
+        .await;
+    tracing::info!("shut down");
     Ok(())
 }
 

@@ -74,6 +74,19 @@ fn same_cache_shape(a: &ResourceDef, b: &ResourceDef) -> bool {
         && selectable(a) == selectable(b)
 }
 
+/// Where the server is in its termination (kube-apiserver's lifecycle signals).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Lifecycle {
+    /// Serving.
+    #[default]
+    Running,
+    /// Termination began (SIGTERM): `/readyz` fails so that load balancers stop sending
+    /// requests here; everything is still served.
+    ShutdownInitiated,
+    /// The listener is closed: watches end, so that clients resume on another replica.
+    NotAcceptingNewRequests,
+}
+
 /// A watch cache and the task feeding it.
 type RunningCache = (Arc<WatchCache>, JoinHandle<()>);
 
@@ -91,6 +104,8 @@ pub struct ApiState {
     pub cluster_proxy: crate::proxy::ClusterProxy,
     /// The aggregation layer's routes to APIService backends.
     pub aggregator: crate::aggregator::Aggregator,
+    /// The termination phase; handlers and watches subscribe to it.
+    pub lifecycle: tokio::sync::watch::Sender<Lifecycle>,
     /// Delegated authentication and authorization (`--aggregated` mode).
     delegated_auth: std::sync::OnceLock<Arc<crate::aggregated::DelegatedAuth>>,
     caches: Mutex<HashMap<String, RunningCache>>,
@@ -106,11 +121,7 @@ impl std::fmt::Debug for ApiState {
 
 impl Drop for ApiState {
     fn drop(&mut self) {
-        if let Ok(caches) = self.caches.lock() {
-            for (_, h) in caches.values() {
-                h.abort();
-            }
-        }
+        self.stop_caches();
     }
 }
 
@@ -124,6 +135,7 @@ impl ApiState {
             metrics: Default::default(),
             cluster_proxy: Default::default(),
             aggregator: Default::default(),
+            lifecycle: tokio::sync::watch::Sender::new(Lifecycle::Running),
             delegated_auth: Default::default(),
             caches: Mutex::new(HashMap::new()),
             auth: OnceLock::new(),
@@ -218,6 +230,15 @@ impl ApiState {
             }
         }
         Ok(())
+    }
+
+    /// Stops feeding the watch caches (at shutdown, before the store closes).
+    pub fn stop_caches(&self) {
+        if let Ok(caches) = self.caches.lock() {
+            for (_, h) in caches.values() {
+                h.abort();
+            }
+        }
     }
 
     /// True when every started cache has listed.
