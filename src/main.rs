@@ -94,6 +94,13 @@ struct ServeArgs {
     cluster: cmd::ClusterFlags,
     #[command(flatten)]
     failover: cmd::FailoverFlags,
+    #[command(flatten)]
+    leader_election: cmd::leader_election::LeaderElectionFlags,
+    /// After SIGTERM or Ctrl-C, keep serving this long with /readyz failing, so that load
+    /// balancers stop sending requests here before the listener closes (kube-apiserver's
+    /// flag; Go duration).
+    #[arg(long, env = "KARMADA_RS_SHUTDOWN_DELAY_DURATION", value_parser = cmd::parse_duration, default_value = "0s")]
+    shutdown_delay_duration: std::time::Duration,
     /// How long Events are kept after they were last recorded (Go duration, e.g. 1h0m0s).
     #[arg(long, env = "KARMADA_RS_EVENT_TTL", default_value = "1h0m0s", value_parser = apiserver::kcm::parse_duration)]
     event_ttl: std::time::Duration,
@@ -197,6 +204,9 @@ fn init_tracing(default: &str) {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // Bad election settings stop the start before anything listens.
+    let election = args.leader_election.config()?;
+    let shutdown_delay = args.shutdown_delay_duration;
     // Before the API server admits anything: the webhook's NoExecute switch.
     let failover = args.failover.apply();
     let store = if args.etcd_servers.is_empty() {
@@ -269,9 +279,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             flavor: apiserver::state::Flavor::ControlPlane,
             kubeconfig_name: "karmada.kubeconfig".into(),
             context_name: "karmada".into(),
+            // Started below with the Karmada controllers, on the leader only.
             kcm: apiserver::kcm::KcmOptions {
-                event_ttl: args.event_ttl,
-                ..Default::default()
+                controllers: false,
+                event_ttl: std::time::Duration::ZERO,
             },
             unsafe_no_fsync: args.unsafe_no_fsync,
             limits: apiserver::launch::RequestLimits {
@@ -285,30 +296,88 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     )
     .await
     .context("starting the API server")?;
-    // The controllers act through the in-process client under their own identity, which RBAC
-    // authorizes like any other caller (a bootstrap ClusterRole, not system:masters).
-    let controllers = controllers::start(
-        controllers::ControllersConfig {
-            settings: controllers::Settings {
-                failover,
-                ..Default::default()
-            },
-            cluster: args.cluster.settings(cmd::KARMADA_DEFAULTS),
-            registration: Some(cmd::registration(&running)),
+    // Termination as kube-apiserver orders it: readiness fails at once, the controllers stop
+    // and the Lease is released, the API is still served for --shutdown-delay-duration, then
+    // the listener closes, watches end, requests in flight finish and the store is flushed.
+    let (stop, mut stopping) = tokio::sync::watch::channel(false);
+    let state = running.state.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        state
+            .lifecycle
+            .send_replace(apiserver::state::Lifecycle::ShutdownInitiated);
+        let _ = stop.send(true);
+    });
+    // The kube-controller-manager controllers and Karmada's: the controllers act through the
+    // in-process client under their own identity, which RBAC authorizes like any other caller
+    // (a bootstrap ClusterRole, not system:masters).
+    let config = controllers::ControllersConfig {
+        settings: controllers::Settings {
+            failover,
+            ..Default::default()
         },
-        running.client_with_agent(cmd::controller_user(), controllers::USER_AGENT),
+        cluster: args.cluster.settings(cmd::KARMADA_DEFAULTS),
+        registration: Some(cmd::registration(&running)),
+    };
+    let client = running.client_with_agent(cmd::controller_user(), controllers::USER_AGENT);
+    let (state, kcm) = (
+        running.state.clone(),
+        apiserver::kcm::KcmOptions {
+            event_ttl: args.event_ttl,
+            ..Default::default()
+        },
     );
+    let start_controllers = move || -> leaderelection::Leading {
+        Box::new((
+            apiserver::kcm::start(&state, &kcm),
+            controllers::start(config.clone(), client.clone()),
+        ))
+    };
     println!(
         "karmada-rs control plane serving at {}\nkubeconfig: {}",
         running.url,
         running.kubeconfig.display()
     );
-    tokio::signal::ctrl_c()
-        .await
-        .context("waiting for Ctrl-C")?;
-    controllers.shutdown();
-    running.shutdown().await;
+    match election {
+        Some(election) => {
+            cmd::leader_election::run(
+                election,
+                &args.leader_election.leader_elect_resource_namespace,
+                &running,
+                start_controllers,
+                &mut stopping,
+            )
+            .await
+        }
+        None => {
+            let controllers = start_controllers();
+            let _ = stopping.wait_for(|s| *s).await;
+            drop(controllers);
+        }
+    }
+    tokio::time::sleep(shutdown_delay).await;
+    // In-flight requests get kube-apiserver's default request timeout to finish.
+    running
+        .shutdown_within(std::time::Duration::from_secs(60))
+        .await;
+    tracing::info!("shut down");
     Ok(())
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM, which a container runtime sends to stop it.
+async fn shutdown_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot handle SIGTERM; only Ctrl-C stops the server");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => tracing::info!("interrupted: shutting down"),
+        _ = term.recv() => tracing::info!("terminated: shutting down"),
+    }
 }
 
 /// What `build.rs` recorded about this build, served at `/version`.

@@ -558,6 +558,14 @@ fn discovery_document(
 async fn health(state: &Arc<ApiState>, path: &str) -> Result<Response, ApiError> {
     let ready_needed = path.starts_with("/readyz");
     if ready_needed {
+        // kube-apiserver's `shutdown` readyz check, failing from the termination signal on.
+        if *state.lifecycle.borrow() >= crate::state::Lifecycle::ShutdownInitiated {
+            return Ok((
+                StatusCode::SERVICE_UNAVAILABLE,
+                "[-]shutdown failed: process is shutting down\nreadyz check failed\n",
+            )
+                .into_response());
+        }
         if let Err(e) = state.store.health().await {
             return Ok((
                 StatusCode::SERVICE_UNAVAILABLE,

@@ -14,7 +14,7 @@ use crate::auth::{MASTERS_GROUP, UserInfo};
 use crate::registry::{Registry, WriteContext};
 use crate::resources::{Catalog, built_in, karmada};
 use crate::server::{Serving, TlsFiles};
-use crate::state::{ApiConfig, ApiState, Flavor};
+use crate::state::{ApiConfig, ApiState, Flavor, Lifecycle};
 
 /// Which storage backend to use.
 #[derive(Clone, Debug)]
@@ -203,10 +203,23 @@ impl Running {
         crate::client::in_process_client(self.router.clone(), user, user_agent)
     }
 
-    /// Stops serving.
+    /// Stops serving, giving requests in flight five seconds (see [`Running::shutdown_within`]).
     pub async fn shutdown(self) {
+        self.shutdown_within(Duration::from_secs(5)).await;
+    }
+
+    /// Stops serving: no new connections, watches end (their clients see a clean end),
+    /// requests in flight get up to `grace`, then pending writes reach the store.
+    pub async fn shutdown_within(self, grace: Duration) {
+        self.state
+            .lifecycle
+            .send_replace(Lifecycle::NotAcceptingNewRequests);
         self.crd_controller.abort();
-        self.serving.shutdown(Duration::from_secs(5)).await;
+        self.serving.shutdown(grace).await;
+        self.state.stop_caches();
+        if let Err(e) = self.state.store.close().await {
+            tracing::warn!(error = %e, "closing the store");
+        }
     }
 }
 

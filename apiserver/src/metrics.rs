@@ -2,7 +2,8 @@
 //! `apiserver_request_total`, `apiserver_request_duration_seconds`,
 //! `apiserver_current_inflight_requests`, `apiserver_longrunning_requests`,
 //! `apiserver_storage_objects`, `apiserver_watch_cache_initializations_total`,
-//! `apiserver_terminated_watchers_total`.
+//! `apiserver_terminated_watchers_total`; and what other parts add through
+//! [`Metrics::add_collector`] (`leader_election_master_status`).
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -52,9 +53,13 @@ struct Histogram {
     count: u64,
 }
 
+/// Renders series kept outside the server (leader election's gauge) at each scrape.
+pub type Collector = Box<dyn Fn() -> String + Send + Sync>;
+
 /// The server's metrics.
 #[derive(Default)]
 pub struct Metrics {
+    collectors: Mutex<Vec<Collector>>,
     totals: Mutex<HashMap<(RequestLabels, u16), u64>>,
     durations: Mutex<HashMap<RequestLabels, Histogram>>,
     inflight_read: AtomicI64,
@@ -124,6 +129,13 @@ impl Metrics {
     /// Number of open watches.
     pub fn open_watches(&self) -> i64 {
         self.watches.load(Ordering::Relaxed)
+    }
+
+    /// Adds series rendered by `collector` to every scrape.
+    pub fn add_collector(&self, collector: Collector) {
+        if let Ok(mut c) = self.collectors.lock() {
+            c.push(collector);
+        }
     }
 
     /// Records a finished request.
@@ -244,6 +256,11 @@ impl Metrics {
             "counter",
             &|c| c.terminated_watchers,
         );
+        if let Ok(collectors) = self.collectors.lock() {
+            for c in collectors.iter() {
+                out.push_str(&c());
+            }
+        }
         out
     }
 }
@@ -282,5 +299,7 @@ mod tests {
         );
         assert!(text.contains("apiserver_terminated_watchers_total{resource=\"configmaps\"} 2"));
         assert!(text.contains("apiserver_current_inflight_requests{request_kind=\"mutating\"} 0"));
+        m.add_collector(Box::new(|| "# TYPE extra gauge\nextra 1\n".into()));
+        assert!(m.render(&[]).ends_with("# TYPE extra gauge\nextra 1\n"));
     }
 }

@@ -79,14 +79,15 @@ pub fn server_config(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, TlsE
 pub struct Serving {
     /// The bound address.
     pub addr: SocketAddr,
-    shutdown: watch::Sender<bool>,
+    /// Set to the grace period when the server stops.
+    shutdown: watch::Sender<Option<Duration>>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Serving {
     /// Stops accepting, lets open requests finish for up to `grace`, then returns.
     pub async fn shutdown(self, grace: Duration) {
-        let _ = self.shutdown.send(true);
+        let _ = self.shutdown.send(Some(grace));
         let _ = tokio::time::timeout(grace + Duration::from_secs(1), self.task).await;
     }
 }
@@ -98,7 +99,7 @@ pub fn serve(
     app: Router,
 ) -> std::io::Result<Serving> {
     let addr = listener.local_addr()?;
-    let (shutdown, mut stop) = watch::channel(false);
+    let (shutdown, mut stop) = watch::channel(None);
     let acceptor = TlsAcceptor::from(tls);
     let task = tokio::spawn(async move {
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -155,7 +156,8 @@ pub fn serve(
                 }
             });
         }
-        let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
+        let grace = stop.borrow().unwrap_or(Duration::from_secs(5));
+        let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
     });
     Ok(Serving {
         addr,

@@ -88,6 +88,19 @@ fn same_cache_shape(a: &ResourceDef, b: &ResourceDef) -> bool {
         && selectable(a) == selectable(b)
 }
 
+/// Where the server is in its termination (kube-apiserver's lifecycle signals).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Lifecycle {
+    /// Serving.
+    #[default]
+    Running,
+    /// Termination began (SIGTERM): `/readyz` fails so that load balancers stop sending
+    /// requests here; everything is still served.
+    ShutdownInitiated,
+    /// The listener is closed: watches end, so that clients resume on another replica.
+    NotAcceptingNewRequests,
+}
+
 /// A watch cache and the task feeding it.
 type RunningCache = (Arc<WatchCache>, JoinHandle<()>);
 
@@ -105,6 +118,8 @@ pub struct ApiState {
     pub cluster_proxy: crate::proxy::ClusterProxy,
     /// The aggregation layer's routes to APIService backends.
     pub aggregator: crate::aggregator::Aggregator,
+    /// The termination phase; handlers and watches subscribe to it.
+    pub lifecycle: tokio::sync::watch::Sender<Lifecycle>,
     /// Delegated authentication and authorization (`--aggregated` mode).
     delegated_auth: std::sync::OnceLock<Arc<crate::aggregated::DelegatedAuth>>,
     caches: Mutex<HashMap<String, RunningCache>>,
@@ -122,11 +137,7 @@ impl std::fmt::Debug for ApiState {
 
 impl Drop for ApiState {
     fn drop(&mut self) {
-        if let Ok(caches) = self.caches.lock() {
-            for (_, h) in caches.values() {
-                h.abort();
-            }
-        }
+        self.stop_caches();
     }
 }
 
@@ -153,6 +164,7 @@ impl ApiState {
             metrics: Default::default(),
             cluster_proxy: Default::default(),
             aggregator: Default::default(),
+            lifecycle: tokio::sync::watch::Sender::new(Lifecycle::Running),
             delegated_auth: Default::default(),
             caches: Mutex::new(HashMap::new()),
             auth: OnceLock::new(),
@@ -247,6 +259,15 @@ impl ApiState {
             }
         }
         Ok(())
+    }
+
+    /// Stops feeding the watch caches (at shutdown, before the store closes).
+    pub fn stop_caches(&self) {
+        if let Ok(caches) = self.caches.lock() {
+            for (_, h) in caches.values() {
+                h.abort();
+            }
+        }
     }
 
     /// True when every started cache has listed.

@@ -325,6 +325,7 @@ pub async fn serve<E: Encoder>(
     let cache2 = cache.clone();
     let state2 = state.clone();
     let content_type = encoder.content_type();
+    let mut lifecycle = state.lifecycle.subscribe();
     tokio::spawn(async move {
         let _open = state2.metrics.watch_started();
         // A timeout past what the clock can add (timeoutSeconds up to 2^63-1) is no deadline.
@@ -332,7 +333,7 @@ pub async fn serve<E: Encoder>(
             .checked_add(timeout)
             .unwrap_or_else(far_future);
         let schedule = bookmarks.map(|every| BookmarkSchedule { every, deadline });
-        let _ = tokio::time::timeout_at(
+        let pumping = tokio::time::timeout_at(
             deadline,
             pump(
                 cache2,
@@ -344,8 +345,13 @@ pub async fn serve<E: Encoder>(
                 streaming_list,
                 schedule,
             ),
-        )
-        .await;
+        );
+        // At shutdown the stream ends as at its timeout: the client sees a clean end and
+        // watches again, on another replica.
+        tokio::select! {
+            _ = pumping => {}
+            _ = lifecycle.wait_for(|l| *l >= crate::state::Lifecycle::NotAcceptingNewRequests) => {}
+        }
     });
     Ok(stream_response(rx, content_type))
 }

@@ -103,6 +103,12 @@ impl Drop for Controllers {
         for t in &self.tasks {
             t.abort();
         }
+        // The template informers belong to the context, which their handlers keep alive:
+        // they would go on watching (and, on a leader that lost its Lease and leads again,
+        // pile up).
+        for r in self.ctx.templates.resources() {
+            self.ctx.templates.stop(&r.api_version(), &r.kind);
+        }
     }
 }
 

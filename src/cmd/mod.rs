@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod interpret;
 pub mod join;
+pub mod leader_election;
 pub mod member;
 pub mod register;
 pub mod storage;

@@ -175,4 +175,8 @@ pub trait Store: Send + Sync + 'static {
 
     /// Checks that the backend can serve requests (for `/readyz`).
     async fn health(&self) -> Result<(), Error>;
+
+    /// Finishes pending writes and stops accepting new ones (at the server's shutdown);
+    /// reads keep working.
+    async fn close(&self) -> Result<(), Error>;
 }

@@ -207,6 +207,10 @@ impl Store for TransformingStore {
     async fn health(&self) -> Result<(), Error> {
         self.inner.health().await
     }
+
+    async fn close(&self) -> Result<(), Error> {
+        self.inner.close().await
+    }
 }
 
 #[cfg(test)]

@@ -403,4 +403,9 @@ impl Store for EmbeddedStore {
             None => Ok(()),
         }
     }
+
+    async fn close(&self) -> Result<(), Error> {
+        // The inherent method: pending writes finish, the writer stops.
+        EmbeddedStore::close(self).await
+    }
 }

@@ -1,0 +1,359 @@
+//! End-to-end leader election: two `serve` replicas over one etcd share the controllers
+//! through the `karmada-controller-manager` Lease — one leads (its metric says 1), either
+//! serves the API, the other takes over when the leader is killed (after the lease expires)
+//! or terminated (at once: the lease is released).
+
+mod propagation_env;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use propagation_env::Env;
+use serde_json::Value;
+use support::{Backend, DEADLINE, Server, kubectl_cmd, run, run_stdin, spawn_serving, wait_for};
+
+/// The cluster flags `Env` gives its control plane, so that both replicas agree.
+const CLUSTER_FLAGS: [&str; 3] = [
+    "--cluster-status-update-frequency=1s",
+    "--cluster-success-threshold=1s",
+    "--cluster-failure-threshold=2s",
+];
+
+/// A second `serve` replica over the first one's etcd, with a copy of its PKI (as replicas
+/// share one: the same CA, serving and admin certificates).
+struct Replica {
+    _dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    cache_dir: PathBuf,
+    child: Option<Child>,
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("dir entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+impl Replica {
+    fn start(first: &Server) -> Replica {
+        let dir = tempfile::tempdir().expect("temp dir");
+        copy_dir(&first.dir.path().join("pki"), &dir.path().join("pki"));
+        let endpoints = first.etcd_endpoints().expect("an etcd server").join(",");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_karmada-rs"));
+        cmd.arg("serve")
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["--bind", "127.0.0.1:0", "--etcd-servers", &endpoints])
+            .args(CLUSTER_FLAGS)
+            .env(
+                "KARMADA_RS_LOG",
+                std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "warn".into()),
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let (child, _url) = spawn_serving(&mut cmd, "karmada-rs control plane serving at ");
+        let r = Replica {
+            kubeconfig: dir.path().join("karmada.kubeconfig"),
+            cache_dir: dir.path().join("kubectl-cache"),
+            _dir: dir,
+            child: Some(child),
+        };
+        wait_for("the second replica to be ready", DEADLINE, || {
+            r.kubectl(&["get", "--raw", "/readyz"])
+                .status
+                .success()
+                .then_some(())
+        });
+        r
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Output {
+        run(kubectl_cmd(&self.kubeconfig, &self.cache_dir).args(args))
+    }
+
+    fn kubectl_ok(&self, args: &[&str]) -> String {
+        support::stdout_of_success(args, self.kubectl(args))
+    }
+
+    fn apply(&self, yaml: &str) {
+        let args = ["apply", "-f", "-"];
+        support::stdout_of_success(
+            &args,
+            run_stdin(
+                kubectl_cmd(&self.kubeconfig, &self.cache_dir).args(args),
+                yaml,
+            ),
+        );
+    }
+
+    /// Sends SIGTERM and waits for the process to exit.
+    fn terminate(&mut self) -> ExitStatus {
+        let mut child = self.child.take().expect("running");
+        sigterm(child.id());
+        wait_for("the replica to exit after SIGTERM", DEADLINE, || {
+            child.try_wait().expect("wait")
+        })
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn sigterm(pid: u32) {
+    let out = run(Command::new("kill").args(["-TERM", &pid.to_string()]));
+    assert!(out.status.success(), "kill -TERM {pid} failed");
+}
+
+/// `leader_election_master_status{name="karmada-controller-manager"}` in a /metrics text.
+fn master_status(metrics: &str) -> u8 {
+    metrics
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("leader_election_master_status{name=\"karmada-controller-manager\"} ")
+        })
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no leader_election_master_status in /metrics"))
+}
+
+fn lease(json: &str) -> (String, i64) {
+    let v: Value = serde_json::from_str(json).expect("lease JSON");
+    (
+        v["spec"]["holderIdentity"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned(),
+        v["spec"]["leaseTransitions"].as_i64().unwrap_or(-1),
+    )
+}
+
+const LEASE: [&str; 5] = [
+    "get",
+    "lease",
+    "karmada-controller-manager",
+    "-n",
+    "karmada-system",
+];
+
+fn workload(name: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: default, labels: {{app: {name}}}}}
+spec:
+  replicas: 1
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers: [{{name: web, image: nginx:1.25}}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: {name}, namespace: default}}
+spec:
+  resourceSelectors:
+    - {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
+  placement:
+    clusterAffinity: {{clusterNames: [member1]}}
+"
+    )
+}
+
+#[test]
+fn two_replicas_share_the_controllers_through_the_lease() {
+    let mut env = Env::start_with(Backend::Etcd, 1);
+    let mut b = Replica::start(&env.cp);
+    let lease_args = [&LEASE[..], &["-o", "json"]].concat();
+
+    // The first replica leads: it alone reports 1; the Lease names it and records it.
+    let (holder_a, transitions) = lease(&env.cp.kubectl_ok(&lease_args));
+    assert!(holder_a.contains('_'), "hostname_uuid: {holder_a}");
+    assert_eq!(
+        master_status(&env.cp.kubectl_ok(&["get", "--raw", "/metrics"])),
+        1
+    );
+    assert_eq!(
+        master_status(&b.kubectl_ok(&["get", "--raw", "/metrics"])),
+        0
+    );
+    assert_eq!(
+        lease(&b.kubectl_ok(&lease_args)).0,
+        holder_a,
+        "both see one Lease"
+    );
+    let events = b.kubectl_ok(&[
+        "get",
+        "events",
+        "-n",
+        "karmada-system",
+        "--field-selector",
+        "reason=LeaderElection,involvedObject.kind=Lease",
+        "-o",
+        "jsonpath={.items[*].message}",
+    ]);
+    assert!(
+        events.contains(&format!("{holder_a} became leader")),
+        "{events}"
+    );
+
+    // Either replica serves the API: a workload applied through the follower propagates.
+    b.apply(&workload("through-b"));
+    env.wait_member_object("member1", &["deploy", "through-b", "-n", "default"]);
+
+    // SIGKILL the leader: the follower takes over once the lease has expired on its clock,
+    // at most leaseDuration + two jittered retry periods (15 s + 2 × 4.4 s) after the kill.
+    env.cp.stop();
+    let killed = Instant::now();
+    let holder_b = wait_for("the second replica to take the Lease", DEADLINE, || {
+        let (h, _) = lease(&b.kubectl_ok(&lease_args));
+        (!h.is_empty() && h != holder_a).then_some(h)
+    });
+    let failover = killed.elapsed();
+    eprintln!("failover after SIGKILL: {failover:?}");
+    assert!(
+        failover <= Duration::from_millis(23_800 + 1_000),
+        "took {failover:?}"
+    );
+    assert!(
+        failover >= Duration::from_secs(10),
+        "taken over in {failover:?}, before the lease could expire"
+    );
+    assert_eq!(
+        master_status(&b.kubectl_ok(&["get", "--raw", "/metrics"])),
+        1
+    );
+    assert_eq!(lease(&b.kubectl_ok(&lease_args)).1, transitions + 1);
+    b.apply(&workload("after-kill"));
+    env.wait_member_object("member1", &["deploy", "after-kill", "-n", "default"]);
+
+    // The killed replica comes back as a follower.
+    env.cp.restart();
+    assert_eq!(
+        master_status(&env.cp.kubectl_ok(&["get", "--raw", "/metrics"])),
+        0
+    );
+    assert_eq!(lease(&env.cp.kubectl_ok(&lease_args)).0, holder_b);
+
+    // SIGTERM the leader: it releases the Lease and exits 0; the other takes it within a
+    // couple of retry periods, far sooner than the lease would have expired.
+    let status = b.terminate();
+    let terminated = Instant::now();
+    assert!(status.success(), "SIGTERM exit: {status}");
+    let holder_a2 = wait_for("the restarted replica to take the Lease", DEADLINE, || {
+        let (h, _) = lease(&env.cp.kubectl_ok(&lease_args));
+        (!h.is_empty() && h != holder_b).then_some(h)
+    });
+    let takeover = terminated.elapsed();
+    eprintln!("takeover after SIGTERM: {takeover:?}");
+    assert!(takeover < Duration::from_secs(8), "took {takeover:?}");
+    assert_ne!(
+        holder_a2, holder_a,
+        "a restarted process has a new identity"
+    );
+    assert_eq!(
+        master_status(&env.cp.kubectl_ok(&["get", "--raw", "/metrics"])),
+        1
+    );
+    assert_eq!(lease(&env.cp.kubectl_ok(&lease_args)).1, transitions + 2);
+    env.apply(&workload("after-term"));
+    env.wait_member_object("member1", &["deploy", "after-term", "-n", "default"]);
+}
+
+#[test]
+fn bad_election_flags_stop_the_start_with_client_gos_words() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--leader-elect-renew-deadline=15s"],
+            "leaseDuration must be greater than renewDeadline",
+        ),
+        (
+            &[
+                "--leader-elect-lease-duration=5s",
+                "--leader-elect-renew-deadline=8s",
+            ],
+            "leaseDuration must be greater than renewDeadline",
+        ),
+        (
+            &["--leader-elect-retry-period=9s"],
+            "renewDeadline must be greater than retryPeriod*JitterFactor",
+        ),
+        (
+            &["--leader-elect-retry-period=0s"],
+            "retryPeriod must be greater than zero",
+        ),
+    ];
+    for (flags, message) in cases {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = run(Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .args(["--bind", "127.0.0.1:0"])
+            .args(flags)
+            .env("RUST_BACKTRACE", "0"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{flags:?} started");
+        assert!(
+            stderr.contains(&format!("invalid leader election flags: {message}")),
+            "{flags:?}: {stderr}"
+        );
+        assert!(
+            !dir.path().join("data").exists(),
+            "{flags:?}: nothing is created before the flags are checked"
+        );
+    }
+    // Off, the same flags are not looked at, and no Lease is taken: the controllers run
+    // at once.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_karmada-rs"));
+    cmd.arg("serve")
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["--bind", "127.0.0.1:0", "--leader-elect=false"])
+        .args(["--leader-elect-renew-deadline=15s"])
+        .env("KARMADA_RS_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let (mut child, _url) = spawn_serving(&mut cmd, "karmada-rs control plane serving at ");
+    let kubectl = |args: &[&str]| {
+        run(kubectl_cmd(
+            &dir.path().join("karmada.kubeconfig"),
+            &dir.path().join("cache"),
+        )
+        .args(args))
+    };
+    wait_for("the server to be ready", DEADLINE, || {
+        kubectl(&["get", "--raw", "/readyz"])
+            .status
+            .success()
+            .then_some(())
+    });
+    let metrics = support::stdout_of_success(&[], kubectl(&["get", "--raw", "/metrics"]));
+    assert!(!metrics.contains("leader_election_master_status"));
+    let out = kubectl(&LEASE);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("NotFound"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    sigterm(child.id());
+    let status = wait_for("the server to exit", DEADLINE, || {
+        child.try_wait().expect("wait")
+    });
+    assert!(status.success(), "{status}");
+}

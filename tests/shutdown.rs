@@ -1,0 +1,160 @@
+//! End-to-end termination of `serve` on SIGTERM, in kube-apiserver's order: `/readyz` fails
+//! at once while the API is still served for `--shutdown-delay-duration`, then watches end
+//! cleanly, the process exits 0, and every acknowledged write is there after a restart.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, PostParams, WatchEvent, WatchParams};
+use support::{DEADLINE, kubectl_cmd, run, spawn_serving, wait_for};
+
+/// The server process, killed if the test fails before it exits.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn(dir: &Path, extra: &[&str]) -> Process {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_karmada-rs"));
+    cmd.arg("serve")
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["--bind", "127.0.0.1:0"])
+        .args(extra)
+        .env(
+            "KARMADA_RS_LOG",
+            std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let (child, _url) = spawn_serving(&mut cmd, "karmada-rs control plane serving at ");
+    wait_for("the server to be ready", DEADLINE, || {
+        kubectl(dir, &["get", "--raw", "/readyz"])
+            .status
+            .success()
+            .then_some(())
+    });
+    Process(child)
+}
+
+fn kubectl(dir: &Path, args: &[&str]) -> std::process::Output {
+    run(kubectl_cmd(&dir.join("karmada.kubeconfig"), &dir.join("kubectl-cache")).args(args))
+}
+
+async fn client(dir: &Path) -> kube::Client {
+    let kc =
+        kube::config::Kubeconfig::read_from(dir.join("karmada.kubeconfig")).expect("kubeconfig");
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("config");
+    kube::Client::try_from(cfg).expect("client")
+}
+
+fn config_map(name: &str) -> ConfigMap {
+    serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("configmap")
+}
+
+#[test]
+fn sigterm_fails_readiness_serves_through_the_delay_ends_watches_and_exits_0() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut child = spawn(dir.path(), &["--shutdown-delay-duration=3s"]);
+    let cms: Api<ConfigMap> =
+        rt.block_on(async { Api::namespaced(client(dir.path()).await, "default") });
+    rt.block_on(cms.create(&PostParams::default(), &config_map("before")))
+        .expect("create before");
+    // A watch from the beginning: its first event is the ConfigMap above.
+    let mut watch = rt
+        .block_on(cms.watch(&WatchParams::default().timeout(290), "0"))
+        .expect("watch")
+        .boxed();
+    let first = rt
+        .block_on(async { tokio::time::timeout(DEADLINE, watch.next()).await })
+        .expect("an event")
+        .expect("the stream is open")
+        .expect("an event, not an error");
+    assert!(
+        matches!(first, WatchEvent::Added(ref cm) if cm.metadata.name.as_deref() == Some("before"))
+    );
+
+    let out = run(Command::new("kill").args(["-TERM", &child.0.id().to_string()]));
+    assert!(out.status.success());
+    let terminated = Instant::now();
+
+    // Readiness fails at once, liveness does not, and the API still answers during the delay.
+    let readyz = wait_for("/readyz to fail", DEADLINE, || {
+        let out = kubectl(dir.path(), &["get", "--raw", "/readyz?verbose"]);
+        (!out.status.success()).then_some(out)
+    });
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&readyz.stdout),
+        String::from_utf8_lossy(&readyz.stderr)
+    );
+    assert!(said.contains("ServiceUnavailable"), "{said}");
+    assert!(
+        terminated.elapsed() < Duration::from_secs(3),
+        "readyz failed only after the delay"
+    );
+    assert!(
+        kubectl(dir.path(), &["get", "--raw", "/livez"])
+            .status
+            .success()
+    );
+    rt.block_on(cms.create(&PostParams::default(), &config_map("during")))
+        .expect("served during the delay");
+    assert!(
+        terminated.elapsed() < Duration::from_secs(3),
+        "the write was served after the delay"
+    );
+
+    // The watch saw that write, then ends cleanly (no error) once the delay is over.
+    let mut events = Vec::new();
+    let ended = rt.block_on(async {
+        tokio::time::timeout(DEADLINE, async {
+            while let Some(item) = watch.next().await {
+                events.push(item.map_err(|e| e.to_string()));
+            }
+        })
+        .await
+    });
+    assert!(ended.is_ok(), "the watch did not end");
+    let ended_after = terminated.elapsed();
+    assert!(
+        ended_after >= Duration::from_millis(2_900),
+        "ended after {ended_after:?}, before the delay was over"
+    );
+    assert!(
+        events.iter().all(Result::is_ok),
+        "the watch ended with an error: {events:?}"
+    );
+    assert!(events.iter().any(|e| matches!(e, Ok(WatchEvent::Added(cm)) if cm.metadata.name.as_deref() == Some("during"))), "{events:?}");
+
+    let status = wait_for("the server to exit", DEADLINE, || {
+        child.0.try_wait().expect("wait")
+    });
+    assert!(status.success(), "exit status {status}");
+
+    // Both acknowledged writes were stored.
+    let _restarted = spawn(dir.path(), &[]);
+    let names =
+        String::from_utf8_lossy(&kubectl(dir.path(), &["get", "configmaps", "-o", "name"]).stdout)
+            .into_owned();
+    assert!(
+        names.contains("configmap/before") && names.contains("configmap/during"),
+        "{names}"
+    );
+}
