@@ -353,6 +353,84 @@ struct Seen(Arc<Mutex<Vec<String>>>);
 
 /// The test's interpreter webhook: replicas from `spec.count`, revised by a JSON patch,
 /// health from `status.ok`, the reflected status marked, the aggregation counting members.
+/// A custom resource whose customization's InterpretHealth calls it Unhealthy on its member
+/// longer than the policy's application failover tolerates is moved to another cluster (the
+/// health path the Deployments' application failover takes, fed by a Lua script).
+#[test]
+fn a_custom_resource_unhealthy_by_its_script_fails_over() {
+    let env = Env::start(3);
+    install_crd(&env, "apps.example.io", "Workload", "workloads");
+    env.apply(&customization("", HEALTHY_UNLESS_BROKEN));
+    env.apply(
+        "apiVersion: apps.example.io/v1
+kind: Workload
+metadata: {name: w, namespace: default}
+spec:
+  size: 2
+  template: {spec: {containers: [{name: c, image: nginx}]}}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: workloads, namespace: default}
+spec:
+  propagateDeps: true
+  resourceSelectors: [{apiVersion: apps.example.io/v1, kind: Workload, name: w}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2]}
+    spreadConstraints: [{spreadByField: cluster, maxGroups: 1, minGroups: 1}]
+    replicaScheduling: {replicaSchedulingType: Duplicated}
+  failover:
+    application:
+      decisionConditions: {tolerationSeconds: 2}
+      purgeMode: Directly
+",
+    );
+    let clusters = |rb: &Value| -> Vec<String> {
+        rb["spec"]["clusters"]
+            .as_array()
+            .map(|cs| {
+                cs.iter()
+                    .filter_map(|c| c["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let victim = env.wait("w healthy on one cluster", || {
+        let c = clusters(&env.cp.get_json(&["rb", "w-workload"]));
+        (c.len() == 1 && health_of(&env, "w-workload", &c[0]).as_deref() == Some("Healthy"))
+            .then(|| c[0].clone())
+    });
+    let target = if victim == "member1" {
+        "member2"
+    } else {
+        "member1"
+    };
+    // The script reads the member's status: Broken is Unhealthy.
+    set_member_status(&env, &victim, "workload", json!({"phase": "Broken"}));
+    env.wait("w moved to the other cluster", || {
+        (clusters(&env.cp.get_json(&["rb", "w-workload"])) == [target.to_owned()]).then_some(())
+    });
+    env.wait("w healthy on the new cluster", || {
+        (health_of(&env, "w-workload", target).as_deref() == Some("Healthy")).then_some(())
+    });
+    // The old copy went at once (Directly).
+    env.wait_member_absent(&victim, &["workload", "w", "-n", "default"]);
+    let events = env.cp.kubectl_ok(&[
+        "get",
+        "events",
+        "-n",
+        "default",
+        "--field-selector",
+        "involvedObject.kind=ResourceBinding,involvedObject.name=w-workload",
+        "-o",
+        "custom-columns=REASON:.reason",
+    ]);
+    assert!(
+        events.contains("EvictWorkloadFromClusterSucceed"),
+        "{events}"
+    );
+}
+
 fn answer(context: &Value) -> Value {
     let req = &context["request"];
     let op = req["operation"].as_str().unwrap_or("");
