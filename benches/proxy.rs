@@ -6,46 +6,17 @@
 
 mod support;
 
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use apiserver::proxy::transport::{self, Body, Dialer, HttpClient, TlsSettings};
+use apiserver::proxy::transport::{Body, HttpClient};
 use http_body_util::BodyExt;
-use support::{percentile, rss_mib};
+use support::{admin_client, ms, percentile, rss_mib};
 
 const GETS: usize = 3_000;
 const WARMUP: usize = 300;
 const WATCHES: usize = 1_000;
 const DEADLINE: Duration = Duration::from_secs(120);
-
-fn ms(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn admin_client(pki: &Path) -> HttpClient {
-    let read = |f: &str| std::fs::read_to_string(pki.join(f)).expect("pki file");
-    let tls = transport::client_config(&TlsSettings {
-        ca_bundle: read("ca.crt").into_bytes(),
-        insecure: false,
-        client_cert: Some((read("admin.crt"), read("admin.key"))),
-        tls13_only: false,
-    })
-    .expect("tls");
-    transport::http_client(Dialer::new(tls, None, None))
-}
-
-async fn get(client: &HttpClient, url: &str) -> Duration {
-    let started = Instant::now();
-    let req = http::Request::get(url)
-        .header("accept", "application/json")
-        .body(Body::empty())
-        .expect("request");
-    let resp = client.request(req).await.expect("GET");
-    assert!(resp.status().is_success(), "{url}: {}", resp.status());
-    resp.into_body().collect().await.expect("body");
-    started.elapsed()
-}
 
 async fn post(client: &HttpClient, url: &str, body: String) {
     let req = http::Request::post(url)
@@ -122,8 +93,12 @@ fn main() {
         // Latency: interleaved so that both see the same machine load.
         let (mut d, mut p) = (Vec::with_capacity(GETS), Vec::with_capacity(GETS));
         for i in 0..WARMUP + GETS {
-            let a = get(&direct, &format!("{member_url}{object}")).await;
-            let b = get(&proxied, &format!("{proxy}{object}")).await;
+            let a = support::timed_get(&direct, &format!("{member_url}{object}"))
+                .await
+                .expect("GET direct");
+            let b = support::timed_get(&proxied, &format!("{proxy}{object}"))
+                .await
+                .expect("GET through the proxy");
             if i >= WARMUP {
                 d.push(a);
                 p.push(b);

@@ -19,10 +19,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use apiserver::proxy::transport::{self, Body, Dialer, HttpClient, TlsSettings};
+use apiserver::proxy::transport::Body;
 use futures::StreamExt;
-use http_body_util::BodyExt;
-use support::{percentile, rss_mib};
+use support::{admin_client, ms, percentile, rss_mib, timed_get as get};
 
 const DEADLINE: Duration = Duration::from_secs(300);
 
@@ -31,10 +30,6 @@ fn env_usize(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
 }
 
 fn karmada_rs(args: &[&str]) -> String {
@@ -48,32 +43,6 @@ fn karmada_rs(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn admin_client(pki: &Path) -> HttpClient {
-    let read = |f: &str| std::fs::read_to_string(pki.join(f)).expect("pki file");
-    let tls = transport::client_config(&TlsSettings {
-        ca_bundle: read("ca.crt").into_bytes(),
-        insecure: false,
-        client_cert: Some((read("admin.crt"), read("admin.key"))),
-        tls13_only: false,
-    })
-    .expect("tls");
-    transport::http_client(Dialer::new(tls, None, None))
-}
-
-async fn get(client: &HttpClient, url: &str) -> Option<Duration> {
-    let started = Instant::now();
-    let req = http::Request::get(url)
-        .header("accept", "application/json")
-        .body(Body::empty())
-        .expect("request");
-    let resp = client.request(req).await.ok()?;
-    if !resp.status().is_success() {
-        return None;
-    }
-    resp.into_body().collect().await.ok()?;
-    Some(started.elapsed())
 }
 
 /// The agent process, killed when dropped.

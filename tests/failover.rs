@@ -639,6 +639,50 @@ impl Drop for MemberWatch {
     }
 }
 
+/// The other of member1 and member2.
+fn other_member(victim: &str) -> &'static str {
+    if victim == "member1" {
+        "member2"
+    } else {
+        "member1"
+    }
+}
+
+/// Watches every version of the Deployments on `target` and of `name`'s binding: the preserved
+/// labels and the eviction task only stand until the new copy is healthy, which a poll can
+/// miss on a loaded machine.
+fn watch_move(env: &Env, target: &str, name: &str) -> (MemberWatch, MemberWatch) {
+    let deployments = MemberWatch::start(
+        env,
+        target,
+        &["get", "deploy", "-n", "default", "-w", "-o", "json"],
+    );
+    let binding = MemberWatch::spawn(
+        env.cp.kubectl_cmd(),
+        &[
+            "get",
+            "rb",
+            &format!("{name}-deployment"),
+            "-n",
+            "default",
+            "-w",
+            "-o",
+            "json",
+        ],
+    );
+    (deployments, binding)
+}
+
+/// The one eviction task of the first binding version seen that no longer targets `victim`.
+fn eviction_task(env: &Env, what: &str, rb_watch: &MemberWatch, victim: &str) -> Value {
+    env.wait(what, || {
+        rb_watch.objects().into_iter().find_map(|b| {
+            let t = tasks(&b);
+            (clusters(&b).iter().all(|(n, _)| *n != victim) && t.len() == 1).then(|| t[0].clone())
+        })
+    })
+}
+
 #[test]
 fn application_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
     let env = Env::start_with_flags(Backend::Embedded, 3, &[]);
@@ -668,31 +712,8 @@ fn application_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
         (c.len() == 1 && health_on(&b, &c[0].0).as_deref() == Some("Healthy"))
             .then(|| c[0].0.clone())
     });
-    let target = if victim == "member1" {
-        "member2"
-    } else {
-        "member1"
-    };
-    // The labels only stand while the eviction task does (until the new copy is healthy), so
-    // every version of the new copy is watched rather than polled.
-    let watch = MemberWatch::start(
-        &env,
-        target,
-        &["get", "deploy", "-n", "default", "-w", "-o", "json"],
-    );
-    let rb_watch = MemberWatch::spawn(
-        env.cp.kubectl_cmd(),
-        &[
-            "get",
-            "rb",
-            "stateful-deployment",
-            "-n",
-            "default",
-            "-w",
-            "-o",
-            "json",
-        ],
-    );
+    let target = other_member(&victim);
+    let (watch, rb_watch) = watch_move(&env, target, "stateful");
     // Holding the copy unready is an annotation, which bumps a Deployment's generation (as
     // kube's deployment strategy does): the unready status the state is read from observes
     // the new generation, which `annotate -o json` reports.
@@ -713,12 +734,12 @@ fn application_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
         .expect("generation of the held copy");
     // The task stands only until the new copy is healthy, which a poll can miss on a loaded
     // machine: every version of the binding is watched.
-    let t = env.wait("stateful evicted from its unhealthy cluster", || {
-        rb_watch.objects().into_iter().find_map(|b| {
-            let t = tasks(&b);
-            (clusters(&b).iter().all(|(n, _)| *n != victim) && t.len() == 1).then(|| t[0].clone())
-        })
-    });
+    let t = eviction_task(
+        &env,
+        "stateful evicted from its unhealthy cluster",
+        &rb_watch,
+        &victim,
+    );
     drop(rb_watch);
     assert_eq!(t["purgeMode"], "Directly");
     assert_eq!(
@@ -781,41 +802,20 @@ fn cluster_failover_carries_preserved_state_as_labels_to_the_new_cluster() {
             .any(|s| s["clusterName"] == victim.as_str() && s["status"]["readyReplicas"] == 3)
             .then_some(())
     });
-    let target = if victim == "member1" {
-        "member2"
-    } else {
-        "member1"
-    };
-    let watch = MemberWatch::start(
-        &env,
-        target,
-        &["get", "deploy", "-n", "default", "-w", "-o", "json"],
-    );
-    let rb_watch = MemberWatch::spawn(
-        env.cp.kubectl_cmd(),
-        &[
-            "get",
-            "rb",
-            "kept-deployment",
-            "-n",
-            "default",
-            "-w",
-            "-o",
-            "json",
-        ],
-    );
+    let target = other_member(&victim);
+    let (watch, rb_watch) = watch_move(&env, target, "kept");
     let index: usize = victim
         .trim_start_matches("member")
         .parse::<usize>()
         .expect("memberN")
         - 1;
     env.members[index].stop();
-    let t = env.wait("kept evicted from the dead member", || {
-        rb_watch.objects().into_iter().find_map(|b| {
-            let t = tasks(&b);
-            (clusters(&b).iter().all(|(n, _)| *n != victim) && t.len() == 1).then(|| t[0].clone())
-        })
-    });
+    let t = eviction_task(
+        &env,
+        "kept evicted from the dead member",
+        &rb_watch,
+        &victim,
+    );
     drop(rb_watch);
     assert_eq!(t["purgeMode"], "Directly");
     assert_eq!(t["reason"], "TaintUntolerated");

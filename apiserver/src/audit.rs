@@ -472,7 +472,6 @@ pub struct RequestAudit {
     user_agent: Option<String>,
     source: Option<String>,
     verb: String,
-    read: bool,
     object_ref: Option<Value>,
     user: Option<UserInfo>,
     impersonated: Option<UserInfo>,
@@ -510,7 +509,6 @@ impl RequestAudit {
                 .get::<RemoteAddr>()
                 .map(|a| a.0.ip().to_string()),
             verb: req.method().as_str().to_lowercase(),
-            read: matches!(*req.method(), http::Method::GET | http::Method::HEAD),
             object_ref: None,
             user: None,
             impersonated: None,
@@ -546,16 +544,14 @@ impl RequestAudit {
             name: &u.name,
             groups: &u.groups,
         });
+        // The handler records the request before anything can fail, so `info` is set.
         let d = match &self.info {
             Some(info) => policy.evaluate(user, info),
-            None => policy.evaluate(
-                user,
-                &crate::request_info::request_info(
-                    &http::Method::GET,
-                    self.request_uri.split('?').next().unwrap_or(""),
-                    &Default::default(),
-                ),
-            ),
+            None => Decision {
+                level: Level::None,
+                omit_stages: Vec::new(),
+                omit_managed_fields: false,
+            },
         };
         self.decision = Some(d.clone());
         d
@@ -585,11 +581,6 @@ impl RequestAudit {
         }
         self.info = Some(info.clone());
         self.verb = info.verb.clone();
-        self.read = if info.is_resource_request {
-            matches!(info.verb.as_str(), "get" | "list" | "watch")
-        } else {
-            matches!(info.verb.as_str(), "get" | "head")
-        };
         if info.is_resource_request {
             let mut r = Map::new();
             let mut put = |k: &str, v: &str| {

@@ -166,3 +166,41 @@ pub async fn join_ready(cp: &kube::Client, names: &[String], members: &[Process]
         .expect("watch");
     }
 }
+
+/// A duration in milliseconds with three decimals, as the tables print them.
+pub fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// An HTTP client presenting a server's admin certificate from its `pki/` directory.
+pub fn admin_client(pki: &Path) -> apiserver::proxy::transport::HttpClient {
+    use apiserver::proxy::transport::{self, Dialer, TlsSettings};
+    let read = |f: &str| std::fs::read_to_string(pki.join(f)).expect("pki file");
+    let tls = transport::client_config(&TlsSettings {
+        ca_bundle: read("ca.crt").into_bytes(),
+        insecure: false,
+        client_cert: Some((read("admin.crt"), read("admin.key"))),
+        tls13_only: false,
+    })
+    .expect("tls");
+    transport::http_client(Dialer::new(tls, None, None))
+}
+
+/// The time one GET takes, body read; None when it fails or is not a success.
+pub async fn timed_get(
+    client: &apiserver::proxy::transport::HttpClient,
+    url: &str,
+) -> Option<Duration> {
+    use http_body_util::BodyExt;
+    let started = std::time::Instant::now();
+    let req = http::Request::get(url)
+        .header("accept", "application/json")
+        .body(apiserver::proxy::transport::Body::empty())
+        .expect("request");
+    let resp = client.request(req).await.ok()?;
+    if !resp.status().is_success() {
+        return None;
+    }
+    resp.into_body().collect().await.ok()?;
+    Some(started.elapsed())
+}

@@ -10,8 +10,8 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -195,21 +195,34 @@ struct Level {
     turn: VecDeque<String>,
 }
 
-/// Counters kept per (flow schema, level), printed with kube's metric names.
+/// Counters kept per (flow schema, level), printed with kube's metric names. A request looks
+/// its counters up once and updates them without a lock.
 #[derive(Default)]
 struct Counts {
-    dispatched: u64,
-    rejected_queue_full: u64,
-    rejected_time_out: u64,
-    inqueue: i64,
-    executing: i64,
+    dispatched: AtomicI64,
+    rejected_queue_full: AtomicI64,
+    rejected_time_out: AtomicI64,
+    inqueue: AtomicI64,
+    executing: AtomicI64,
 }
+
+impl Counts {
+    fn add(counter: &AtomicI64, n: i64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn get(counter: &AtomicI64) -> i64 {
+        counter.load(Ordering::Relaxed)
+    }
+}
+
+type CountsTable = std::sync::RwLock<HashMap<(&'static str, PriorityLevel), Arc<Counts>>>;
 
 /// The admission controller of API Priority and Fairness.
 pub struct FlowControl {
     config: Config,
     levels: Vec<Mutex<Level>>,
-    counts: Mutex<HashMap<(&'static str, PriorityLevel), Counts>>,
+    counts: CountsTable,
     next_id: AtomicU64,
 }
 
@@ -219,7 +232,7 @@ struct Queued<'a> {
     control: &'a FlowControl,
     level: PriorityLevel,
     flow: &'a str,
-    schema: &'static str,
+    counts: Arc<Counts>,
     id: u64,
     rx: oneshot::Receiver<()>,
     settled: bool,
@@ -250,8 +263,7 @@ impl Drop for Queued<'_> {
         if self.settled {
             return;
         }
-        self.control
-            .count(self.schema, self.level, |n| n.inqueue -= 1);
+        Counts::add(&self.counts.inqueue, -1);
         if !self.leave_queue() && self.rx.try_recv().is_ok() {
             // Granted, but nobody is left to use it: the next flow gets it.
             self.control.release(self.level);
@@ -263,13 +275,12 @@ impl Drop for Queued<'_> {
 pub struct Seat<'a> {
     control: &'a FlowControl,
     level: PriorityLevel,
-    schema: &'static str,
+    counts: Arc<Counts>,
 }
 
 impl Drop for Seat<'_> {
     fn drop(&mut self) {
-        self.control
-            .count(self.schema, self.level, |c| c.executing -= 1);
+        Counts::add(&self.counts.executing, -1);
         if self.level != PriorityLevel::Exempt {
             self.control.release(self.level);
         }
@@ -294,7 +305,7 @@ impl FlowControl {
         FlowControl {
             config,
             levels,
-            counts: Mutex::default(),
+            counts: CountsTable::default(),
             next_id: AtomicU64::new(0),
         }
     }
@@ -310,28 +321,36 @@ impl FlowControl {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    fn count(&self, schema: &'static str, level: PriorityLevel, f: impl FnOnce(&mut Counts)) {
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        f(counts.entry((schema, level)).or_default());
+    /// The counters of a (flow schema, level), created on first use.
+    fn counts(&self, schema: &'static str, level: PriorityLevel) -> Arc<Counts> {
+        let found = self
+            .counts
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(schema, level))
+            .cloned();
+        found.unwrap_or_else(|| {
+            let mut table = self.counts.write().unwrap_or_else(|e| e.into_inner());
+            table.entry((schema, level)).or_default().clone()
+        })
     }
 
     /// Admits a request: at once when its level has a free seat and nobody waits, else after
     /// waiting in its flow's queue for its turn; or rejects it.
     pub async fn admit(&self, c: &Classification) -> Result<Seat<'_>, Rejection> {
         let level = c.priority_level;
-        let seat = || {
-            self.count(c.flow_schema, level, |n| {
-                n.dispatched += 1;
-                n.executing += 1;
-            });
+        let counts = self.counts(c.flow_schema, level);
+        let seat = |counts: Arc<Counts>| {
+            Counts::add(&counts.dispatched, 1);
+            Counts::add(&counts.executing, 1);
             Seat {
                 control: self,
                 level,
-                schema: c.flow_schema,
+                counts,
             }
         };
         if level == PriorityLevel::Exempt {
-            return Ok(seat());
+            return Ok(seat(counts));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let rx = {
@@ -343,7 +362,7 @@ impl FlowControl {
                 let queue = l.queues.entry(c.flow.clone()).or_default();
                 if queue.len() >= self.config.queue_length_limit {
                     drop(l);
-                    self.count(c.flow_schema, level, |n| n.rejected_queue_full += 1);
+                    Counts::add(&counts.rejected_queue_full, 1);
                     return Err(Rejection::QueueFull);
                 }
                 let (tx, rx) = oneshot::channel();
@@ -356,14 +375,14 @@ impl FlowControl {
             }
         };
         let Some(rx) = rx else {
-            return Ok(seat());
+            return Ok(seat(counts));
         };
-        self.count(c.flow_schema, level, |n| n.inqueue += 1);
+        Counts::add(&counts.inqueue, 1);
         let mut waiting = Queued {
             control: self,
             level,
             flow: &c.flow,
-            schema: c.flow_schema,
+            counts: counts.clone(),
             id,
             rx,
             settled: false,
@@ -374,11 +393,11 @@ impl FlowControl {
             _ => !waiting.leave_queue(),
         };
         waiting.settled = true;
-        self.count(c.flow_schema, level, |n| n.inqueue -= 1);
+        Counts::add(&counts.inqueue, -1);
         if granted {
-            Ok(seat())
+            Ok(seat(counts))
         } else {
-            self.count(c.flow_schema, level, |n| n.rejected_time_out += 1);
+            Counts::add(&counts.rejected_time_out, 1);
             Err(Rejection::TimeOut)
         }
     }
@@ -413,20 +432,20 @@ impl FlowControl {
 
     /// kube's flow-control metrics, in the Prometheus text format.
     pub fn render_metrics(&self, out: &mut String) {
-        let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let counts = self.counts.read().unwrap_or_else(|e| e.into_inner());
         let mut keys: Vec<_> = counts.keys().copied().collect();
         keys.sort_by_key(|(s, l)| (l.index(), *s));
         let series = |out: &mut String,
                       name: &str,
                       help: &str,
                       kind: &str,
-                      f: &dyn Fn(&Counts) -> Option<(String, String)>| {
+                      f: &dyn Fn(&Counts) -> &AtomicI64| {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
             for k in &keys {
-                if let Some((extra, v)) = counts.get(k).and_then(f) {
+                if let Some(v) = counts.get(k).map(|c| Counts::get(f(c))) {
                     let _ = writeln!(
                         out,
-                        "{name}{{flow_schema=\"{}\",priority_level=\"{}\"{extra}}} {v}",
+                        "{name}{{flow_schema=\"{}\",priority_level=\"{}\"}} {v}",
                         k.0,
                         k.1.name()
                     );
@@ -438,7 +457,7 @@ impl FlowControl {
             "apiserver_flowcontrol_dispatched_requests_total",
             "Number of requests executed by API Priority and Fairness subsystem",
             "counter",
-            &|c| Some((String::new(), c.dispatched.to_string())),
+            &|c| &c.dispatched,
         );
         let _ = writeln!(
             out,
@@ -447,8 +466,8 @@ impl FlowControl {
         for k in &keys {
             if let Some(c) = counts.get(k) {
                 for (reason, n) in [
-                    ("queue-full", c.rejected_queue_full),
-                    ("time-out", c.rejected_time_out),
+                    ("queue-full", Counts::get(&c.rejected_queue_full)),
+                    ("time-out", Counts::get(&c.rejected_time_out)),
                 ] {
                     if n > 0 {
                         let _ = writeln!(
@@ -466,14 +485,14 @@ impl FlowControl {
             "apiserver_flowcontrol_current_inqueue_requests",
             "Number of requests currently pending in queues of the API Priority and Fairness subsystem",
             "gauge",
-            &|c| Some((String::new(), c.inqueue.to_string())),
+            &|c| &c.inqueue,
         );
         series(
             out,
             "apiserver_flowcontrol_current_executing_requests",
             "Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem",
             "gauge",
-            &|c| Some((String::new(), c.executing.to_string())),
+            &|c| &c.executing,
         );
         let _ = writeln!(
             out,
