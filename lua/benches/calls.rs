@@ -108,6 +108,16 @@ fn main() {
     );
 
     println!("lua call benchmark: {calls} calls each, cached scripts, Deployment-sized object");
+    // A fixed amount of plain Rust work on the same object, timed the same way: runs of this
+    // benchmark differ by the machine's speed at the time (other processes, a busy sibling
+    // hyperthread, frequency), which this figure shows apart from the Lua calls.
+    let (m, _) = measure(calls, || {
+        std::hint::black_box(serde_json::to_vec(std::hint::black_box(&obj)).map(|v| v.len())).ok();
+    });
+    println!(
+        "  reference (serialize the object to JSON): median {:.1} µs",
+        m.as_secs_f64() * 1e6
+    );
     let (m, p99) = measure(calls, || {
         let _ = operations::interpret_health(&rt, &health, &obj);
     });

@@ -9,6 +9,8 @@ use std::collections::HashSet;
 use mlua::{Lua, Table, Value as LuaValue};
 use serde_json::{Map, Number, Value};
 
+use crate::projection::Projection;
+
 /// Tables nested deeper than this are refused (a script building a chain of tables must not
 /// overflow the converter's stack).
 const MAX_DEPTH: usize = 512;
@@ -43,6 +45,27 @@ pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
             LuaValue::Table(t)
         }
     })
+}
+
+/// The parts of a JSON value that `projection` selects, as a Lua value: an object keeps only
+/// the selected fields; anything else, and every subtree selected whole, is converted in full.
+pub(crate) fn to_lua_projected(
+    lua: &Lua,
+    value: &Value,
+    projection: &Projection,
+) -> mlua::Result<LuaValue> {
+    let (Projection::Fields(fields), Value::Object(map)) = (projection, value) else {
+        return to_lua(lua, value);
+    };
+    let t = lua.create_table_with_capacity(0, fields.len())?;
+    for (k, p) in fields {
+        match map.get(k) {
+            None | Some(Value::Null) => {}
+            Some(v @ Value::Object(_)) => t.raw_set(k.as_str(), to_lua_projected(lua, v, p)?)?,
+            Some(v) => set(lua, &t, k.as_str(), v)?,
+        }
+    }
+    Ok(LuaValue::Table(t))
 }
 
 /// Sets one field of a table being built. Scalars are pushed straight onto the Lua stack: a

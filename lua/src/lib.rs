@@ -14,6 +14,7 @@ pub mod convert;
 mod error;
 pub mod kube;
 pub mod operations;
+mod projection;
 pub mod quantity;
 mod runtime;
 mod sandbox;

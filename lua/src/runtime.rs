@@ -16,9 +16,10 @@ use mlua::chunk::ChunkMode;
 use mlua::{Function, MultiValue, Table, Value as LuaValue};
 use serde_json::Value;
 
-use crate::convert::{from_lua, to_lua};
+use crate::convert::{from_lua, to_lua, to_lua_projected};
 use crate::error::{LuaError, message};
 use crate::kube::PodLibrary;
+use crate::projection::{self, Projection};
 use crate::sandbox::{PrintSink, Sandbox};
 
 /// The bounds of every call.
@@ -55,6 +56,8 @@ struct ScriptInner {
     function: String,
     strikes: AtomicU32,
     last_limit: Mutex<String>,
+    /// What each argument's conversion keeps, by parameter position.
+    params: Vec<Projection>,
 }
 
 /// A script and the global function its operation calls. Cheap to clone; every clone is the
@@ -73,12 +76,15 @@ impl std::fmt::Debug for Script {
 impl Script {
     /// A script whose operation calls the global function `function`.
     pub fn new(source: impl Into<String>, function: impl Into<String>) -> Script {
+        let (source, function) = (source.into(), function.into());
+        let params = projection::of_params(&source, &function);
         Script(Arc::new(ScriptInner {
             id: NEXT_SCRIPT.fetch_add(1, Ordering::Relaxed),
-            source: source.into(),
-            function: function.into(),
+            source,
+            function,
             strikes: AtomicU32::new(0),
             last_limit: Mutex::new(String::new()),
+            params,
         }))
     }
 
@@ -347,12 +353,16 @@ impl Runtime {
         // guards every table read and write with a protected call (a closure allocated per
         // field), which made up most of a call's time. Arguments are bounded by the objects'
         // size (the store's limit) and count against the limit once the script runs; results
-        // were built within it.
+        // were built within it. Each object argument is converted only as far as the script can
+        // read it (see `projection`).
         set_limit(lua, 0)?;
         let mut values = Vec::with_capacity(args.len());
-        for a in args {
+        for (i, a) in args.iter().enumerate() {
             let v = match a {
-                Arg::Json(j) => to_lua(lua, j),
+                Arg::Json(j) => match script.0.params.get(i) {
+                    Some(p) => to_lua_projected(lua, j, p),
+                    None => to_lua(lua, j),
+                },
                 Arg::Number(n) => Ok(LuaValue::Number(*n)),
             }
             .map_err(|e| classify(&vm.sandbox, &e, timeout, memory))?;

@@ -623,3 +623,57 @@ fn operations_parse_case_insensitively() {
         "dependencyInterpretation"
     );
 }
+
+/// A script that reads a few fields gets a pruned object (see `projection`); whatever it
+/// reads, and however, it sees what the whole object holds.
+#[test]
+fn a_script_sees_every_field_it_reads_however_it_reads_them() {
+    let rt = runtime();
+    let obj = json!({
+        "apiVersion": "apps.example.io/v1", "kind": "Workload",
+        "metadata": {"name": "web", "namespace": "ns", "labels": {"a": "1", "b": "2"}},
+        "spec": {"replicas": 4, "paused": false, "template": {"spec": {"nodeSelector": {"d": "ssd"}}}},
+        "status": {"readyReplicas": 4}
+    });
+    let cases = [
+        // Field chains: only these subtrees are converted.
+        (
+            "function GetReplicas(obj) if obj == nil or not obj then return 0 end \
+             return obj.spec.replicas + obj.status.readyReplicas, nil end",
+            8,
+        ),
+        // Iterated whole: every top-level field is there.
+        (
+            "function GetReplicas(obj) local n = 0 for _ in pairs(obj) do n = n + 1 end return n end",
+            5,
+        ),
+        // A subtree handed to a helper arrives whole.
+        (
+            "local function count(t) local n = 0 for _ in pairs(t) do n = n + 1 end return n end \
+             function GetReplicas(obj) return count(obj.spec) + count(obj.metadata.labels) end",
+            5,
+        ),
+        // An alias of the object: converted whole.
+        (
+            "function GetReplicas(obj) local o = obj return o.spec.replicas + #o.metadata.name end",
+            7,
+        ),
+        // A false value is a field like any other.
+        (
+            "function GetReplicas(obj) if obj.spec.paused == false then return 1 end return 2 end",
+            1,
+        ),
+    ];
+    for (source, want) in cases {
+        let (n, _) =
+            operations::get_replicas(&rt, &script(Operation::InterpretReplica, source), &obj)
+                .unwrap_or_else(|e| panic!("{source}: {e}"));
+        assert_eq!(n, want, "{source}");
+    }
+    // A missing field reads as nil, as it would from the whole object.
+    let health = script(
+        Operation::InterpretHealth,
+        "function InterpretHealth(o) return o.status.observedGeneration == nil and o.spec.template.spec.nodeSelector.d == 'ssd' end",
+    );
+    assert_eq!(operations::interpret_health(&rt, &health, &obj), Ok(true));
+}
