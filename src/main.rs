@@ -296,6 +296,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     )
     .await
     .context("starting the API server")?;
+    cmd::serve_controller_metrics(&running);
     // Termination as kube-apiserver orders it: readiness fails at once, the controllers stop
     // and the Lease is released, the API is still served for --shutdown-delay-duration, then
     // the listener closes, watches end, requests in flight finish and the store is flushed.

@@ -550,3 +550,65 @@ spec:
             .is_none()
     );
 }
+
+/// The value of one series (name with its labels, as written) in a /metrics text.
+fn series(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[test]
+fn controllers_report_karmada_and_workqueue_metrics() {
+    let env = Env::start(2);
+    env.apply_sample("nginx-deployment.yaml");
+    env.apply_sample("propagationpolicy-divided.yaml");
+    env.wait_member_object("member1", &["deploy", "nginx", "-n", "default"]);
+    env.wait_member_object("member2", &["deploy", "nginx", "-n", "default"]);
+    let at_least_one = [
+        r#"karmada_scheduler_schedule_attempts_total{result="scheduled",schedule_type="ReconcileSchedule"}"#,
+        r#"karmada_scheduler_e2e_scheduling_duration_seconds_count{result="scheduled",schedule_type="ReconcileSchedule"}"#,
+        r#"karmada_scheduler_scheduling_algorithm_duration_seconds_count{schedule_step="Filter"}"#,
+        r#"karmada_scheduler_scheduling_algorithm_duration_seconds_count{schedule_step="AssignReplicas"}"#,
+        r#"karmada_scheduler_queue_incoming_bindings_total{event="BindingAdd"}"#,
+        r#"policy_apply_attempts_total{result="success"}"#,
+        r#"resource_apply_policy_duration_seconds_count{result="success"}"#,
+        "resource_match_policy_duration_seconds_count",
+        r#"binding_sync_work_duration_seconds_count{result="success"}"#,
+        r#"work_sync_workload_duration_seconds_count{result="success"}"#,
+        r#"workqueue_adds_total{name="scheduler"}"#,
+        r#"workqueue_adds_total{name="execution"}"#,
+        r#"workqueue_work_duration_seconds_count{name="binding"}"#,
+        r#"workqueue_queue_duration_seconds_count{name="resource-detector"}"#,
+        r#"cluster_ready_state{member_cluster="member1"}"#,
+        r#"cluster_ready_state{member_cluster="member2"}"#,
+        r#"cluster_node_number{member_cluster="member1"}"#,
+        r#"cluster_sync_status_duration_seconds_count{member_cluster="member2"}"#,
+    ];
+    let text = env.wait("every controller series recorded", || {
+        let text = env.cp.kubectl_ok(&["get", "--raw", "/metrics"]);
+        at_least_one
+            .iter()
+            .all(|s| series(&text, s).is_some_and(|v| v >= 1.0))
+            .then_some(text)
+    });
+    assert_eq!(
+        series(&text, r#"cluster_ready_state{member_cluster="member1"}"#),
+        Some(1.0)
+    );
+    assert!(
+        text.contains("# HELP workqueue_depth [BETA] Current depth of workqueue\n# TYPE workqueue_depth gauge\n"),
+        "client-go's help and type lines"
+    );
+    assert!(
+        text.contains(r#"karmada_scheduler_e2e_scheduling_duration_seconds_bucket{result="scheduled",schedule_type="ReconcileSchedule",le="0.001"} "#),
+        "Karmada's buckets"
+    );
+    // The API server's own series are still there.
+    assert!(
+        series(
+            &text,
+            "apiserver_current_inflight_requests{request_kind=\"readOnly\"}"
+        )
+        .is_some()
+    );
+}

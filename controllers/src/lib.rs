@@ -28,6 +28,7 @@ pub mod graceful_eviction;
 pub mod interpreter;
 pub mod join;
 pub mod member_clients;
+pub mod metrics;
 pub mod namespace_sync;
 pub mod overrides;
 pub mod rebalance_on_recovery;

@@ -26,6 +26,15 @@ pub fn controller_user() -> apiserver::auth::UserInfo {
 /// Pull-mode registration on a control plane: cluster-info names `running`'s URL and CA, and
 /// approved agent certificates are signed with its CA (for at most a year, kube's
 /// `--cluster-signing-duration`).
+/// Serves the controllers' and work queues' series (Karmada's and client-go's names, kept in
+/// the process's registry) on the control plane's `/metrics`, beside the API server's own.
+pub fn serve_controller_metrics(running: &apiserver::launch::Running) {
+    running
+        .state
+        .metrics
+        .add_collector(Box::new(|| component_base::metrics::global().render()));
+}
+
 pub fn registration(
     running: &apiserver::launch::Running,
 ) -> controllers::registration::RegistrationConfig {

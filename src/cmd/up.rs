@@ -97,6 +97,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     }));
     let (control_plane, members) = tokio::join!(control_plane, members);
     let control_plane = control_plane.context("starting the control plane")?;
+    super::serve_controller_metrics(&control_plane);
     let mut members: Vec<RunningMember> = members?;
     let pull_members = members.split_off(names.len());
 

@@ -214,10 +214,16 @@ impl Controller {
         };
         let rb_target = EventTarget::of(b.as_ref());
         let t_target = crate::detector::template_target(&template);
-        match self
+        let started = std::time::Instant::now();
+        let ensured = self
             .ensure_works(b.as_ref(), &key, &template, &targets)
-            .await
-        {
+            .await;
+        crate::metrics::registry().observe_duration(
+            &crate::metrics::BINDING_SYNC_WORK_DURATION,
+            &[crate::metrics::result(&ensured)],
+            started.elapsed(),
+        );
+        match ensured {
             Ok(written) => {
                 if written || removed {
                     let msg = format!("Sync work of {}({key}) successful.", B::KIND);

@@ -140,6 +140,7 @@ impl ClusterReconciler {
             tracing::debug!(cluster = %name, "waiting for bindings to stop targeting the cluster");
             return Ok(Some(self.cleanup_check_interval));
         }
+        crate::metrics::cleanup_cluster(&name);
         let finalizers: Vec<String> = cluster
             .finalizers()
             .iter()

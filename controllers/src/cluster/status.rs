@@ -443,6 +443,7 @@ impl StatusReconciler {
             for c in &conditions {
                 set_condition(&mut status.conditions, c, &now);
             }
+            crate::metrics::record_cluster_status(&self.name, &status);
             if status == latest.status {
                 return Ok(());
             }
@@ -489,7 +490,14 @@ impl Reconciler for StatusReconciler {
         if !cluster.finalizers().iter().any(|f| f == CLUSTER_CONTROLLER) {
             return Ok(None);
         }
-        self.sync(&cluster).await?;
+        let started = Instant::now();
+        let synced = self.sync(&cluster).await;
+        crate::metrics::registry().observe_duration(
+            &crate::metrics::CLUSTER_SYNC_STATUS_DURATION,
+            &[&self.name],
+            started.elapsed(),
+        );
+        synced?;
         Ok(Some(self.interval))
     }
 }

@@ -11,6 +11,7 @@ pub mod policy;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 
 use karmada_api::names;
 use karmada_api::policy::v1alpha1::{ClusterPropagationPolicy, PropagationPolicy};
@@ -330,8 +331,18 @@ impl Detector {
             return self.apply_claimed_cpp(obj, &name, &id).await;
         }
 
+        // Karmada times the lookup up to the policy that claims the template.
+        let started = Instant::now();
+        let matched = || {
+            crate::metrics::registry().observe_duration(
+                &crate::metrics::RESOURCE_MATCH_POLICY_DURATION,
+                &[],
+                started.elapsed(),
+            )
+        };
         let idx = self.index();
         if let Some(pp) = idx.match_pp(&view(&obj)) {
+            matched();
             self.check_dependent_overrides(
                 pp.metadata.namespace.as_deref().unwrap_or(""),
                 &pp.spec.dependent_overrides,
@@ -341,6 +352,7 @@ impl Detector {
             return self.apply_pp(obj, &pp).await;
         }
         if let Some(cpp) = idx.match_cpp(&view(&obj)) {
+            matched();
             self.check_dependent_overrides("", &cpp.spec.dependent_overrides, true)?;
             lock(&self.waiting).remove(key);
             return self.apply_cpp(obj, &cpp).await;
@@ -414,11 +426,13 @@ impl Detector {
     async fn apply_pp(&self, obj: Arc<RawObject>, pp: &PropagationPolicy) -> Result<Requeue> {
         let ns = pp.metadata.namespace.clone().unwrap_or_default();
         let name = pp.metadata.name.clone().unwrap_or_default();
+        let started = Instant::now();
         let res = self.apply_pp_inner(&obj, pp).await;
         self.record_apply(
             &obj,
             res.as_ref().map(|c| *c),
             &format!("policy({ns}/{name})"),
+            started,
         );
         res.map(|_| Requeue::No)
     }
@@ -429,16 +443,34 @@ impl Detector {
         cpp: &ClusterPropagationPolicy,
     ) -> Result<Requeue> {
         let name = cpp.metadata.name.clone().unwrap_or_default();
+        let started = Instant::now();
         let res = self.apply_cpp_inner(&obj, cpp).await;
         self.record_apply(
             &obj,
             res.as_ref().map(|c| *c),
             &format!("cluster policy({name})"),
+            started,
         );
         res.map(|_| Requeue::No)
     }
 
-    fn record_apply(&self, obj: &RawObject, res: std::result::Result<bool, &Error>, what: &str) {
+    /// Records the outcome of ApplyPolicy: its Event, and `policy_apply_attempts_total` and
+    /// `resource_apply_policy_duration_seconds` (`metrics.ObserveApplyPolicyAttemptAndLatency`).
+    fn record_apply(
+        &self,
+        obj: &RawObject,
+        res: std::result::Result<bool, &Error>,
+        what: &str,
+        started: Instant,
+    ) {
+        let result = crate::metrics::result(&res);
+        let r = crate::metrics::registry();
+        r.inc(&crate::metrics::POLICY_APPLY_ATTEMPTS, &[result]);
+        r.observe_duration(
+            &crate::metrics::RESOURCE_APPLY_POLICY_DURATION,
+            &[result],
+            started.elapsed(),
+        );
         let t = template_target(obj);
         match res {
             Ok(true) => {

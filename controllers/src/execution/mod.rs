@@ -223,7 +223,14 @@ impl Controller {
             }
             return Err(Error::msg(format!("cluster({cluster_name}) not ready")));
         }
-        self.sync(&work, cluster_name, status).await
+        let started = std::time::Instant::now();
+        let synced = self.sync(&work, cluster_name, status).await;
+        crate::metrics::registry().observe_duration(
+            &crate::metrics::WORK_SYNC_WORKLOAD_DURATION,
+            &[crate::metrics::result(&synced)],
+            started.elapsed(),
+        );
+        synced
     }
 
     /// syncToClusters: applies every manifest, then records the outcome in `Applied`.

@@ -7,8 +7,11 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Debug;
 use std::future::Future;
 use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use component_base::metrics::{self, workqueue::QueueMetrics};
 
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -37,12 +40,19 @@ struct State<K> {
     processing: HashSet<K>,
     dirty: HashSet<K>,
     failures: HashMap<K, u32>,
+    /// When each waiting key (queued, or dirty while processing) was added, for
+    /// `workqueue_queue_duration_seconds`.
+    added_at: HashMap<K, Instant>,
 }
 
 struct Inner<K> {
     name: &'static str,
     state: Mutex<State<K>>,
     notify: Notify,
+    /// client-go's `workqueue_*` series of this queue's name.
+    metrics: QueueMetrics,
+    /// Numbers each pass, for the metrics of the work in progress.
+    next_pass: AtomicU64,
 }
 
 /// A deduplicating, rate-limited queue of keys shared by a controller's workers.
@@ -62,7 +72,7 @@ impl<K> WorkQueue<K>
 where
     K: Clone + Eq + Hash + Debug + Send + Sync + 'static,
 {
-    /// An empty queue; `name` appears in logs.
+    /// An empty queue; `name` appears in logs and labels its `workqueue_*` metrics.
     pub fn new(name: &'static str) -> Self {
         WorkQueue {
             inner: Arc::new(Inner {
@@ -74,8 +84,11 @@ where
                     processing: HashSet::new(),
                     dirty: HashSet::new(),
                     failures: HashMap::new(),
+                    added_at: HashMap::new(),
                 }),
                 notify: Notify::new(),
+                metrics: QueueMetrics::new(metrics::global(), name),
+                next_pass: AtomicU64::new(0),
             }),
         }
     }
@@ -97,12 +110,17 @@ where
             return;
         }
         if st.processing.contains(&key) {
-            st.dirty.insert(key);
+            if st.dirty.insert(key.clone()) {
+                st.added_at.insert(key, Instant::now());
+                self.inner.metrics.added();
+            }
             return;
         }
         st.queued.insert(key.clone());
+        st.added_at.insert(key.clone(), Instant::now());
         st.queue.push_back(key);
         drop(st);
+        self.inner.metrics.added();
         self.inner.notify.notify_one();
     }
 
@@ -140,6 +158,7 @@ where
             *n = n.saturating_add(1);
             BASE_DELAY.saturating_mul(1u32 << exp).min(MAX_DELAY)
         };
+        self.inner.metrics.retried();
         self.add_after(key, delay);
     }
 
@@ -163,21 +182,27 @@ where
         self.len() == 0
     }
 
-    async fn get(&self) -> K {
+    /// The next key and the number of its pass.
+    async fn get(&self) -> (K, u64) {
         loop {
             {
                 let mut st = self.lock();
                 if let Some(k) = st.queue.pop_front() {
                     st.queued.remove(&k);
                     st.processing.insert(k.clone());
-                    return k;
+                    let waited = st.added_at.remove(&k).map(|t| t.elapsed());
+                    drop(st);
+                    let pass = self.inner.next_pass.fetch_add(1, Ordering::Relaxed);
+                    self.inner.metrics.taken(pass, waited.unwrap_or_default());
+                    return (k, pass);
                 }
             }
             self.inner.notify.notified().await;
         }
     }
 
-    fn done(&self, key: &K) {
+    fn done(&self, key: &K, pass: u64) {
+        self.inner.metrics.done(pass);
         let mut st = self.lock();
         st.processing.remove(key);
         if st.dirty.remove(key) && st.queued.insert(key.clone()) {
@@ -201,7 +226,7 @@ where
                 let f = reconcile.clone();
                 tokio::spawn(async move {
                     loop {
-                        let key = q.get().await;
+                        let (key, pass) = q.get().await;
                         match f(key.clone()).await {
                             Ok(Requeue::No) => q.forget(&key),
                             Ok(Requeue::After(d)) => {
@@ -218,7 +243,7 @@ where
                                 q.add_rate_limited(key.clone());
                             }
                         }
-                        q.done(&key);
+                        q.done(&key, pass);
                     }
                 })
             })
@@ -262,11 +287,40 @@ mod tests {
     async fn key_added_while_processing_runs_again() {
         let q: WorkQueue<&str> = WorkQueue::new("t");
         q.add("a");
-        let k = q.get().await;
+        let (k, pass) = q.get().await;
         q.add("a");
         assert_eq!(q.len(), 0, "a key being processed is not queued twice");
-        q.done(&k);
+        q.done(&k, pass);
         assert_eq!(q.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn keys_are_counted_in_the_workqueue_metrics() {
+        use component_base::metrics::workqueue::{ADDS, DEPTH, RETRIES, WORK_DURATION};
+        let name = "queue-metrics-test";
+        let r = metrics::global();
+        let q: WorkQueue<&str> = WorkQueue::new(name);
+        q.add("a");
+        q.add("a");
+        q.add("b");
+        assert_eq!(
+            r.value(&ADDS, &[name]),
+            Some(2.0),
+            "a waiting key is added once"
+        );
+        assert_eq!(r.value(&DEPTH, &[name]), Some(2.0));
+        let (k, pass) = q.get().await;
+        q.add(k);
+        assert_eq!(
+            r.value(&ADDS, &[name]),
+            Some(3.0),
+            "added again while processed"
+        );
+        q.done(&k, pass);
+        q.add_rate_limited("c");
+        assert_eq!(r.value(&RETRIES, &[name]), Some(1.0));
+        assert_eq!(r.value(&WORK_DURATION, &[name]), Some(1.0));
+        assert_eq!(r.value(&DEPTH, &[name]), Some(2.0), "b and a wait");
     }
 
     #[tokio::test]

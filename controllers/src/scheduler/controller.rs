@@ -20,6 +20,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
+use crate::metrics;
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::write::merge_patch_status;
@@ -87,6 +88,11 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
             let _ = h.await;
         }
     })]
+}
+
+/// Counts a binding entering the queue (`metrics.CountSchedulerBindings`).
+fn incoming(event: &str) {
+    metrics::registry().inc(&metrics::QUEUE_INCOMING_BINDINGS, &[event]);
 }
 
 /// Whether a cluster change can change scheduling results: labels, spec (taints, region...),
@@ -201,11 +207,13 @@ impl Scheduler {
         B::informer(&self.ctx).on_change(move |c| match c {
             Change::Add(b) => {
                 if wants(b.as_ref()) {
+                    incoming("BindingAdd");
                     s.queue.add(b.key());
                 }
             }
             Change::Update(old, new) => {
                 if old.meta().generation != new.meta().generation && wants(new.as_ref()) {
+                    incoming("BindingUpdate");
                     s.queue.add(new.key());
                 }
             }
@@ -221,6 +229,7 @@ impl Scheduler {
     fn enqueue_all<B: Binding>(&self) {
         for b in B::informer(&self.ctx).list() {
             if wants(b.as_ref()) {
+                incoming("ClusterChanged");
                 self.queue.add(b.key());
             }
         }
@@ -274,11 +283,20 @@ impl Scheduler {
             .conditions
             .iter()
             .any(|c| c.type_ == SCHEDULED && c.status == "True");
-        let needed = placement_changed(
+        let placement_moved = placement_changed(
             placement,
             applied,
             &b.status().scheduler_observed_affinity_name,
-        ) || replicas_changed(spec)
+        );
+        // Karmada's doScheduleBinding records a replicas-only change as ScaleSchedule and
+        // every other reason as ReconcileSchedule.
+        let schedule_type = if !placement_moved && replicas_changed(spec) {
+            "ScaleSchedule"
+        } else {
+            "ReconcileSchedule"
+        };
+        let needed = placement_moved
+            || replicas_changed(spec)
             || reschedule_requested
             || !is_workload
             || duplicated
@@ -291,7 +309,9 @@ impl Scheduler {
             }
             return Ok(Requeue::No);
         }
+        let started = std::time::Instant::now();
         let res = self.schedule(b.as_ref(), &key, placement).await;
+        metrics::binding_schedule(schedule_type, started.elapsed(), res.is_ok());
         if res.is_ok() {
             self.seen
                 .lock()

@@ -12,6 +12,7 @@ mod webster;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::time::Instant;
 
 use karmada_api::cluster::v1alpha1::Cluster;
 use karmada_api::policy::v1alpha1::Placement;
@@ -19,6 +20,8 @@ use karmada_api::work::v1alpha2::{
     BINDING_REASON_NO_CLUSTER_FIT, BINDING_REASON_SCHEDULER_ERROR, BINDING_REASON_UNSCHEDULABLE,
     ReplicaRequirements, ResourceBindingSpec, ResourceBindingStatus, TargetCluster,
 };
+
+use crate::metrics;
 
 pub use estimator::max_available_replicas;
 pub use filter::{ApiEnablement, api_enabled, find_untolerated_taint, taint_to_string, tolerates};
@@ -225,6 +228,7 @@ fn schedule_once(
     input: &ScheduleInput<'_>,
     affinity_name: &str,
 ) -> Result<Vec<TargetCluster>, ScheduleError> {
+    let step = Instant::now();
     let affinities = filter::affinities_for(input, affinity_name);
     let mut feasible = Vec::new();
     let mut reasons = BTreeMap::new();
@@ -239,6 +243,7 @@ fn schedule_once(
             }
         }
     }
+    metrics::schedule_step("Filter", step.elapsed());
     if feasible.is_empty() {
         return Err(ScheduleError::NoClusterFit(FitError {
             num_all_clusters: input.clusters.len(),
@@ -246,6 +251,7 @@ fn schedule_once(
         }));
     }
 
+    let step = Instant::now();
     let scored: Vec<(&Cluster, i64)> = feasible
         .into_iter()
         .map(|c| {
@@ -254,10 +260,15 @@ fn schedule_once(
         })
         .collect();
 
+    metrics::schedule_step("Score", step.elapsed());
+    let step = Instant::now();
     let selected = spread::select_clusters(input, affinity_name, scored)
-        .map_err(|e| ScheduleError::Failed(format!("failed to select clusters: {e}")))?;
+        .map_err(|e| ScheduleError::Failed(format!("failed to select clusters: {e}")));
+    metrics::schedule_step("Select", step.elapsed());
+    let selected = selected?;
 
-    let mut result =
+    let step = Instant::now();
+    let result =
         assignment::assign_replicas(input, affinity_name, &selected).map_err(|e| match e {
             assignment::AssignError::Unschedulable(m) => {
                 ScheduleError::Unschedulable(format!("failed to assign replicas: {m}"))
@@ -265,7 +276,9 @@ fn schedule_once(
             assignment::AssignError::Failed(m) => {
                 ScheduleError::Failed(format!("failed to assign replicas: {m}"))
             }
-        })?;
+        });
+    metrics::schedule_step("AssignReplicas", step.elapsed());
+    let mut result = result?;
 
     if input.enable_empty_workload_propagation {
         for c in &selected {

@@ -1,0 +1,12 @@
+//! What every karmada-rs component shares, as Kubernetes' `k8s.io/component-base` holds it for
+//! kube's components:
+//!
+//! - [`metrics`]: a Prometheus registry (counters, gauges, histograms with labels) rendered in
+//!   the text format Go's client writes, so dashboards and alerts built for Karmada and
+//!   Kubernetes read ours unchanged;
+//! - [`metrics::workqueue`]: client-go's `workqueue_*` series, one set per named queue.
+//!
+//! Must not depend on: an HTTP stack, an async runtime, storage, or any other crate of the
+//! workspace (everything else may depend on it).
+
+pub mod metrics;

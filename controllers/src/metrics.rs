@@ -1,0 +1,233 @@
+//! Karmada's controller and scheduler metrics (`pkg/metrics`, `pkg/scheduler/metrics`), with its
+//! names, help texts, labels and buckets, recorded in the process's registry
+//! ([`component_base::metrics::global`]) that `/metrics` serves.
+
+use std::time::Duration;
+
+use component_base::metrics::{Desc, Kind, Registry, exponential_buckets, global};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use karmada_api::cluster::v1alpha1::{CLUSTER_CONDITION_READY, ClusterStatus};
+use karmada_api::quantity::ParsedQuantity;
+
+const SCHEDULER_BUCKETS: [f64; 15] = exponential_buckets(0.001, 2.0);
+const SYNC_BUCKETS: [f64; 12] = exponential_buckets(0.001, 2.0);
+
+/// `karmada_scheduler_schedule_attempts_total`.
+pub static SCHEDULE_ATTEMPTS: Desc = Desc {
+    name: "karmada_scheduler_schedule_attempts_total",
+    help: "Number of attempts to schedule a ResourceBinding or ClusterResourceBinding",
+    labels: &["result", "schedule_type"],
+    kind: Kind::Counter,
+};
+/// `karmada_scheduler_e2e_scheduling_duration_seconds`.
+pub static E2E_SCHEDULING_DURATION: Desc = Desc {
+    name: "karmada_scheduler_e2e_scheduling_duration_seconds",
+    help: "E2e scheduling latency in seconds",
+    labels: &["result", "schedule_type"],
+    kind: Kind::Histogram(&SCHEDULER_BUCKETS),
+};
+/// `karmada_scheduler_scheduling_algorithm_duration_seconds`.
+pub static SCHEDULING_ALGORITHM_DURATION: Desc = Desc {
+    name: "karmada_scheduler_scheduling_algorithm_duration_seconds",
+    help: "Scheduling algorithm latency in seconds(exclude scale scheduler)",
+    labels: &["schedule_step"],
+    kind: Kind::Histogram(&SCHEDULER_BUCKETS),
+};
+/// `karmada_scheduler_queue_incoming_bindings_total`.
+pub static QUEUE_INCOMING_BINDINGS: Desc = Desc {
+    name: "karmada_scheduler_queue_incoming_bindings_total",
+    help: "Number of ResourceBinding and ClusterResourceBinding objects added to scheduling queues by event type.",
+    labels: &["event"],
+    kind: Kind::Counter,
+};
+
+/// `cluster_ready_state`.
+pub static CLUSTER_READY: Desc = cluster_gauge(
+    "cluster_ready_state",
+    "State of the cluster (1 if ready, 0 otherwise).",
+);
+/// `cluster_node_number`.
+pub static CLUSTER_NODES: Desc =
+    cluster_gauge("cluster_node_number", "Number of nodes in the cluster.");
+/// `cluster_ready_node_number`.
+pub static CLUSTER_READY_NODES: Desc = cluster_gauge(
+    "cluster_ready_node_number",
+    "Number of ready nodes in the cluster.",
+);
+/// `cluster_memory_allocatable_bytes`.
+pub static CLUSTER_MEMORY_ALLOCATABLE: Desc = cluster_gauge(
+    "cluster_memory_allocatable_bytes",
+    "Allocatable cluster memory resource in bytes.",
+);
+/// `cluster_cpu_allocatable_number`.
+pub static CLUSTER_CPU_ALLOCATABLE: Desc = cluster_gauge(
+    "cluster_cpu_allocatable_number",
+    "Number of allocatable CPU in the cluster.",
+);
+/// `cluster_pod_allocatable_number`.
+pub static CLUSTER_POD_ALLOCATABLE: Desc = cluster_gauge(
+    "cluster_pod_allocatable_number",
+    "Number of allocatable pods in the cluster.",
+);
+/// `cluster_memory_allocated_bytes`.
+pub static CLUSTER_MEMORY_ALLOCATED: Desc = cluster_gauge(
+    "cluster_memory_allocated_bytes",
+    "Allocated cluster memory resource in bytes.",
+);
+/// `cluster_cpu_allocated_number`.
+pub static CLUSTER_CPU_ALLOCATED: Desc = cluster_gauge(
+    "cluster_cpu_allocated_number",
+    "Number of allocated CPU in the cluster.",
+);
+/// `cluster_pod_allocated_number`.
+pub static CLUSTER_POD_ALLOCATED: Desc = cluster_gauge(
+    "cluster_pod_allocated_number",
+    "Number of allocated pods in the cluster.",
+);
+/// `cluster_sync_status_duration_seconds`.
+pub static CLUSTER_SYNC_STATUS_DURATION: Desc = Desc {
+    name: "cluster_sync_status_duration_seconds",
+    help: "Duration in seconds for syncing the status of the cluster once.",
+    labels: &["member_cluster"],
+    kind: Kind::Histogram(&PROMETHEUS_DEFAULT_BUCKETS),
+};
+/// Go client's `prometheus.DefBuckets` (Karmada sets none for the cluster sync histogram).
+const PROMETHEUS_DEFAULT_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// `resource_match_policy_duration_seconds`.
+pub static RESOURCE_MATCH_POLICY_DURATION: Desc = Desc {
+    name: "resource_match_policy_duration_seconds",
+    help: "Duration in seconds to find a matched PropagationPolicy or ClusterPropagationPolicy for the resource templates.",
+    labels: &[],
+    kind: Kind::Histogram(&SYNC_BUCKETS),
+};
+/// `resource_apply_policy_duration_seconds`.
+pub static RESOURCE_APPLY_POLICY_DURATION: Desc = Desc {
+    name: "resource_apply_policy_duration_seconds",
+    help: "Duration in seconds to apply a PropagationPolicy or ClusterPropagationPolicy for the resource templates. By the result, 'error' means a resource template failed to apply the policy. Otherwise 'success'.",
+    labels: &["result"],
+    kind: Kind::Histogram(&SYNC_BUCKETS),
+};
+/// `policy_apply_attempts_total`.
+pub static POLICY_APPLY_ATTEMPTS: Desc = Desc {
+    name: "policy_apply_attempts_total",
+    help: "Number of attempts to be applied for a PropagationPolicy or ClusterPropagationPolicy. By the result, 'error' means a resource template failed to apply the policy. Otherwise 'success'.",
+    labels: &["result"],
+    kind: Kind::Counter,
+};
+/// `binding_sync_work_duration_seconds`.
+pub static BINDING_SYNC_WORK_DURATION: Desc = Desc {
+    name: "binding_sync_work_duration_seconds",
+    help: "Duration in seconds to sync works for ResourceBinding and ClusterResourceBinding objects. By the result, 'error' means a binding failed to sync works. Otherwise 'success'.",
+    labels: &["result"],
+    kind: Kind::Histogram(&SYNC_BUCKETS),
+};
+/// `work_sync_workload_duration_seconds`.
+pub static WORK_SYNC_WORKLOAD_DURATION: Desc = Desc {
+    name: "work_sync_workload_duration_seconds",
+    help: "Duration in seconds to sync the workload to a target cluster. By the result, 'error' means a work failed to sync workloads. Otherwise 'success'.",
+    labels: &["result"],
+    kind: Kind::Histogram(&SYNC_BUCKETS),
+};
+
+const fn cluster_gauge(name: &'static str, help: &'static str) -> Desc {
+    Desc {
+        name,
+        help,
+        labels: &["member_cluster"],
+        kind: Kind::Gauge,
+    }
+}
+
+/// The registry Karmada's series go to.
+pub fn registry() -> &'static Registry {
+    global()
+}
+
+/// Karmada's `result` label: `error` for a failure, otherwise `success`.
+pub fn result<T, E>(r: &Result<T, E>) -> &'static str {
+    if r.is_ok() { "success" } else { "error" }
+}
+
+/// Records one scheduling attempt (`metrics.BindingSchedule`): `scheduled` or `error`.
+pub fn binding_schedule(schedule_type: &str, took: Duration, ok: bool) {
+    let result = if ok { "scheduled" } else { "error" };
+    let r = registry();
+    r.inc(&SCHEDULE_ATTEMPTS, &[result, schedule_type]);
+    r.observe_duration(&E2E_SCHEDULING_DURATION, &[result, schedule_type], took);
+}
+
+/// Records one step of the scheduling algorithm (`metrics.ScheduleStep`).
+pub fn schedule_step(step: &str, took: Duration) {
+    registry().observe_duration(&SCHEDULING_ALGORITHM_DURATION, &[step], took);
+}
+
+/// Records a cluster's status gauges (`metrics.RecordClusterStatus`).
+pub fn record_cluster_status(name: &str, status: &ClusterStatus) {
+    let r = registry();
+    let ready = status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == CLUSTER_CONDITION_READY && c.status == "True");
+    r.set(&CLUSTER_READY, &[name], if ready { 1.0 } else { 0.0 });
+    if let Some(n) = &status.node_summary {
+        r.set(&CLUSTER_NODES, &[name], f64::from(n.total_num));
+        r.set(&CLUSTER_READY_NODES, &[name], f64::from(n.ready_num));
+    }
+    if let Some(s) = &status.resource_summary {
+        // Karmada sets these only when the summary has the list at all.
+        let lists = [
+            (
+                &s.allocatable,
+                [
+                    &CLUSTER_MEMORY_ALLOCATABLE,
+                    &CLUSTER_CPU_ALLOCATABLE,
+                    &CLUSTER_POD_ALLOCATABLE,
+                ],
+            ),
+            (
+                &s.allocated,
+                [
+                    &CLUSTER_MEMORY_ALLOCATED,
+                    &CLUSTER_CPU_ALLOCATED,
+                    &CLUSTER_POD_ALLOCATED,
+                ],
+            ),
+        ];
+        for (list, descs) in lists {
+            if list.is_empty() {
+                continue;
+            }
+            for (resource, desc) in ["memory", "cpu", "pods"].into_iter().zip(descs) {
+                r.set(desc, &[name], approximate(list.get(resource)));
+            }
+        }
+    }
+}
+
+/// `Quantity.AsApproximateFloat64()`; a missing or malformed quantity is zero.
+fn approximate(q: Option<&Quantity>) -> f64 {
+    q.and_then(|q| ParsedQuantity::parse(&q.0).ok())
+        .map_or(0.0, |p| p.nanos() as f64 / 1e9)
+}
+
+/// Removes a deleted cluster's series (`metrics.CleanupMetricsForCluster`).
+pub fn cleanup_cluster(name: &str) {
+    let r = registry();
+    for desc in [
+        &CLUSTER_READY,
+        &CLUSTER_NODES,
+        &CLUSTER_READY_NODES,
+        &CLUSTER_MEMORY_ALLOCATABLE,
+        &CLUSTER_CPU_ALLOCATABLE,
+        &CLUSTER_POD_ALLOCATABLE,
+        &CLUSTER_MEMORY_ALLOCATED,
+        &CLUSTER_CPU_ALLOCATED,
+        &CLUSTER_POD_ALLOCATED,
+        &CLUSTER_SYNC_STATUS_DURATION,
+    ] {
+        r.remove(desc, &[name]);
+    }
+}
