@@ -583,6 +583,10 @@ fn controllers_report_karmada_and_workqueue_metrics() {
         r#"cluster_ready_state{member_cluster="member2"}"#,
         r#"cluster_node_number{member_cluster="member1"}"#,
         r#"cluster_sync_status_duration_seconds_count{member_cluster="member2"}"#,
+        // kube-apiserver's storage series, by operation and group-resource.
+        r#"etcd_requests_total{operation="create",type="deployments.apps"}"#,
+        r#"etcd_requests_total{operation="update",type="works.work.karmada.io"}"#,
+        r#"etcd_request_duration_seconds_count{operation="create",type="resourcebindings.work.karmada.io"}"#,
     ];
     let text = env.wait("every controller series recorded", || {
         let text = env.cp.kubectl_ok(&["get", "--raw", "/metrics"]);

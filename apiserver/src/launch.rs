@@ -251,6 +251,28 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
     start_with(opts, SecurityOptions::default()).await
 }
 
+/// The object type of a storage key as kube's metrics name it (`deployments.apps`,
+/// `configmaps`): keys are `/registry/<resource>/...` in the core group and
+/// `/registry/<group>/<resource>/...` in the others.
+fn storage_type() -> storage::metrics::TypeOf {
+    let core: std::collections::HashSet<String> = crate::resources::built_in()
+        .into_iter()
+        .filter(|d| d.group.is_empty())
+        .map(|d| d.plural)
+        .collect();
+    Arc::new(move |key: &str| {
+        let mut parts = key.trim_start_matches("/registry/").split('/');
+        let first = parts.next().unwrap_or("");
+        if core.contains(first) {
+            return first.to_string();
+        }
+        match parts.next() {
+            Some(resource) if !resource.is_empty() => format!("{resource}.{first}"),
+            _ => first.to_string(),
+        }
+    })
+}
+
 /// Starts a server.
 pub async fn start_with(
     opts: ServeOptions,
@@ -258,6 +280,17 @@ pub async fn start_with(
 ) -> Result<Running, LaunchError> {
     std::fs::create_dir_all(&opts.data_dir).map_err(storage::Error::Io)?;
     let store = open_store(&opts).await?;
+    // The control plane's storage requests are measured as kube-apiserver's (simulated members
+    // running in the same process stay out of its registry).
+    let store = if opts.flavor == Flavor::ControlPlane {
+        storage::metrics::MeteredStore::new(
+            store,
+            component_base::metrics::global(),
+            storage_type(),
+        )
+    } else {
+        store
+    };
     let store = match &security.encryption_provider_config {
         Some(path) => crate::encryption::Encryption::load(path)
             .map_err(LaunchError::Config)?
