@@ -87,6 +87,8 @@ impl EtcdProcessBuilder {
                 dir: tempfile::Builder::new().prefix("etcd-test-").tempdir()?,
                 client_port,
                 peer_port,
+                name: "test".into(),
+                initial_cluster: None,
                 child: None,
             };
             match p.spawn_and_wait().await {
@@ -104,6 +106,10 @@ pub struct EtcdProcess {
     dir: TempDir,
     client_port: u16,
     peer_port: u16,
+    /// The member name (`--name`).
+    name: String,
+    /// `--initial-cluster` of a member of a cluster; a single server lists itself.
+    initial_cluster: Option<String>,
     child: Option<Child>,
 }
 
@@ -201,6 +207,11 @@ impl EtcdProcess {
     }
 
     async fn spawn_and_wait(&mut self) -> Result<(), Error> {
+        self.spawn()?;
+        self.wait_serving().await
+    }
+
+    fn spawn(&mut self) -> Result<(), Error> {
         let client = self.endpoint();
         let peer = format!("http://127.0.0.1:{}", self.peer_port);
         let log = std::fs::OpenOptions::new()
@@ -208,8 +219,12 @@ impl EtcdProcess {
             .append(true)
             .open(self.dir.path().join("etcd.log"))?;
         let mut cmd = Command::new(etcd_binary());
+        let initial_cluster = self
+            .initial_cluster
+            .clone()
+            .unwrap_or_else(|| format!("{}={peer}", self.name));
         cmd.arg("--name")
-            .arg("test")
+            .arg(&self.name)
             .arg("--data-dir")
             .arg(self.dir.path().join("data"))
             .arg("--listen-client-urls")
@@ -221,7 +236,7 @@ impl EtcdProcess {
             .arg("--initial-advertise-peer-urls")
             .arg(&peer)
             .arg("--initial-cluster")
-            .arg(format!("test={peer}"))
+            .arg(initial_cluster)
             .arg("--max-request-bytes")
             .arg(self.builder.max_request_bytes.to_string())
             .arg("--experimental-watch-progress-notify-interval")
@@ -245,7 +260,12 @@ impl EtcdProcess {
             ))
         })?;
         self.child = Some(child);
+        Ok(())
+    }
 
+    /// Waits until the server answers clients (a cluster member: once the cluster has a
+    /// quorum).
+    async fn wait_serving(&mut self) -> Result<(), Error> {
         let deadline = tokio::time::Instant::now() + self.builder.start_timeout;
         let addr = SocketAddr::from(([127, 0, 0, 1], self.client_port));
         loop {
@@ -310,6 +330,71 @@ impl EtcdProcess {
 impl Drop for EtcdProcess {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// A cluster of etcd members on loopback (the production shape: three members, a quorum of
+/// two), each killed and started again on its own to test the loss of members.
+pub struct EtcdCluster {
+    members: Vec<EtcdProcess>,
+}
+
+impl EtcdCluster {
+    /// Starts `n` members on free ports and waits until every one serves.
+    pub async fn start(n: usize) -> Result<EtcdCluster, Error> {
+        let mut last_err = None;
+        // Ports picked free may be taken before etcd binds them: retry with new ones.
+        for _ in 0..3 {
+            let mut members = Vec::with_capacity(n);
+            for i in 0..n {
+                members.push(EtcdProcess {
+                    builder: EtcdProcessBuilder::default(),
+                    dir: tempfile::Builder::new().prefix("etcd-member-").tempdir()?,
+                    client_port: free_port()?,
+                    peer_port: free_port()?,
+                    name: format!("m{i}"),
+                    initial_cluster: None,
+                    child: None,
+                });
+            }
+            let initial: Vec<String> = members
+                .iter()
+                .map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer_port))
+                .collect();
+            let initial = initial.join(",");
+            let mut c = EtcdCluster { members };
+            let mut started = Ok(());
+            // Every member must run before any can serve: spawn all, then wait.
+            for m in &mut c.members {
+                m.initial_cluster = Some(initial.clone());
+                started = started.and_then(|()| m.spawn());
+            }
+            for m in &mut c.members {
+                if started.is_ok() {
+                    started = m.wait_serving().await;
+                }
+            }
+            match started {
+                Ok(()) => return Ok(c),
+                Err(e) => last_err = Some(e),
+            }
+        }
+        Err(last_err.unwrap_or_else(|| Error::Unavailable("etcd cluster did not start".into())))
+    }
+
+    /// Every member's client URL.
+    pub fn endpoints(&self) -> Vec<String> {
+        self.members.iter().map(EtcdProcess::endpoint).collect()
+    }
+
+    /// Options to connect an [`EtcdStore`] to the whole cluster.
+    pub fn options(&self) -> EtcdOptions {
+        EtcdOptions::new(self.endpoints())
+    }
+
+    /// Member `i`, to kill and start again.
+    pub fn member(&mut self, i: usize) -> &mut EtcdProcess {
+        &mut self.members[i]
     }
 }
 

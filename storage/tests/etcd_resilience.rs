@@ -232,3 +232,104 @@ async fn connecting_to_no_etcd_fails_with_unavailable() {
         Err(Error::InvalidArgument(_))
     ));
 }
+
+/// Writes `n` keys under `prefix`, each acknowledged within [`DEADLINE`]. A write may fail
+/// while the members left elect a new leader (etcd answers "request timed out, possibly due to
+/// previous leader failure", as it does to any client); it is retried as a client would, and
+/// a retry that finds the key already there means the first attempt was applied.
+async fn write_some(store: &EtcdStore, prefix: &str, n: usize) {
+    for i in 0..n {
+        let key = format!("{prefix}{i}");
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        loop {
+            match store.create(&key, b("v")).await {
+                Ok(_) | Err(Error::AlreadyExists { .. }) => break,
+                Err(Error::Unavailable(m)) if tokio::time::Instant::now() < deadline => {
+                    tracing::info!(%key, error = %m, "write retried");
+                }
+                Err(e) => panic!("write {key}: {e}"),
+            }
+        }
+    }
+}
+
+/// The production shape: a store over a 3-member cluster keeps serving with one member down
+/// (whichever it was talking to), fails fast and cleanly without a quorum, and serves again
+/// once a quorum is back, without reconnecting by hand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_member_cluster_survives_one_member_and_recovers_from_two() {
+    let _ = tracing_subscriber::fmt().with_test_writer().try_init();
+    let mut cluster = storage::testing::EtcdCluster::start(3).await.unwrap();
+    // Long enough for the members left to elect a leader when the one that led goes.
+    let store = EtcdStore::connect(EtcdOptions {
+        request_timeout: Duration::from_secs(15),
+        ..cluster.options()
+    })
+    .await
+    .unwrap();
+    let timeout = Duration::from_secs(2);
+    let quick = EtcdStore::connect(EtcdOptions {
+        request_timeout: timeout,
+        ..cluster.options()
+    })
+    .await
+    .unwrap();
+    write_some(&store, "/all/", 10).await;
+
+    // One member down, in turn for each: writes and reads go on through the others.
+    for i in 0..3 {
+        cluster.member(i).kill();
+        write_some(&store, &format!("/without-{i}/"), 10).await;
+        // Once a leader serves, no call fails: none is sent to the member that is down.
+        for j in 0..20 {
+            let (kv, _) = store.get("/all/3").await.expect("read with a member down");
+            assert!(kv.is_some());
+            store
+                .create(&format!("/steady-{i}/{j}"), b("x"))
+                .await
+                .expect("write with a member down");
+        }
+        cluster.member(i).start_again().await.unwrap();
+    }
+
+    // Two down: no quorum. A write fails with Unavailable within the request timeout, never
+    // hangs and never reports success.
+    cluster.member(0).kill();
+    cluster.member(1).kill();
+    let started = std::time::Instant::now();
+    let res = quick.create("/no-quorum", b("x")).await;
+    assert!(
+        matches!(res, Err(Error::Unavailable(_))),
+        "without a quorum: {res:?}"
+    );
+    assert!(
+        started.elapsed() < timeout + Duration::from_secs(2),
+        "answered after {:?}",
+        started.elapsed()
+    );
+
+    // The quorum comes back: the same store serves again.
+    cluster.member(0).start_again().await.unwrap();
+    cluster.member(1).start_again().await.unwrap();
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        match store.create("/after", b("x")).await {
+            Ok(_) => break,
+            Err(e) if tokio::time::Instant::now() < deadline => {
+                tracing::debug!(error = %e, "waiting for the quorum");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("no recovery: {e}"),
+        }
+    }
+    let (kv, _) = store.get("/no-quorum").await.unwrap();
+    assert!(kv.is_none(), "the failed write did not happen");
+    let all = store
+        .range(storage::RangeRequest {
+            prefix: "/without-".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(all.kvs.len(), 30, "every acknowledged write is there");
+}

@@ -291,13 +291,19 @@ impl EtcdStore {
 
     /// Runs one etcd request under the request deadline.
     async fn call<T>(&self, fut: impl Future<Output = Result<T, Status>>) -> Result<T, Failure> {
+        let at = self.client.current();
         match tokio::time::timeout(self.opts.request_timeout, fut).await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(classify(e)),
-            Err(_) => Err(Failure::Other(Error::Unavailable(format!(
-                "etcd request timed out after {:?}",
-                self.opts.request_timeout
-            )))),
+            // A member that holds calls without answering (cut off from the quorum, frozen)
+            // gets no more of them.
+            Err(_) => {
+                self.client.fail_over(at);
+                Err(Failure::Other(Error::Unavailable(format!(
+                    "etcd request timed out after {:?}",
+                    self.opts.request_timeout
+                ))))
+            }
         }
     }
 

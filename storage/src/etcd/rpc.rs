@@ -8,10 +8,15 @@
 //! read are declared: prost skips unknown fields when decoding, as every protobuf decoder must.
 //! The end-to-end tests against a real etcd (`storage/tests/etcd*.rs`) check the wire format.
 //!
-//! The client is tonic's generic [`tonic::client::Grpc`] over one balanced channel, with
-//! etcd's authentication token (`Authenticate`, sent as the `token` metadata) refreshed when
+//! The client is tonic's generic [`tonic::client::Grpc`] over one lazily connected channel per
+//! endpoint. Calls go to one endpoint at a time; when it cannot be reached or answers
+//! `Unavailable`, the next one takes over, and a call that never reached etcd (its connection
+//! failed) is retried there at once — as etcd's Go client retries on another member — so a
+//! cluster that lost a member keeps serving every request. (A balanced channel kept sending
+//! some calls to the dead member.) etcd's authentication token (`Authenticate`, sent as the `token` metadata) refreshed when
 //! etcd reports it invalid, as etcd's Go client does.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -410,7 +415,10 @@ pub struct ConnectSettings {
 /// A client of etcd's KV, Watch and Auth services. Cheap to clone (one shared channel).
 #[derive(Clone)]
 pub struct Client {
-    channel: Channel,
+    /// One channel per endpoint, in the order given.
+    channels: Arc<[Channel]>,
+    /// The endpoint calls go to.
+    current: Arc<AtomicUsize>,
     user: Option<Arc<(String, String)>>,
     token: Arc<RwLock<Option<MetadataValue<Ascii>>>>,
     max_decoding: usize,
@@ -461,13 +469,13 @@ impl Client {
             }
             endpoints.push(ep);
         }
-        let channel = match endpoints.len() {
-            0 => return Err("no etcd endpoints".into()),
-            1 => endpoints.remove(0).connect_lazy(),
-            _ => Channel::balance_list(endpoints.into_iter()),
-        };
+        if endpoints.is_empty() {
+            return Err("no etcd endpoints".into());
+        }
+        let channels: Arc<[Channel]> = endpoints.into_iter().map(|e| e.connect_lazy()).collect();
         Ok(Client {
-            channel,
+            channels,
+            current: Arc::new(AtomicUsize::new(0)),
             user: s.user.clone().map(Arc::new),
             token: Arc::new(RwLock::new(None)),
             max_decoding: s.max_decoding_message_size,
@@ -538,12 +546,22 @@ impl Client {
             .map(drop)
     }
 
-    /// `Watch.Watch` with one create request; the first response is etcd's "created".
+    /// `Watch.Watch` with one create request; the first response is etcd's "created". Opening
+    /// a watch writes nothing, so it is tried on every endpoint in turn.
     pub async fn watch(&self, create: WatchCreateRequest) -> Result<WatchStream, Status> {
         let first = WatchRequest {
             request_union: Some(watch_request::RequestUnion::CreateRequest(create)),
         };
-        match self.open_watch(first.clone()).await {
+        let mut attempt = 1;
+        let opened = loop {
+            match self.open_watch(first.clone()).await {
+                Err(s) if s.code() == tonic::Code::Unavailable && attempt < self.channels.len() => {
+                    attempt += 1;
+                }
+                other => break other,
+            }
+        };
+        match opened {
             Err(s) if self.token_expired(&s) => {
                 self.authenticate().await?;
                 self.open_watch(first).await
@@ -559,14 +577,15 @@ impl Client {
             .map_err(|_| Status::internal("watch request channel closed"))?;
         let mut request = tonic::Request::new(ReceiverStream::new(rx));
         self.add_token(request.metadata_mut());
-        let mut grpc = self.grpc().await?;
+        let (mut grpc, at) = self.grpc().await?;
         let responses = grpc
             .streaming(
                 request,
                 PathAndQuery::from_static("/etcdserverpb.Watch/Watch"),
                 ProstCodec::<WatchRequest, WatchResponse>::default(),
             )
-            .await?
+            .await
+            .map_err(|s| self.failed(at, s))?
             .into_inner();
         Ok(WatchStream {
             _requests: tx,
@@ -600,22 +619,58 @@ impl Client {
         with_token: bool,
     ) -> Result<Resp, Status>
     where
-        Req: prost::Message + Send + Sync + 'static,
+        Req: prost::Message + Clone + Send + Sync + 'static,
         Resp: prost::Message + Default + Send + Sync + 'static,
     {
-        let mut request = tonic::Request::new(req);
-        if with_token {
-            self.add_token(request.metadata_mut());
+        let mut attempt = 1;
+        loop {
+            let mut request = tonic::Request::new(req.clone());
+            if with_token {
+                self.add_token(request.metadata_mut());
+            }
+            let (mut grpc, at) = self.grpc().await?;
+            let res = grpc
+                .unary(
+                    request,
+                    PathAndQuery::from_static(path),
+                    ProstCodec::<Req, Resp>::default(),
+                )
+                .await;
+            match res {
+                Ok(resp) => return Ok(resp.into_inner()),
+                Err(s) => {
+                    let s = self.failed(at, s);
+                    // Only a call that never left is sent again: a write that reached etcd may
+                    // have been applied even though its answer was lost.
+                    if !never_sent(&s) || attempt >= self.channels.len() {
+                        return Err(s);
+                    }
+                    attempt += 1;
+                }
+            }
         }
-        let mut grpc = self.grpc().await?;
-        let resp = grpc
-            .unary(
-                request,
-                PathAndQuery::from_static(path),
-                ProstCodec::<Req, Resp>::default(),
-            )
-            .await?;
-        Ok(resp.into_inner())
+    }
+
+    /// Moves calls off endpoint `at` when it answered `Unavailable` (down, or cut off from its
+    /// cluster's quorum), unless another call already did.
+    fn failed(&self, at: usize, s: Status) -> Status {
+        if s.code() == tonic::Code::Unavailable {
+            self.fail_over(at);
+        }
+        s
+    }
+
+    /// Sends later calls to the endpoint after `at`.
+    pub fn fail_over(&self, at: usize) {
+        let next = (at + 1) % self.channels.len();
+        let _ = self
+            .current
+            .compare_exchange(at, next, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// The endpoint calls go to now (for [`Client::fail_over`] after a call timed out).
+    pub fn current(&self) -> usize {
+        self.current.load(Ordering::Relaxed) % self.channels.len()
     }
 
     fn add_token(&self, md: &mut tonic::metadata::MetadataMap) {
@@ -625,14 +680,27 @@ impl Client {
         }
     }
 
-    async fn grpc(&self) -> Result<tonic::client::Grpc<Channel>, Status> {
-        let mut grpc = tonic::client::Grpc::new(self.channel.clone())
+    /// A gRPC client on the current endpoint, and that endpoint's index.
+    async fn grpc(&self) -> Result<(tonic::client::Grpc<Channel>, usize), Status> {
+        let at = self.current();
+        let mut grpc = tonic::client::Grpc::new(self.channels[at].clone())
             .max_decoding_message_size(self.max_decoding)
             .max_encoding_message_size(usize::MAX);
         grpc.ready()
             .await
-            .map_err(|e| Status::unavailable(format!("etcd connection: {e}")))?;
-        Ok(grpc)
+            .map_err(|e| self.failed(at, Status::unavailable(format!("etcd connection: {e}"))))?;
+        Ok((grpc, at))
+    }
+}
+
+/// Whether a failed call never reached etcd: its connection could not be made.
+fn never_sent(s: &Status) -> bool {
+    s.code() == tonic::Code::Unavailable && {
+        let m = s.message();
+        m.contains("tcp connect error")
+            || m.contains("error trying to connect")
+            || m.contains("onnection refused")
+            || m.starts_with("etcd connection:")
     }
 }
 
