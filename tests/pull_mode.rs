@@ -977,13 +977,27 @@ fn exec_answer(
                     }
                 }
             });
-            http::Response::builder()
+            let answer = http::Response::builder()
                 .status(101)
-                .header("connection", "Upgrade")
-                .header("upgrade", "SPDY/3.1")
-                .header("x-stream-protocol-version", "v4.channel.k8s.io")
-                .body(String::new())
-                .expect("answer")
+                .header("connection", "Upgrade");
+            let answer = if upgrade_is(req.headers(), "websocket") {
+                // RFC 6455's example key and its accept value.
+                let key = req.headers().get("sec-websocket-key");
+                let accept = if key.is_some_and(|k| k == "dGhlIHNhbXBsZSBub25jZQ==") {
+                    "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+                } else {
+                    "wrong key"
+                };
+                answer
+                    .header("upgrade", "websocket")
+                    .header("sec-websocket-accept", accept)
+                    .header("sec-websocket-protocol", "v5.channel.k8s.io")
+            } else {
+                answer
+                    .header("upgrade", "SPDY/3.1")
+                    .header("x-stream-protocol-version", "v4.channel.k8s.io")
+            };
+            answer.body(String::new()).expect("answer")
         }
         "gone" => return Err("dropped".to_owned()),
         "secret" => status(
@@ -998,13 +1012,22 @@ fn exec_answer(
     })
 }
 
-/// An upgrade request through the cluster proxy of `cluster` as `alice` (in
-/// `system:masters`): its answer, with the caller's pending upgrade.
+/// True when `headers` ask for (or name) the upgrade `protocol`.
+fn upgrade_is(headers: &http::HeaderMap, protocol: &str) -> bool {
+    headers
+        .get("upgrade")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(protocol.as_bytes()))
+}
+
+/// An exec upgrade request through the cluster proxy of `cluster` as `alice` (in
+/// `system:masters`), as kubectl makes it: over SPDY a POST, over WebSocket a GET with a key
+/// and subprotocol. Its answer, with the caller's pending upgrade.
 fn upgrade_request(
     cp: &Server,
     client: &apiserver::proxy::transport::HttpClient,
     cluster: &str,
     pod: &str,
+    protocol: &str,
 ) -> http::Response<hyper::body::Incoming> {
     use apiserver::proxy::transport::Body;
     let url = format!(
@@ -1017,10 +1040,17 @@ fn upgrade_request(
             )
         )
     );
-    let req = http::Request::post(url)
+    let req = if protocol == "websocket" {
+        http::Request::get(url)
+            .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
+            .header("sec-websocket-version", "13")
+            .header("sec-websocket-protocol", "v5.channel.k8s.io")
+    } else {
+        http::Request::post(url).header("x-stream-protocol-version", "v4.channel.k8s.io")
+    };
+    let req = req
         .header("connection", "Upgrade")
-        .header("upgrade", "spdy/3.1")
-        .header("x-stream-protocol-version", "v4.channel.k8s.io")
+        .header("upgrade", protocol)
         .body(Body::empty())
         .expect("request");
     cp.block_on(async {
@@ -1029,6 +1059,27 @@ fn upgrade_request(
             .expect("answer in time")
             .expect("answer")
     })
+}
+
+/// Bytes written to an upgraded connection come back.
+fn echoes(cp: &Server, mut resp: http::Response<hyper::body::Incoming>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    cp.block_on(async {
+        let up = tokio::time::timeout(DEADLINE, hyper::upgrade::on(&mut resp))
+            .await
+            .expect("upgraded in time")
+            .expect("upgraded");
+        let mut io = hyper_util::rt::TokioIo::new(up);
+        for msg in [&b"ping"[..], b"exec stdin\n", &[0u8, 1, 2, 255][..]] {
+            io.write_all(msg).await.expect("write");
+            let mut buf = vec![0u8; msg.len()];
+            tokio::time::timeout(DEADLINE, io.read_exact(&mut buf))
+                .await
+                .expect("echo in time")
+                .expect("echo");
+            assert_eq!(buf, msg);
+        }
+    });
 }
 
 /// Upgrade requests (exec, attach, port-forward) reach a Pull cluster through its agent's
@@ -1040,7 +1091,6 @@ fn upgrade_request(
 fn upgrades_reach_a_pull_cluster_through_the_agents_tunnel() {
     use apiserver::proxy::transport::{self, Dialer, TlsSettings};
     use http_body_util::BodyExt;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let cp = Server::start();
     cp.kubectl_stdin_ok(
         &["apply", "-f", "-"],
@@ -1075,7 +1125,7 @@ fn upgrades_reach_a_pull_cluster_through_the_agents_tunnel() {
     let client = transport::http_client(Dialer::new(tls, None, None));
 
     // No agent yet: the proxy says so, as for any other request.
-    let resp = upgrade_request(&cp, &client, "pull1", "web");
+    let resp = upgrade_request(&cp, &client, "pull1", "web", "spdy/3.1");
     assert_eq!(resp.status(), http::StatusCode::SERVICE_UNAVAILABLE);
     let body = cp
         .block_on(resp.into_body().collect())
@@ -1089,8 +1139,8 @@ fn upgrades_reach_a_pull_cluster_through_the_agents_tunnel() {
     );
 
     let _agent = Agent::start(&agent_identity(&cp, "pull1"), "pull1", &member_kc);
-    let mut resp = wait_for("an upgrade through the tunnel", DEADLINE, || {
-        let resp = upgrade_request(&cp, &client, "pull1", "web");
+    let resp = wait_for("an upgrade through the tunnel", DEADLINE, || {
+        let resp = upgrade_request(&cp, &client, "pull1", "web", "spdy/3.1");
         (resp.status() == http::StatusCode::SWITCHING_PROTOCOLS).then_some(resp)
     });
     let h = resp.headers();
@@ -1102,22 +1152,7 @@ fn upgrades_reach_a_pull_cluster_through_the_agents_tunnel() {
             .all(|k| !k.as_str().starts_with("x-karmada-tunnel")),
         "{h:?}"
     );
-    cp.block_on(async {
-        let up = tokio::time::timeout(DEADLINE, hyper::upgrade::on(&mut resp))
-            .await
-            .expect("upgraded in time")
-            .expect("upgraded");
-        let mut io = hyper_util::rt::TokioIo::new(up);
-        for msg in [&b"ping"[..], b"exec stdin\n", &[0u8, 1, 2, 255][..]] {
-            io.write_all(msg).await.expect("write");
-            let mut buf = vec![0u8; msg.len()];
-            tokio::time::timeout(DEADLINE, io.read_exact(&mut buf))
-                .await
-                .expect("echo in time")
-                .expect("echo");
-            assert_eq!(buf, msg);
-        }
-    });
+    echoes(&cp, resp);
     {
         let seen = seen.lock().expect("seen");
         let (method, pq, headers) = seen.last().expect("the member saw the upgrade");
@@ -1139,8 +1174,28 @@ fn upgrades_reach_a_pull_cluster_through_the_agents_tunnel() {
         );
     }
 
+    // Over WebSocket (kubectl's default since 1.30): a GET, the key and subprotocol through,
+    // the member's accept back.
+    let resp = upgrade_request(&cp, &client, "pull1", "web", "websocket");
+    assert_eq!(resp.status(), http::StatusCode::SWITCHING_PROTOCOLS);
+    let h = resp.headers();
+    assert_eq!(h["upgrade"], "websocket", "{h:?}");
+    assert_eq!(
+        h["sec-websocket-accept"], "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=",
+        "{h:?}"
+    );
+    assert_eq!(h["sec-websocket-protocol"], "v5.channel.k8s.io", "{h:?}");
+    echoes(&cp, resp);
+    {
+        let seen = seen.lock().expect("seen");
+        let (method, _, headers) = seen.last().expect("the member saw the upgrade");
+        assert_eq!(method, "GET");
+        assert_eq!(headers["sec-websocket-version"], "13");
+        assert_eq!(headers["impersonate-user"], "alice");
+    }
+
     // Refused by the member: its Status, as it sent it.
-    let resp = upgrade_request(&cp, &client, "pull1", "secret");
+    let resp = upgrade_request(&cp, &client, "pull1", "secret", "spdy/3.1");
     assert_eq!(resp.status(), http::StatusCode::FORBIDDEN);
     assert_eq!(resp.headers()["content-type"], "application/json");
     let body = cp
@@ -1154,7 +1209,7 @@ fn upgrades_reach_a_pull_cluster_through_the_agents_tunnel() {
         "pods \"secret\" is forbidden: User \"alice\" cannot create resource \"pods/exec\" in API group \"\" in the namespace \"default\""
     );
     // Answered 200 without switching: the 200 and its body, not an upgrade.
-    let resp = upgrade_request(&cp, &client, "pull1", "plain");
+    let resp = upgrade_request(&cp, &client, "pull1", "plain", "spdy/3.1");
     assert_eq!(resp.status(), http::StatusCode::OK);
     assert_eq!(resp.headers()["content-type"], "text/plain");
     assert!(
@@ -1170,7 +1225,7 @@ fn upgrades_reach_a_pull_cluster_through_the_agents_tunnel() {
         .to_bytes();
     assert_eq!(body, "no upgrade here\n");
     // The member unreachable: the agent's 502, as for any other request.
-    let resp = upgrade_request(&cp, &client, "pull1", "gone");
+    let resp = upgrade_request(&cp, &client, "pull1", "gone", "spdy/3.1");
     assert_eq!(resp.status(), http::StatusCode::BAD_GATEWAY);
     let body = cp
         .block_on(resp.into_body().collect())
