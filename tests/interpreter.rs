@@ -485,24 +485,8 @@ fn serve_webhook(
     cert: &certs::IssuedCert,
     seen: Seen,
 ) -> (tokio::runtime::Runtime, std::net::SocketAddr) {
-    use rustls_pki_types::pem::PemObject;
-    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
     use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-    let chain: Vec<CertificateDer<'static>> =
-        CertificateDer::pem_slice_iter(cert.cert_pem.as_bytes())
-            .collect::<Result<_, _>>()
-            .expect("cert");
-    let key = PrivateKeyDer::from_pem_slice(cert.key_pem.as_bytes()).expect("key");
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("versions")
-    .with_no_client_auth()
-    .with_single_cert(chain, key)
-    .expect("server config");
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let acceptor = support::https_acceptor(cert);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

@@ -878,3 +878,363 @@ subjects: [{{apiGroup: rbac.authorization.k8s.io, kind: User, name: approver}}]
     cp.kubectl_as_ok(&approver, &["certificate", "deny", "bob"]);
     assert_eq!(csr_condition(&cp, "bob").as_deref(), Some("Denied"));
 }
+
+/// What the exec member saw of one upgrade request: method, path and query, headers.
+type SeenUpgrades = std::sync::Arc<std::sync::Mutex<Vec<(String, String, http::HeaderMap)>>>;
+
+/// The member's bearer token in the agent's member kubeconfig.
+const MEMBER_TOKEN: &str = "member-token-0123456789";
+
+/// A member API server standing in for exec, over HTTPS with its own CA, serving requests
+/// that carry the agent's member token only: the exec path of pod `web` switches protocols
+/// (naming SPDY/3.1 in its own spelling) and echoes bytes; that of pod `secret` is refused
+/// with a 403 Status; that of pod `plain` answers 200 without switching; that of pod `gone`
+/// drops the connection unanswered. Everything else (the agent's other controllers) is 404.
+/// Runs on `cp`'s runtime; returns its address and CA.
+fn exec_member(cp: &Server, seen: SeenUpgrades) -> (std::net::SocketAddr, String) {
+    let ca = certs::Ca::generate().expect("ca");
+    let cert = ca
+        .issue_serving("exec-member", &["127.0.0.1".to_owned()])
+        .expect("serving cert");
+    let acceptor = support::https_acceptor(&cert);
+    let listener = cp
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    cp.block_on(async move {
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let (acceptor, seen) = (acceptor.clone(), seen.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let service = hyper::service::service_fn(move |req| {
+                        let seen = seen.clone();
+                        async move { exec_answer(&seen, req) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                        .with_upgrades()
+                        .await;
+                });
+            }
+        });
+    });
+    (addr, ca.cert_pem().to_owned())
+}
+
+/// The exec member's answer to one request (see [`exec_member`]).
+fn exec_answer(
+    seen: &SeenUpgrades,
+    mut req: http::Request<hyper::body::Incoming>,
+) -> Result<http::Response<String>, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let status = |code: u16, reason: &str, message: &str| {
+        let body = serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": reason, "code": code,
+        });
+        http::Response::builder()
+            .status(code)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .expect("answer")
+    };
+    let bearer = format!("Bearer {MEMBER_TOKEN}");
+    if req.headers().get("authorization").map(|v| v.as_bytes()) != Some(bearer.as_bytes()) {
+        return Ok(status(401, "Unauthorized", "Unauthorized"));
+    }
+    let path = req.uri().path().to_owned();
+    let pod = path
+        .strip_prefix("/api/v1/namespaces/default/pods/")
+        .and_then(|p| p.strip_suffix("/exec"));
+    let Some(pod) = pod else {
+        return Ok(status(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        ));
+    };
+    seen.lock().expect("seen").push((
+        req.method().to_string(),
+        req.uri()
+            .path_and_query()
+            .map(|p| p.to_string())
+            .unwrap_or_default(),
+        req.headers().clone(),
+    ));
+    Ok(match pod {
+        "web" => {
+            let on = hyper::upgrade::on(&mut req);
+            tokio::spawn(async move {
+                let Ok(up) = on.await else { return };
+                let mut io = hyper_util::rt::TokioIo::new(up);
+                let mut buf = [0u8; 256];
+                while let Ok(n) = io.read(&mut buf).await {
+                    if n == 0 || io.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            let answer = http::Response::builder()
+                .status(101)
+                .header("connection", "Upgrade");
+            let answer = if upgrade_is(req.headers(), "websocket") {
+                // RFC 6455's example key and its accept value.
+                let key = req.headers().get("sec-websocket-key");
+                let accept = if key.is_some_and(|k| k == "dGhlIHNhbXBsZSBub25jZQ==") {
+                    "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+                } else {
+                    "wrong key"
+                };
+                answer
+                    .header("upgrade", "websocket")
+                    .header("sec-websocket-accept", accept)
+                    .header("sec-websocket-protocol", "v5.channel.k8s.io")
+            } else {
+                answer
+                    .header("upgrade", "SPDY/3.1")
+                    .header("x-stream-protocol-version", "v4.channel.k8s.io")
+            };
+            answer.body(String::new()).expect("answer")
+        }
+        "gone" => return Err("dropped".to_owned()),
+        "secret" => status(
+            403,
+            "Forbidden",
+            "pods \"secret\" is forbidden: User \"alice\" cannot create resource \"pods/exec\" in API group \"\" in the namespace \"default\"",
+        ),
+        _ => http::Response::builder()
+            .header("content-type", "text/plain")
+            .body("no upgrade here\n".to_owned())
+            .expect("answer"),
+    })
+}
+
+/// True when `headers` ask for (or name) the upgrade `protocol`.
+fn upgrade_is(headers: &http::HeaderMap, protocol: &str) -> bool {
+    headers
+        .get("upgrade")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(protocol.as_bytes()))
+}
+
+/// An exec upgrade request through the cluster proxy of `cluster` as `alice` (in
+/// `system:masters`), as kubectl makes it: over SPDY a POST, over WebSocket a GET with a key
+/// and subprotocol. Its answer, with the caller's pending upgrade.
+fn upgrade_request(
+    cp: &Server,
+    client: &apiserver::proxy::transport::HttpClient,
+    cluster: &str,
+    pod: &str,
+    protocol: &str,
+) -> http::Response<hyper::body::Incoming> {
+    use apiserver::proxy::transport::Body;
+    let url = format!(
+        "{}{}",
+        cp.url,
+        pull_proxy(
+            cluster,
+            &format!(
+                "/api/v1/namespaces/default/pods/{pod}/exec?command=sh&stdin=true&stdout=true"
+            )
+        )
+    );
+    let req = if protocol == "websocket" {
+        http::Request::get(url)
+            .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
+            .header("sec-websocket-version", "13")
+            .header("sec-websocket-protocol", "v5.channel.k8s.io")
+    } else {
+        http::Request::post(url).header("x-stream-protocol-version", "v4.channel.k8s.io")
+    };
+    let req = req
+        .header("connection", "Upgrade")
+        .header("upgrade", protocol)
+        .body(Body::empty())
+        .expect("request");
+    cp.block_on(async {
+        tokio::time::timeout(DEADLINE, client.request(req))
+            .await
+            .expect("answer in time")
+            .expect("answer")
+    })
+}
+
+/// Bytes written to an upgraded connection come back.
+fn echoes(cp: &Server, mut resp: http::Response<hyper::body::Incoming>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    cp.block_on(async {
+        let up = tokio::time::timeout(DEADLINE, hyper::upgrade::on(&mut resp))
+            .await
+            .expect("upgraded in time")
+            .expect("upgraded");
+        let mut io = hyper_util::rt::TokioIo::new(up);
+        for msg in [&b"ping"[..], b"exec stdin\n", &[0u8, 1, 2, 255][..]] {
+            io.write_all(msg).await.expect("write");
+            let mut buf = vec![0u8; msg.len()];
+            tokio::time::timeout(DEADLINE, io.read_exact(&mut buf))
+                .await
+                .expect("echo in time")
+                .expect("echo");
+            assert_eq!(buf, msg);
+        }
+    });
+}
+
+/// Upgrade requests (exec, attach, port-forward) reach a Pull cluster through its agent's
+/// tunnel as in push mode: the caller gets the member's `101` and headers and bytes flow
+/// both ways; the member saw the caller's method, path, query and headers with the agent's
+/// member token and the caller's impersonation. A member refusing the upgrade (403, or a
+/// 200 that does not switch) has its answer reach the caller unchanged.
+#[test]
+fn upgrades_reach_a_pull_cluster_through_the_agents_tunnel() {
+    use apiserver::proxy::transport::{self, Dialer, TlsSettings};
+    use http_body_util::BodyExt;
+    let cp = Server::start();
+    cp.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: pull1}\nspec: {syncMode: Pull}\n",
+    );
+    let seen = SeenUpgrades::default();
+    let (addr, member_ca) = exec_member(&cp, seen.clone());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let member_kc = dir.path().join("member.kubeconfig");
+    certs::write_kubeconfig(
+        &member_kc,
+        &certs::Kubeconfig {
+            name: "pull1".into(),
+            server: format!("https://{addr}"),
+            ca_pem: member_ca,
+            credentials: certs::KubeconfigCredentials::Token(MEMBER_TOKEN.into()),
+            namespace: None,
+        },
+    )
+    .expect("member kubeconfig");
+    let alice = cp
+        .ca()
+        .issue_client("alice", &["system:masters"])
+        .expect("alice's certificate");
+    let tls = transport::client_config(&TlsSettings {
+        ca_bundle: cp.ca_pem().into_bytes(),
+        insecure: false,
+        client_cert: Some((alice.cert_pem, alice.key_pem)),
+        tls13_only: false,
+    })
+    .expect("tls");
+    let client = transport::http_client(Dialer::new(tls, None, None));
+
+    // No agent yet: the proxy says so, as for any other request.
+    let resp = upgrade_request(&cp, &client, "pull1", "web", "spdy/3.1");
+    assert_eq!(resp.status(), http::StatusCode::SERVICE_UNAVAILABLE);
+    let body = cp
+        .block_on(resp.into_body().collect())
+        .expect("body")
+        .to_bytes();
+    let status: Value = serde_json::from_slice(&body).expect("Status");
+    assert_eq!(
+        status["message"],
+        "the agent of cluster pull1 is not connected: a Pull cluster is reached through its agent's tunnel, which is down",
+        "{status}"
+    );
+
+    let _agent = Agent::start(&agent_identity(&cp, "pull1"), "pull1", &member_kc);
+    let resp = wait_for("an upgrade through the tunnel", DEADLINE, || {
+        let resp = upgrade_request(&cp, &client, "pull1", "web", "spdy/3.1");
+        (resp.status() == http::StatusCode::SWITCHING_PROTOCOLS).then_some(resp)
+    });
+    let h = resp.headers();
+    assert_eq!(h["upgrade"], "SPDY/3.1", "{h:?}");
+    assert_eq!(h["connection"], "Upgrade", "{h:?}");
+    assert_eq!(h["x-stream-protocol-version"], "v4.channel.k8s.io", "{h:?}");
+    assert!(
+        h.keys()
+            .all(|k| !k.as_str().starts_with("x-karmada-tunnel")),
+        "{h:?}"
+    );
+    echoes(&cp, resp);
+    {
+        let seen = seen.lock().expect("seen");
+        let (method, pq, headers) = seen.last().expect("the member saw the upgrade");
+        assert_eq!(method, "POST");
+        assert_eq!(
+            pq,
+            "/api/v1/namespaces/default/pods/web/exec?command=sh&stdin=true&stdout=true"
+        );
+        assert_eq!(headers["upgrade"], "spdy/3.1");
+        assert_eq!(headers["x-stream-protocol-version"], "v4.channel.k8s.io");
+        assert_eq!(headers["impersonate-user"], "alice");
+        let groups: Vec<_> = headers.get_all("impersonate-group").iter().collect();
+        assert_eq!(groups, vec!["system:masters"]);
+        assert!(
+            headers
+                .keys()
+                .all(|k| !k.as_str().starts_with("x-karmada-tunnel")),
+            "{headers:?}"
+        );
+    }
+
+    // Over WebSocket (kubectl's default since 1.30): a GET, the key and subprotocol through,
+    // the member's accept back.
+    let resp = upgrade_request(&cp, &client, "pull1", "web", "websocket");
+    assert_eq!(resp.status(), http::StatusCode::SWITCHING_PROTOCOLS);
+    let h = resp.headers();
+    assert_eq!(h["upgrade"], "websocket", "{h:?}");
+    assert_eq!(
+        h["sec-websocket-accept"], "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=",
+        "{h:?}"
+    );
+    assert_eq!(h["sec-websocket-protocol"], "v5.channel.k8s.io", "{h:?}");
+    echoes(&cp, resp);
+    {
+        let seen = seen.lock().expect("seen");
+        let (method, _, headers) = seen.last().expect("the member saw the upgrade");
+        assert_eq!(method, "GET");
+        assert_eq!(headers["sec-websocket-version"], "13");
+        assert_eq!(headers["impersonate-user"], "alice");
+    }
+
+    // Refused by the member: its Status, as it sent it.
+    let resp = upgrade_request(&cp, &client, "pull1", "secret", "spdy/3.1");
+    assert_eq!(resp.status(), http::StatusCode::FORBIDDEN);
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    let body = cp
+        .block_on(resp.into_body().collect())
+        .expect("body")
+        .to_bytes();
+    let status: Value = serde_json::from_slice(&body).expect("Status");
+    assert_eq!(status["reason"], "Forbidden", "{status}");
+    assert_eq!(
+        status["message"],
+        "pods \"secret\" is forbidden: User \"alice\" cannot create resource \"pods/exec\" in API group \"\" in the namespace \"default\""
+    );
+    // Answered 200 without switching: the 200 and its body, not an upgrade.
+    let resp = upgrade_request(&cp, &client, "pull1", "plain", "spdy/3.1");
+    assert_eq!(resp.status(), http::StatusCode::OK);
+    assert_eq!(resp.headers()["content-type"], "text/plain");
+    assert!(
+        resp.headers()
+            .keys()
+            .all(|k| !k.as_str().starts_with("x-karmada-tunnel")),
+        "{:?}",
+        resp.headers()
+    );
+    let body = cp
+        .block_on(resp.into_body().collect())
+        .expect("body")
+        .to_bytes();
+    assert_eq!(body, "no upgrade here\n");
+    // The member unreachable: the agent's 502, as for any other request.
+    let resp = upgrade_request(&cp, &client, "pull1", "gone", "spdy/3.1");
+    assert_eq!(resp.status(), http::StatusCode::BAD_GATEWAY);
+    let body = cp
+        .block_on(resp.into_body().collect())
+        .expect("body")
+        .to_bytes();
+    let status: Value = serde_json::from_slice(&body).expect("Status");
+    let message = status["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("error trying to reach cluster pull1 from its agent: "),
+        "{status}"
+    );
+}

@@ -15,12 +15,16 @@
 //! [`connect`] gives a TCP-level stream to the target (through the proxy when there is one);
 //! TLS to the target is the caller's. [`Connector`] is the same as a hyper connector.
 //! [`testing`] has forward proxies that tests put between karmada-rs and a member.
+//! [`splice()`] joins two upgraded HTTP connections (exec, attach, port-forward).
 //!
 //! Must not depend on Kubernetes or Karmada types, nor on any other crate of this workspace.
 
 mod http_connect;
 mod socks5;
+pub mod splice;
 pub mod testing;
+
+pub use splice::splice;
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -703,3 +703,25 @@ impl Drop for MemberServer {
         }
     }
 }
+
+/// A TLS acceptor serving `cert` over HTTP/1.1, for servers a test runs in place of a webhook
+/// or a member.
+pub fn https_acceptor(cert: &certs::IssuedCert) -> tokio_rustls::TlsAcceptor {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let chain: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(cert.cert_pem.as_bytes())
+            .collect::<Result<_, _>>()
+            .expect("cert");
+    let key = PrivateKeyDer::from_pem_slice(cert.key_pem.as_bytes()).expect("key");
+    let mut config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .expect("server config");
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config))
+}

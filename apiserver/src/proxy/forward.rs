@@ -9,7 +9,6 @@ use axum::body::Body;
 use axum::response::Response;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, StatusCode, Uri, Version};
-use hyper_util::rt::TokioIo;
 
 use super::transport::HttpClient;
 use crate::auth::UserInfo;
@@ -243,7 +242,7 @@ pub async fn forward(
                 .insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
             answer.headers_mut().insert(header::UPGRADE, p.clone());
         }
-        tokio::spawn(tunnel(caller, backend));
+        tokio::spawn(netproxy::splice(caller, backend));
         return Ok(answer);
     }
     let (parts, body) = resp.into_parts();
@@ -251,23 +250,6 @@ pub async fn forward(
     *answer.status_mut() = parts.status;
     *answer.headers_mut() = end_to_end(&parts.headers, false);
     Ok(answer)
-}
-
-/// Copies bytes both ways between the caller's and the backend's upgraded connections until
-/// either side closes.
-async fn tunnel(caller: hyper::upgrade::OnUpgrade, backend: hyper::upgrade::OnUpgrade) {
-    let (caller, backend) = match tokio::try_join!(caller, backend) {
-        Ok(pair) => pair,
-        Err(e) => {
-            tracing::debug!(error = %e, "upgrade failed");
-            return;
-        }
-    };
-    let mut caller = TokioIo::new(caller);
-    let mut backend = TokioIo::new(backend);
-    if let Err(e) = tokio::io::copy_bidirectional(&mut caller, &mut backend).await {
-        tracing::debug!(error = %e, "upgraded connection ended");
-    }
 }
 
 /// A `text/plain` answer as Go's `http.Error` writes it (Karmada's `*` proxy reports its

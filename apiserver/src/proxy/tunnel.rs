@@ -5,8 +5,18 @@
 //! karmada-tunnel` over HTTP/1.1; after `101 Switching Protocols` the control plane is an
 //! HTTP/2 *client* on the upgraded stream and the agent an HTTP/2 server that forwards every
 //! request to its member API server. Each proxied request is one HTTP/2 stream, so watches and
-//! streamed answers share the one connection. Protocol upgrades (exec, attach, port-forward)
-//! are not carried yet: they are answered 501.
+//! streamed answers share the one connection.
+//!
+//! Protocol upgrades (exec, attach, port-forward over SPDY or WebSocket) are carried as
+//! RFC 8441 extended CONNECT streams: `:method CONNECT`, `:protocol` the caller's `Upgrade`
+//! token, the proxied path and query and the end-to-end headers, plus
+//! [`UPGRADE_METHOD_HEADER`] with the caller's method (CONNECT replaces it; the member sees
+//! the caller's GET or POST). The agent makes the HTTP/1.1 upgrade request to its member; on
+//! `101` it answers `200` with the member's headers and the member's `Upgrade` token in
+//! [`UPGRADE_PROTOCOL_HEADER`] (HTTP/2 has no `Upgrade` header), and the control plane
+//! answers the caller `101` and splices the two upgraded streams, as push mode does. Any
+//! other answer of the member comes back as is; a 2xx one (which would open the CONNECT
+//! stream) travels with a non-2xx status and its own status in [`UPGRADE_STATUS_HEADER`].
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -18,6 +28,7 @@ use axum::response::Response;
 use http::header::{self, HeaderValue};
 use http::{Method, StatusCode, Uri};
 use hyper::client::conn::http2::SendRequest;
+use hyper::ext::Protocol;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use karmada_api::cluster::v1alpha1::ClusterSyncMode;
 
@@ -36,6 +47,15 @@ pub const TUNNEL_PROTOCOL: &str = "karmada-tunnel";
 /// [`KEEPALIVE_TIMEOUT`] is considered gone.
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(15);
 const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The caller's method on an upgrade's CONNECT stream (the agent's
+/// `agent::tunnel::UPGRADE_METHOD_HEADER`).
+pub const UPGRADE_METHOD_HEADER: &str = "x-karmada-tunnel-method";
+/// The member's `Upgrade` token on the agent's `200` to a CONNECT (the agent's
+/// `agent::tunnel::UPGRADE_PROTOCOL_HEADER`).
+pub const UPGRADE_PROTOCOL_HEADER: &str = "x-karmada-tunnel-upgrade";
+/// The member's status of a non-`101` answer to an upgrade whose CONNECT answer carries
+/// another status (the agent's `agent::tunnel::UPGRADE_STATUS_HEADER`).
+pub const UPGRADE_STATUS_HEADER: &str = "x-karmada-tunnel-status";
 
 /// One connected tunnel.
 struct Connected {
@@ -189,17 +209,13 @@ fn not_connected(name: &str) -> ApiError {
 }
 
 /// Sends one proxied request (path and query relative to the member's API root) through a
-/// tunnel and streams the answer back; upgrade requests become an upgraded byte stream.
+/// tunnel and streams the answer back; an upgrade request becomes an extended CONNECT stream
+/// spliced with the caller's upgraded connection once the member has switched protocols.
 pub async fn forward(
     mut sender: SendRequest<Body>,
     cluster: &str,
     out: Outbound,
 ) -> Result<Response, ApiError> {
-    if out.upgrade.is_some() {
-        return Err(ApiError::not_implemented(format!(
-            "upgrade requests (exec, attach, port-forward) are not supported through the tunnel of Pull cluster {cluster} yet"
-        )));
-    }
     let pq = out
         .uri
         .path_and_query()
@@ -209,23 +225,91 @@ pub async fn forward(
     let uri: Uri = format!("http://{}{pq}", authority_of(cluster))
         .parse()
         .map_err(|_| ApiError::bad_request("invalid proxied path"))?;
-    let mut req = http::Request::new(out.body);
-    *req.method_mut() = out.method;
+    let Outbound {
+        method,
+        mut headers,
+        body,
+        upgrade,
+        upgrade_protocol,
+        ..
+    } = out;
+    let upgrading = upgrade.zip(upgrade_protocol);
+    let mut req = match &upgrading {
+        Some((_, protocol)) => {
+            let token = protocol
+                .to_str()
+                .map_err(|_| ApiError::bad_request("invalid Upgrade header"))?;
+            // An extended CONNECT carries no body: the stream itself becomes the tunnel.
+            let mut req = http::Request::new(Body::empty());
+            *req.method_mut() = Method::CONNECT;
+            req.extensions_mut().insert(Protocol::from(token));
+            headers.remove(header::CONTENT_LENGTH);
+            headers.insert(
+                UPGRADE_METHOD_HEADER,
+                HeaderValue::from_str(method.as_str())
+                    .map_err(|_| ApiError::bad_request("invalid method"))?,
+            );
+            req
+        }
+        None => {
+            let mut req = http::Request::new(body);
+            *req.method_mut() = method;
+            req
+        }
+    };
     *req.uri_mut() = uri;
-    *req.headers_mut() = out.headers;
+    *req.headers_mut() = headers;
     futures::future::poll_fn(|cx| sender.poll_ready(cx))
         .await
         .map_err(|_| not_connected(cluster))?;
-    let resp = sender.send_request(req).await.map_err(|e| {
+    let mut resp = sender.send_request(req).await.map_err(|e| {
         ApiError::unavailable(format!(
             "error trying to reach cluster {cluster} through its agent's tunnel: {e}"
         ))
     })?;
+    if let Some((caller, requested)) = upgrading {
+        if resp.status() == StatusCode::OK {
+            return Ok(switched(caller, requested, &mut resp));
+        }
+        restore_status(&mut resp);
+    }
     let (parts, body) = resp.into_parts();
     let mut answer = Response::new(Body::new(body));
     *answer.status_mut() = parts.status;
     *answer.headers_mut() = forward::end_to_end(&parts.headers, false);
     Ok(answer)
+}
+
+/// The caller's `101` once the agent's member switched protocols: the member's headers, its
+/// `Upgrade` token (the caller's when the agent names none), and the caller's connection
+/// spliced with the CONNECT stream.
+fn switched(
+    caller: hyper::upgrade::OnUpgrade,
+    requested: HeaderValue,
+    resp: &mut http::Response<hyper::body::Incoming>,
+) -> Response {
+    let stream = hyper::upgrade::on(&mut *resp);
+    let mut headers = forward::end_to_end(resp.headers(), false);
+    let token = headers.remove(UPGRADE_PROTOCOL_HEADER).unwrap_or(requested);
+    headers.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+    headers.insert(header::UPGRADE, token);
+    let mut answer = Response::new(Body::empty());
+    *answer.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    *answer.headers_mut() = headers;
+    tokio::spawn(netproxy::splice(caller, stream));
+    answer
+}
+
+/// Puts back the member's own status of a refused upgrade that the agent sent with another
+/// one (a 2xx answer would have opened the CONNECT stream).
+fn restore_status(resp: &mut http::Response<hyper::body::Incoming>) {
+    let status = resp
+        .headers_mut()
+        .remove(UPGRADE_STATUS_HEADER)
+        .and_then(|v| StatusCode::from_bytes(v.as_bytes()).ok());
+    if let Some(status) = status {
+        *resp.status_mut() = status;
+    }
 }
 
 /// A URI authority for a cluster name (names are DNS subdomains; anything else is replaced).

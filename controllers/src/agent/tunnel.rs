@@ -5,6 +5,13 @@
 //! the proxy's `Impersonate-*` headers so the member's RBAC decides as in push mode. A lost
 //! tunnel is opened again with capped, jittered exponential back-off. Request bodies are read
 //! whole (the member client sends bytes); answers stream.
+//!
+//! Upgrade requests (exec, attach, port-forward) arrive as RFC 8441 extended CONNECT streams
+//! (the control plane's `proxy::tunnel` describes the exchange): the agent makes the HTTP/1.1
+//! upgrade request to its member with the caller's method, path, query and headers and the
+//! CONNECT's protocol as `Upgrade`; on `101` it answers `200` with the member's headers and
+//! splices the CONNECT stream with the member's upgraded connection, otherwise it sends the
+//! member's answer back.
 
 use std::convert::Infallible;
 use std::time::{Duration, Instant};
@@ -14,6 +21,7 @@ use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited, combinators::UnsyncBoxBody};
 use hyper::body::Incoming;
+use hyper::ext::Protocol;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tokio::task::JoinHandle;
 
@@ -29,6 +37,15 @@ const STABLE_AFTER: Duration = Duration::from_secs(30);
 /// How often the agent pings the control plane over the tunnel, and how long it waits.
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(15);
 const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The caller's method on an upgrade's CONNECT stream (the control plane's
+/// `proxy::tunnel::UPGRADE_METHOD_HEADER`).
+pub const UPGRADE_METHOD_HEADER: &str = "x-karmada-tunnel-method";
+/// The member's `Upgrade` token on the answer to a CONNECT (HTTP/2 has no `Upgrade` header).
+pub const UPGRADE_PROTOCOL_HEADER: &str = "x-karmada-tunnel-upgrade";
+/// The member's status of a 2xx answer that refused an upgrade: the CONNECT is answered
+/// with [`REFUSED_UPGRADE`] instead, since a 2xx answer would open the stream.
+pub const UPGRADE_STATUS_HEADER: &str = "x-karmada-tunnel-status";
+const REFUSED_UPGRADE: StatusCode = StatusCode::BAD_GATEWAY;
 
 type AnswerBody = UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -122,6 +139,7 @@ async fn serve_once(
         .keep_alive_interval(KEEPALIVE_INTERVAL)
         .keep_alive_timeout(KEEPALIVE_TIMEOUT)
         .max_concurrent_streams(1000)
+        .enable_connect_protocol()
         .serve_connection(io, service)
         .await
         .map_err(TunnelError::Serve)
@@ -161,7 +179,14 @@ async fn handle(
     cluster: &str,
     req: Request<Incoming>,
 ) -> Response<AnswerBody> {
-    match forward(member, req).await {
+    let answer = match req.extensions().get::<Protocol>() {
+        Some(protocol) if req.method() == Method::CONNECT => {
+            let protocol = protocol.as_str().to_owned();
+            upgrade(member, req, &protocol).await
+        }
+        _ => forward(member, req).await,
+    };
+    match answer {
         Ok(r) => r,
         Err(message) => status_answer(
             StatusCode::BAD_GATEWAY,
@@ -175,11 +200,7 @@ async fn forward(
     member: &kube::Client,
     req: Request<Incoming>,
 ) -> Result<Response<AnswerBody>, String> {
-    let pq = req
-        .uri()
-        .path_and_query()
-        .map_or("/", |p| p.as_str())
-        .to_owned();
+    let pq = path_and_query(&req);
     let headers = end_to_end(req.headers(), true);
     let method = req.method().clone();
     let body = Limited::new(req.into_body(), MAX_REQUEST_BYTES)
@@ -197,6 +218,84 @@ async fn forward(
     *answer.status_mut() = parts.status;
     *answer.headers_mut() = end_to_end(&parts.headers, false);
     Ok(answer)
+}
+
+/// Makes an upgrade request (an extended CONNECT of `protocol`) to the member: on `101` the
+/// CONNECT is answered `200` with the member's headers and both upgraded streams are spliced;
+/// any other answer is sent back with the member's status.
+async fn upgrade(
+    member: &kube::Client,
+    mut req: Request<Incoming>,
+    protocol: &str,
+) -> Result<Response<AnswerBody>, String> {
+    let pq = path_and_query(&req);
+    let method = match req.headers().get(UPGRADE_METHOD_HEADER) {
+        Some(m) => Method::from_bytes(m.as_bytes()).map_err(|e| format!("bad method: {e}"))?,
+        None => Method::GET,
+    };
+    let mut headers = end_to_end(req.headers(), true);
+    headers.remove(UPGRADE_METHOD_HEADER);
+    headers.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+    headers.insert(
+        header::UPGRADE,
+        HeaderValue::from_str(protocol).map_err(|e| format!("bad protocol {protocol}: {e}"))?,
+    );
+    let caller = hyper::upgrade::on(&mut req);
+    let mut out = Request::new(kube::client::Body::empty());
+    *out.method_mut() = method;
+    *out.uri_mut() = pq.parse().map_err(|e| format!("bad path {pq}: {e}"))?;
+    *out.headers_mut() = headers;
+    let mut resp = member.send(out).await.map_err(|e| e.to_string())?;
+    if resp.status() == StatusCode::SWITCHING_PROTOCOLS {
+        let upgraded = hyper::upgrade::on(&mut resp);
+        let mut headers = answer_headers(resp.headers());
+        // A successful CONNECT answer has no body, hence no length.
+        headers.remove(header::CONTENT_LENGTH);
+        if let Some(token) = resp.headers().get(header::UPGRADE) {
+            headers.insert(UPGRADE_PROTOCOL_HEADER, token.clone());
+        }
+        let mut answer = Response::new(empty());
+        *answer.headers_mut() = headers;
+        tokio::spawn(netproxy::splice(caller, upgraded));
+        return Ok(answer);
+    }
+    let (parts, body) = resp.into_parts();
+    let mut answer = Response::new(body.map_err(Into::into).boxed_unsync());
+    *answer.headers_mut() = answer_headers(&parts.headers);
+    if parts.status.is_success() {
+        *answer.status_mut() = REFUSED_UPGRADE;
+        answer.headers_mut().insert(
+            UPGRADE_STATUS_HEADER,
+            HeaderValue::from(parts.status.as_u16()),
+        );
+    } else {
+        *answer.status_mut() = parts.status;
+    }
+    Ok(answer)
+}
+
+/// The member's end-to-end answer headers to an upgrade, without any that would pass for the
+/// agent's own signals to the control plane.
+fn answer_headers(member: &HeaderMap) -> HeaderMap {
+    let mut headers = end_to_end(member, false);
+    headers.remove(UPGRADE_PROTOCOL_HEADER);
+    headers.remove(UPGRADE_STATUS_HEADER);
+    headers
+}
+
+/// The member path and query of a tunnelled request.
+fn path_and_query(req: &Request<Incoming>) -> String {
+    req.uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned()
+}
+
+/// An empty answer body.
+fn empty() -> AnswerBody {
+    Full::new(Bytes::new())
+        .map_err(|e| match e {})
+        .boxed_unsync()
 }
 
 /// A metav1.Status answer.
