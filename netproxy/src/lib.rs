@@ -15,15 +15,18 @@
 //! [`connect`] gives a TCP-level stream to the target (through the proxy when there is one);
 //! TLS to the target is the caller's. [`Connector`] is the same as a hyper connector.
 //! [`testing`] has forward proxies that tests put between karmada-rs and a member.
-//! [`splice()`] joins two upgraded HTTP connections (exec, attach, port-forward).
+//! [`splice()`] joins two upgraded HTTP connections (exec, attach, port-forward), and
+//! [`HOP_BY_HOP`] names the headers a proxy never forwards.
 //!
 //! Must not depend on Kubernetes or Karmada types, nor on any other crate of this workspace.
 
+pub mod headers;
 mod http_connect;
 mod socks5;
 pub mod splice;
 pub mod testing;
 
+pub use headers::HOP_BY_HOP;
 pub use splice::splice;
 
 use std::collections::BTreeMap;

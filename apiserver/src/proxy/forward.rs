@@ -14,20 +14,6 @@ use super::transport::HttpClient;
 use crate::auth::UserInfo;
 use crate::error::ApiError;
 
-/// Headers that describe one connection, not the message (RFC 9110 §7.6.1), plus the
-/// obsolete ones Go's reverse proxy also drops.
-const HOP_BY_HOP: &[&str] = &[
-    "connection",
-    "proxy-connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
-
 /// Impersonation headers a caller may send (`Impersonate-User`, `-Group`, `-Uid`,
 /// `-Extra-*`).
 const IMPERSONATE_PREFIX: &str = "impersonate-";
@@ -72,7 +58,7 @@ pub fn end_to_end(headers: &HeaderMap, request: bool) -> HeaderMap {
     let mut out = HeaderMap::with_capacity(headers.len());
     for (k, v) in headers {
         let n = k.as_str();
-        if HOP_BY_HOP.contains(&n) || named.iter().any(|c| c == n) {
+        if netproxy::HOP_BY_HOP.contains(&n) || named.iter().any(|c| c == n) {
             continue;
         }
         if request && (k == header::HOST || is_credential(k)) {

@@ -145,25 +145,12 @@ async fn serve_once(
         .map_err(TunnelError::Serve)
 }
 
-/// Headers of one connection (RFC 9110 §7.6.1), never forwarded.
-const HOP_BY_HOP: &[&str] = &[
-    "connection",
-    "proxy-connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
-
 /// `headers` without hop-by-hop headers and (for requests) credentials: the member sees the
 /// agent's credentials and the proxy's impersonation headers only.
 fn end_to_end(headers: &HeaderMap, request: bool) -> HeaderMap {
     let mut out = HeaderMap::with_capacity(headers.len());
     for (k, v) in headers {
-        if HOP_BY_HOP.contains(&k.as_str())
+        if netproxy::HOP_BY_HOP.contains(&k.as_str())
             || (request && (k == header::AUTHORIZATION || k == header::HOST))
         {
             continue;
