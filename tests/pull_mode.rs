@@ -731,6 +731,27 @@ fn the_proxy_reaches_a_pull_cluster_through_the_agents_tunnel() {
         &pull_proxy("pull1", "/api/v1/namespaces/default/configmaps/nope"),
     ]);
     assert!(err.contains("configmaps \"nope\" not found"), "{err}");
+    // `clusters/*/proxy` takes the Pull cluster in through the tunnel: its objects are in the
+    // merged list, and a named one is found there.
+    let all: Value = serde_json::from_str(&cp.kubectl_ok(&[
+        "get",
+        "--raw",
+        &pull_proxy("*", "/api/v1/namespaces/default/configmaps"),
+    ]))
+    .expect("all-clusters list JSON");
+    assert!(
+        all["items"]
+            .as_array()
+            .is_some_and(|i| i.iter().any(|c| c["metadata"]["name"] == "c1")),
+        "{all}"
+    );
+    let one: Value = serde_json::from_str(&cp.kubectl_ok(&[
+        "get",
+        "--raw",
+        &pull_proxy("*", "/api/v1/namespaces/default/configmaps/c1"),
+    ]))
+    .expect("named object JSON");
+    assert_eq!(one["data"]["k"], "v", "{one}");
 
     // A watch streams through the tunnel: an event made in the member arrives.
     let watch_path = pull_proxy(

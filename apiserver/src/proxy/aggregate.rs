@@ -2,7 +2,8 @@
 //! `ProxyREST.connectAllClusters` (pkg/registry/cluster/storage/aggregate.go) serves it:
 //! non-resource paths go to the control plane itself; a request naming an object goes to the
 //! one cluster that has it (404 when none does, 409 "conflict resource" when several do);
-//! other requests must be lists, merged from every cluster that answered 200.
+//! other requests must be lists, merged from every cluster that answered 200. Pull clusters
+//! take part through their agents' tunnels, as in the single-cluster proxy.
 
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use serde_json::Value;
 
 use super::forward::{self, Outbound, plain_error};
 use super::target::{Target, list_clusters};
-use super::{ClusterProxy, ProxyRequest};
+use super::{ClusterProxy, ProxyRequest, tunnel, tunnel_uri};
 use crate::auth::UserInfo;
 use crate::error::ApiError;
 use crate::request_info::{RequestInfo, parse_query, request_info};
@@ -35,9 +36,9 @@ pub async fn serve(
     if !info.is_resource_request {
         return proxy.to_control_plane(state, req).await;
     }
-    let targets = all_targets(proxy, state).await;
+    let targets = all_routes(proxy, state).await;
     if !info.name.is_empty() && !info.name_from_selector {
-        return named(targets, req, &info).await;
+        return named(proxy, state, targets, req, &info).await;
     }
     if info.verb != "list" {
         return Ok(plain_error(
@@ -48,14 +49,43 @@ pub async fn serve(
     list(targets, req).await
 }
 
-async fn all_targets(proxy: &ClusterProxy, state: &Arc<ApiState>) -> Vec<Arc<Target>> {
+/// How the proxy reaches one cluster.
+enum Route {
+    /// Its API endpoint, with its credentials.
+    Direct(Arc<Target>),
+    /// Its agent's tunnel (a Pull cluster).
+    Tunnel {
+        cluster: String,
+        sender: hyper::client::conn::http2::SendRequest<Body>,
+    },
+}
+
+impl Route {
+    fn cluster(&self) -> &str {
+        match self {
+            Route::Direct(t) => &t.cluster,
+            Route::Tunnel { cluster, .. } => cluster,
+        }
+    }
+}
+
+/// Every cluster the proxy can reach now; the others are left out of the answer.
+async fn all_routes(proxy: &ClusterProxy, state: &Arc<ApiState>) -> Vec<Route> {
     let clusters = list_clusters(state);
     let secrets = proxy.secrets();
-    let found = join_all(
-        clusters
-            .iter()
-            .map(|c| proxy.targets.for_cluster(state, &secrets, c)),
-    )
+    let found = join_all(clusters.iter().map(|c| async {
+        match proxy.tunnels.sender(&c.name) {
+            Some(sender) => Ok(Route::Tunnel {
+                cluster: c.name.clone(),
+                sender,
+            }),
+            None => proxy
+                .targets
+                .for_cluster(state, &secrets, c)
+                .await
+                .map(Route::Direct),
+        }
+    }))
     .await;
     found
         .into_iter()
@@ -94,14 +124,18 @@ fn object_path(info: &RequestInfo) -> String {
     format!("/{}", parts.join("/"))
 }
 
+/// The headers of a probe: impersonation, the cluster's credentials (the agent adds its own
+/// on the far side of a tunnel), and the caller's Accept when kept.
 fn member_headers(
-    t: &Target,
+    route: &Route,
     user: &UserInfo,
     accept: Option<HeaderValue>,
 ) -> Result<HeaderMap, ApiError> {
     let mut h = HeaderMap::new();
     forward::impersonate(&mut h, user)?;
-    h.insert(header::AUTHORIZATION, t.authorization.clone());
+    if let Route::Direct(t) = route {
+        h.insert(header::AUTHORIZATION, t.authorization.clone());
+    }
     if let Some(a) = accept {
         h.insert(header::ACCEPT, a);
     }
@@ -110,25 +144,38 @@ fn member_headers(
 
 /// GETs `path?query` from a cluster; returns the status and (when asked) the body.
 async fn probe(
-    t: &Target,
+    route: &Route,
     user: &UserInfo,
     path: &str,
     query: Option<&str>,
     accept: Option<HeaderValue>,
     read_body: bool,
 ) -> Option<(StatusCode, Option<bytes::Bytes>, HeaderMap)> {
+    let uri = match route {
+        Route::Direct(t) => t.uri(path, query).ok()?,
+        Route::Tunnel { .. } => tunnel_uri(path, query).ok()?,
+    };
     let out = Outbound {
         method: Method::GET,
-        uri: t.uri(path, query).ok()?,
-        headers: member_headers(t, user, accept).ok()?,
+        uri,
+        headers: member_headers(route, user, accept).ok()?,
         body: Body::empty(),
         upgrade: None,
         upgrade_protocol: None,
     };
-    let resp = match forward::forward(&t.client, out, &format!("cluster {}", t.cluster)).await {
+    let cluster = route.cluster();
+    let answer = match route {
+        Route::Direct(t) => forward::forward(&t.client, out, &format!("cluster {cluster}"))
+            .await
+            .map_err(|e| e.message()),
+        Route::Tunnel { sender, .. } => tunnel::forward(sender.clone(), cluster, out)
+            .await
+            .map_err(|e| e.to_string()),
+    };
+    let resp = match answer {
         Ok(r) => r,
         Err(e) => {
-            tracing::debug!(cluster = %t.cluster, error = %e.message(), "cluster request failed");
+            tracing::debug!(%cluster, error = %e, "cluster request failed");
             return None;
         }
     };
@@ -141,15 +188,17 @@ async fn probe(
     match limited.collect().await {
         Ok(c) => Some((status, Some(c.to_bytes()), headers)),
         Err(e) => {
-            tracing::debug!(cluster = %t.cluster, error = %e, "reading a cluster's answer failed");
+            tracing::debug!(%cluster, error = %e, "reading a cluster's answer failed");
             None
         }
     }
 }
 
 async fn named(
-    targets: Vec<Arc<Target>>,
-    mut req: ProxyRequest,
+    proxy: &ClusterProxy,
+    state: &Arc<ApiState>,
+    targets: Vec<Route>,
+    req: ProxyRequest,
     info: &RequestInfo,
 ) -> Result<Response, ApiError> {
     let path = object_path(info);
@@ -159,7 +208,7 @@ async fn named(
             .map(|t| probe(t, &req.user, &path, None, None, false)),
     )
     .await;
-    let owners: Vec<&Arc<Target>> = targets
+    let owners: Vec<&Route> = targets
         .iter()
         .zip(results)
         .filter(|(_, r)| matches!(r, Some((StatusCode::OK, _, _))))
@@ -170,18 +219,9 @@ async fn named(
             StatusCode::NOT_FOUND,
             "resource not found or don't have permission to get it",
         )),
-        [t] => {
-            let uri = t.uri(&req.path, req.parts.uri.query())?;
-            let mut out = Outbound::from_parts(&mut req.parts, uri, req.body);
-            forward::impersonate(&mut out.headers, &req.user)?;
-            out.headers
-                .insert(header::AUTHORIZATION, t.authorization.clone());
-            forward::forward(&t.client, out, &format!("cluster {}", t.cluster))
-                .await
-                .map_err(|e| ApiError::internal(e.message()))
-        }
+        [owner] => super::to_cluster(proxy, state, owner.cluster(), req).await,
         many => {
-            let names: Vec<&str> = many.iter().map(|t| t.cluster.as_str()).collect();
+            let names: Vec<&str> = many.iter().map(|t| t.cluster()).collect();
             Ok(plain_error(
                 StatusCode::CONFLICT,
                 &format!(
@@ -209,7 +249,7 @@ fn mergeable_accept(headers: &HeaderMap) -> Option<HeaderValue> {
     }
 }
 
-async fn list(targets: Vec<Arc<Target>>, req: ProxyRequest) -> Result<Response, ApiError> {
+async fn list(targets: Vec<Route>, req: ProxyRequest) -> Result<Response, ApiError> {
     let accept = mergeable_accept(&req.parts.headers);
     let query = req.parts.uri.query().map(str::to_string);
     let (user, path) = (&req.user, &req.path);
@@ -226,11 +266,11 @@ async fn list(targets: Vec<Arc<Target>>, req: ProxyRequest) -> Result<Response, 
             continue;
         };
         if status != StatusCode::OK {
-            tracing::debug!(cluster = %t.cluster, %status, "list not ok");
+            tracing::debug!(cluster = %t.cluster(), %status, "list not ok");
             continue;
         }
         let Ok(v) = serde_json::from_slice::<Value>(&body) else {
-            tracing::debug!(cluster = %t.cluster, "answer is not a JSON list");
+            tracing::debug!(cluster = %t.cluster(), "answer is not a JSON list");
             continue;
         };
         match merged.as_mut() {

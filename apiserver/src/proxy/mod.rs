@@ -199,7 +199,7 @@ pub(crate) fn is_cluster_subresource(
 /// Serves one proxy request (the caller is authenticated and authorized).
 pub async fn serve(
     state: &Arc<ApiState>,
-    mut parts: http::request::Parts,
+    parts: http::request::Parts,
     body: Body,
     user: UserInfo,
     info: &RequestInfo,
@@ -223,21 +223,38 @@ pub async fn serve(
         };
         return aggregate::serve(proxy, state, req).await;
     }
-    if let Some(sender) = proxy.tunnels.sender(&name) {
-        let uri = match parts.uri.query() {
-            Some(q) => format!("{}?{q}", path_or_root(&path)),
-            None => path_or_root(&path).to_string(),
-        };
-        let uri = uri
-            .parse()
-            .map_err(|_| ApiError::bad_request("invalid proxied path"))?;
+    let req = ProxyRequest {
+        parts,
+        body,
+        user,
+        path,
+    };
+    to_cluster(proxy, state, &name, req).await
+}
+
+/// Forwards one request to cluster `name`: through its agent's tunnel when one is open (a
+/// Pull cluster), else straight to its API endpoint with the cluster's credentials.
+pub(crate) async fn to_cluster(
+    proxy: &ClusterProxy,
+    state: &Arc<ApiState>,
+    name: &str,
+    req: ProxyRequest,
+) -> Result<Response, ApiError> {
+    let ProxyRequest {
+        mut parts,
+        body,
+        user,
+        path,
+    } = req;
+    if let Some(sender) = proxy.tunnels.sender(name) {
+        let uri = tunnel_uri(&path, parts.uri.query())?;
         let mut out = Outbound::from_parts(&mut parts, uri, body);
         forward::impersonate(&mut out.headers, &user)?;
-        return tunnel::forward(sender, &name, out).await;
+        return tunnel::forward(sender, name, out).await;
     }
-    let target = match proxy.targets.get(state, &proxy.secrets(), &name).await {
+    let target = match proxy.targets.get(state, &proxy.secrets(), name).await {
         Ok(t) => t,
-        Err(e) => return Err(tunnel::unreachable(state, &name, e).await),
+        Err(e) => return Err(tunnel::unreachable(state, name, e).await),
     };
     let uri = target.uri(&path, parts.uri.query())?;
     let mut out = Outbound::from_parts(&mut parts, uri, body);
@@ -247,6 +264,16 @@ pub async fn serve(
     forward::forward(&target.client, out, &format!("cluster {}", target.cluster))
         .await
         .map_err(|e| ApiError::internal(e.message()))
+}
+
+/// A proxied path and query as a tunnel request's URI (relative to the member's API root).
+pub(crate) fn tunnel_uri(path: &str, query: Option<&str>) -> Result<http::Uri, ApiError> {
+    let uri = match query {
+        Some(q) => format!("{}?{q}", path_or_root(path)),
+        None => path_or_root(path).to_string(),
+    };
+    uri.parse()
+        .map_err(|_| ApiError::bad_request("invalid proxied path"))
 }
 
 #[cfg(test)]
