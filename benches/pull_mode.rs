@@ -124,6 +124,60 @@ fn applied(w: &serde_json::Value) -> bool {
     })
 }
 
+/// Of the store's create and update requests in a /metrics text: how many took longer than
+/// the bucket `le`, how many there were, and the smallest bucket bound holding them all.
+fn slow_writes(metrics: &str, le: &str) -> (u64, u64, String) {
+    let write = |l: &str| l.contains("operation=\"create\"") || l.contains("operation=\"update\"");
+    let value = |l: &str| {
+        l.rsplit(' ')
+            .next()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let mut within = 0;
+    let mut total = 0;
+    // Per series: its count, and its buckets in order.
+    let mut series: HashMap<String, (u64, Vec<(String, u64)>)> = HashMap::new();
+    for l in metrics.lines().filter(|l| write(l)) {
+        if let Some(rest) = l.strip_prefix("etcd_request_duration_seconds_bucket{") {
+            let (labels, bound) = rest.split_once(",le=\"").unwrap_or((rest, ""));
+            let bound = bound.split('"').next().unwrap_or("").to_string();
+            if bound == le {
+                within += value(l);
+            }
+            series
+                .entry(labels.to_string())
+                .or_default()
+                .1
+                .push((bound, value(l)));
+        } else if let Some(rest) = l.strip_prefix("etcd_request_duration_seconds_count{") {
+            total += value(l);
+            series
+                .entry(
+                    rest.trim_end_matches(|c| c != '}')
+                        .trim_end_matches('}')
+                        .to_string(),
+                )
+                .or_default()
+                .0 = value(l);
+        }
+    }
+    let slowest = series
+        .values()
+        .filter_map(|(count, buckets)| {
+            buckets
+                .iter()
+                .find(|(_, n)| n == count)
+                .map(|(b, _)| b.clone())
+        })
+        .max_by(|a, b| {
+            let f = |s: &str| s.parse::<f64>().unwrap_or(f64::INFINITY);
+            f(a).total_cmp(&f(b))
+        })
+        .unwrap_or_default();
+    (total - within.min(total), total, slowest)
+}
+
 fn main() {
     let works = env_usize("PULL_BENCH_WORKS", 1_000);
     let rate = env_usize("PULL_BENCH_RATE", 100).max(1);
@@ -278,6 +332,22 @@ fn main() {
                 ms(percentile(&l, 0.99)),
                 ms(l.last().copied().unwrap_or_default())
             ),
+        ));
+        // The control plane's store writes during the whole run, from its
+        // etcd_request_duration_seconds histogram: a write held by the disk (each is synced
+        // before it is acknowledged) delays every Work behind it.
+        let metrics = client
+            .request_text(
+                http::Request::get("/metrics")
+                    .body(Vec::new())
+                    .expect("metrics request"),
+            )
+            .await
+            .expect("control plane /metrics");
+        let (slow, total, slowest) = slow_writes(&metrics, "0.2");
+        rows.push((
+            "control-plane store writes over 0.2 s / all (slowest bucket)".into(),
+            format!("{slow} / {total} (≤ {slowest} s)"),
         ));
         rows.push((
             "agent CPU while applying them".into(),
