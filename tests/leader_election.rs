@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use karmada_api::work::v1alpha1::Work;
 use propagation_env::Env;
 use serde_json::Value;
 use support::{Backend, DEADLINE, Server, kubectl_cmd, run, run_stdin, spawn_serving, wait_for};
@@ -364,31 +365,15 @@ fn bad_election_flags_stop_the_start_with_client_gos_words() {
     assert!(status.success(), "{status}");
 }
 
-fn works_api(client: kube::Client) -> kube::Api<kube::api::DynamicObject> {
-    kube::Api::all_with(
-        client,
-        &kube::api::ApiResource {
-            group: "work.karmada.io".into(),
-            version: "v1alpha1".into(),
-            api_version: "work.karmada.io/v1alpha1".into(),
-            kind: "Work".into(),
-            plural: "works".into(),
-        },
-    )
-}
-
 /// `execution-space/deployment` of every Work that carries one of namespace `ha`'s
 /// Deployments.
-fn ha_works(
-    rt: &tokio::runtime::Runtime,
-    works: &kube::Api<kube::api::DynamicObject>,
-) -> Vec<String> {
+fn ha_works(rt: &tokio::runtime::Runtime, works: &kube::Api<Work>) -> Vec<String> {
     rt.block_on(works.list(&Default::default()))
         .expect("list works")
         .items
         .into_iter()
         .filter_map(|w| {
-            let m = &w.data["spec"]["workload"]["manifests"][0];
+            let m = &w.spec.workload.manifests.first()?.0;
             (m["metadata"]["namespace"] == "ha" && m["kind"] == "Deployment").then(|| {
                 format!(
                     "{}/{}",
@@ -457,7 +442,7 @@ spec:
     let client = rt.block_on(support::kube_client(&b.kubeconfig));
     let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
         kube::Api::namespaced(client.clone(), "ha");
-    let works = works_api(client);
+    let works: kube::Api<Work> = kube::Api::all(client);
     let creating = rt.spawn(async move {
         use futures::StreamExt;
         futures::stream::iter(0..n)

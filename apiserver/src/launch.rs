@@ -252,24 +252,14 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
 }
 
 /// The object type of a storage key as kube's metrics name it (`deployments.apps`,
-/// `configmaps`): keys are `/registry/<resource>/...` in the core group and
-/// `/registry/<group>/<resource>/...` in the others.
+/// `configmaps`).
 fn storage_type() -> storage::metrics::TypeOf {
-    let core: std::collections::HashSet<String> = crate::resources::built_in()
-        .into_iter()
-        .filter(|d| d.group.is_empty())
-        .map(|d| d.plural)
-        .collect();
-    Arc::new(move |key: &str| {
-        let mut parts = key.trim_start_matches("/registry/").split('/');
-        let first = parts.next().unwrap_or("");
-        if core.contains(first) {
-            return first.to_string();
-        }
-        match parts.next() {
-            Some(resource) if !resource.is_empty() => format!("{resource}.{first}"),
-            _ => first.to_string(),
-        }
+    let keys = crate::resources::StorageKeys::new();
+    Arc::new(move |key: &str| match keys.group_resource(key) {
+        Some(("", resource)) => resource.to_string(),
+        Some((group, "")) => group.to_string(),
+        Some((group, resource)) => format!("{resource}.{group}"),
+        None => String::new(),
     })
 }
 

@@ -11,10 +11,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 /// kube-apiserver's request-duration buckets (seconds).
-const BUCKETS: &[f64] = &[
-    0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0,
-    10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
-];
+const BUCKETS: &[f64] = &component_base::metrics::REQUEST_DURATION_BUCKETS;
 
 /// The labels of one request series.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

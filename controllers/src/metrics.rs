@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use component_base::metrics::{Desc, Kind, Registry, exponential_buckets, global};
+use component_base::metrics::{DEFAULT_BUCKETS, Desc, Kind, Registry, exponential_buckets, global};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use karmada_api::cluster::v1alpha1::{CLUSTER_CONDITION_READY, ClusterStatus};
 use karmada_api::quantity::ParsedQuantity;
@@ -89,12 +89,9 @@ pub static CLUSTER_SYNC_STATUS_DURATION: Desc = Desc {
     name: "cluster_sync_status_duration_seconds",
     help: "Duration in seconds for syncing the status of the cluster once.",
     labels: &["member_cluster"],
-    kind: Kind::Histogram(&PROMETHEUS_DEFAULT_BUCKETS),
+    // Karmada sets none for this histogram.
+    kind: Kind::Histogram(&DEFAULT_BUCKETS),
 };
-/// Go client's `prometheus.DefBuckets` (Karmada sets none for the cluster sync histogram).
-const PROMETHEUS_DEFAULT_BUCKETS: [f64; 11] = [
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-];
 
 /// `resource_match_policy_duration_seconds`.
 pub static RESOURCE_MATCH_POLICY_DURATION: Desc = Desc {

@@ -8,22 +8,16 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use component_base::metrics::{Desc, Kind, Registry};
+use component_base::metrics::{Desc, Kind, REQUEST_DURATION_BUCKETS, Registry};
 
 use crate::{Error, KeyValue, RangeRequest, RangeResponse, Revision, Store, WatchStream};
-
-/// kube-apiserver's request latency buckets, which this histogram keeps for its SLO.
-const BUCKETS: [f64; 23] = [
-    0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0,
-    10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
-];
 
 /// `etcd_request_duration_seconds`.
 pub static REQUEST_DURATION: Desc = Desc {
     name: "etcd_request_duration_seconds",
     help: "[ALPHA] Etcd request latency in seconds for each operation and object type.",
     labels: &["operation", "type"],
-    kind: Kind::Histogram(&BUCKETS),
+    kind: Kind::Histogram(&REQUEST_DURATION_BUCKETS),
 };
 /// `etcd_requests_total`.
 pub static REQUESTS: Desc = Desc {

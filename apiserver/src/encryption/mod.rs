@@ -7,7 +7,7 @@
 pub mod config;
 pub mod provider;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -20,8 +20,7 @@ use provider::{Chain, EncryptCheck};
 /// (`*` for wildcards).
 pub struct Encryption {
     rules: HashMap<(String, String), Arc<dyn ValueTransformer>>,
-    /// The resources of the core group (their keys have no group segment).
-    core: HashSet<String>,
+    keys: crate::resources::StorageKeys,
     check: Arc<dyn ValueTransformer>,
 }
 
@@ -48,27 +47,11 @@ impl Encryption {
                     .or_insert_with(|| chain.clone());
             }
         }
-        let core = crate::resources::built_in()
-            .into_iter()
-            .filter(|d| d.group.is_empty())
-            .map(|d| d.plural)
-            .collect();
         Ok(Arc::new(Encryption {
             rules,
-            core,
+            keys: crate::resources::StorageKeys::new(),
             check: Arc::new(EncryptCheck),
         }))
-    }
-
-    /// The group and resource a storage key belongs to (`/registry/<resource>/...` for the
-    /// core group, `/registry/<group>/<resource>/...` otherwise).
-    fn group_resource<'k>(&self, key: &'k str) -> Option<(&'k str, &'k str)> {
-        let mut parts = key.strip_prefix("/registry/")?.split('/');
-        let first = parts.next()?;
-        if self.core.contains(first) {
-            return Some(("", first));
-        }
-        Some((first, parts.next()?))
     }
 
     /// The transformer of a group/resource: exact, then the group's `*`, then `*.*` (kube's
@@ -83,7 +66,7 @@ impl Encryption {
 
     /// The transformer of a storage key.
     pub fn transformer_for_key(&self, key: &str) -> Option<Arc<dyn ValueTransformer>> {
-        let (group, resource) = self.group_resource(key)?;
+        let (group, resource) = self.keys.group_resource(key)?;
         Some(self.transformer(group, resource))
     }
 

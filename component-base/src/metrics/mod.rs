@@ -38,6 +38,18 @@ pub struct Desc {
     pub kind: Kind,
 }
 
+/// kube-apiserver's request latency buckets (seconds), shared by
+/// `apiserver_request_duration_seconds` and `etcd_request_duration_seconds` for their SLOs.
+pub const REQUEST_DURATION_BUCKETS: [f64; 23] = [
+    0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0,
+    10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
+];
+
+/// Go client's `prometheus.DefBuckets`, for histograms that set none.
+pub const DEFAULT_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
 /// Prometheus' `ExponentialBuckets(start, factor, count)`.
 pub const fn exponential_buckets<const N: usize>(start: f64, factor: f64) -> [f64; N] {
     let mut out = [0.0; N];
