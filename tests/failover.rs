@@ -267,6 +267,36 @@ fn a_killed_member_is_tainted_and_its_workloads_move_while_pinned_ones_stay() {
         "custom-columns=REASON:.reason",
     ]);
     assert!(ev.contains("TaintClusterSucceed"), "{ev}");
+    // Karmada's eviction-queue series: every binding on member3 went through the
+    // binding-eviction queue; the patient one is still counted (its toleration runs).
+    let metrics = env.cp.kubectl_ok(&["get", "--raw", "/metrics"]);
+    let series = |name: &str| {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok())
+    };
+    for (name, at_least) in [
+        (
+            r#"eviction_processing_total{name="binding-eviction",result="success"}"#,
+            4.0,
+        ),
+        (
+            r#"eviction_processing_latency_seconds_count{name="binding-eviction"}"#,
+            4.0,
+        ),
+        (
+            r#"eviction_kind_total{member_cluster="member3",resource_kind="ResourceBinding"}"#,
+            1.0,
+        ),
+        (r#"workqueue_adds_total{name="binding-eviction"}"#, 4.0),
+        (r#"eviction_queue_depth{name="binding-eviction"}"#, 0.0),
+    ] {
+        assert!(
+            series(name).is_some_and(|v| v >= at_least),
+            "{name} at least {at_least}: {:?}",
+            series(name)
+        );
+    }
 
     // member3 comes back: taints go, the moved copies are removed from it, the pinned and the
     // patient ones were never touched.

@@ -615,4 +615,34 @@ fn controllers_report_karmada_and_workqueue_metrics() {
         )
         .is_some()
     );
+    // Writes to the members, counted as Karmada's execution controller counts them.
+    assert!(
+        series(
+            &text,
+            r#"create_resource_to_cluster{result="success",apiversion="apps/v1",kind="Deployment",member_cluster="member1",recreate="false"}"#
+        )
+        .is_some_and(|v| v >= 1.0),
+        "the creates in member1 are counted"
+    );
+    env.cp
+        .kubectl_ok(&["scale", "deploy", "nginx", "-n", "default", "--replicas=6"]);
+    let deleted = std::cell::Cell::new(false);
+    env.wait("the update and the delete counted", || {
+        let text = env.cp.kubectl_ok(&["get", "--raw", "/metrics"]);
+        let updated = series(
+            &text,
+            r#"update_resource_to_cluster{result="success",apiversion="apps/v1",kind="Deployment",member_cluster="member2",operationResult="updated"}"#,
+        )
+        .is_some_and(|v| v >= 1.0);
+        // Deleted once the update is seen, so that both are counted.
+        if updated && !deleted.replace(true) {
+            env.cp.kubectl_ok(&["delete", "deploy", "nginx", "-n", "default", "--wait=false"]);
+        }
+        series(
+            &text,
+            r#"delete_resource_from_cluster{result="success",apiversion="apps/v1",kind="Deployment",member_cluster="member1"}"#,
+        )
+        .is_some_and(|v| v >= 1.0)
+        .then_some(())
+    });
 }

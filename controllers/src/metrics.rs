@@ -129,6 +129,65 @@ pub static WORK_SYNC_WORKLOAD_DURATION: Desc = Desc {
     kind: Kind::Histogram(&SYNC_BUCKETS),
 };
 
+/// `create_resource_to_cluster`.
+pub static CREATE_RESOURCE_TO_CLUSTER: Desc = Desc {
+    name: "create_resource_to_cluster",
+    help: "Number of creation operations against a target member cluster. The 'result' label indicates outcome ('success' or 'error'), 'recreate' indicates whether the operation is recreated (true/false). Labels 'apiversion', 'kind', and 'member_cluster' specify the resource type, API version, and target cluster respectively.",
+    labels: &["result", "apiversion", "kind", "member_cluster", "recreate"],
+    kind: Kind::Counter,
+};
+/// `update_resource_to_cluster`.
+pub static UPDATE_RESOURCE_TO_CLUSTER: Desc = Desc {
+    name: "update_resource_to_cluster",
+    help: "Number of updating operation of the resource to a target member cluster. By the result, 'error' means a resource updated failed. Otherwise 'success'. member_cluster means the target member cluster. operationResult means the result of the update operation.",
+    labels: &[
+        "result",
+        "apiversion",
+        "kind",
+        "member_cluster",
+        "operationResult",
+    ],
+    kind: Kind::Counter,
+};
+/// `delete_resource_from_cluster`.
+pub static DELETE_RESOURCE_FROM_CLUSTER: Desc = Desc {
+    name: "delete_resource_from_cluster",
+    help: "Number of deletion operations against a target member cluster. The 'result' label indicates outcome ('success' or 'error'). Labels 'apiversion', 'kind', and 'member_cluster' specify the resource's API version, type, and source cluster respectively.",
+    labels: &["result", "apiversion", "kind", "member_cluster"],
+    kind: Kind::Counter,
+};
+
+const EVICTION_BUCKETS: [f64; 15] = exponential_buckets(0.001, 2.0);
+
+/// `eviction_queue_depth`.
+pub static EVICTION_QUEUE_DEPTH: Desc = Desc {
+    name: "eviction_queue_depth",
+    help: "Current depth of the eviction queue",
+    labels: &["name"],
+    kind: Kind::Gauge,
+};
+/// `eviction_kind_total`.
+pub static EVICTION_KIND_TOTAL: Desc = Desc {
+    name: "eviction_kind_total",
+    help: "Number of resources in the eviction queue by resource kind",
+    labels: &["member_cluster", "resource_kind"],
+    kind: Kind::Gauge,
+};
+/// `eviction_processing_latency_seconds`.
+pub static EVICTION_PROCESSING_LATENCY: Desc = Desc {
+    name: "eviction_processing_latency_seconds",
+    help: "Latency of processing an eviction task in seconds",
+    labels: &["name"],
+    kind: Kind::Histogram(&EVICTION_BUCKETS),
+};
+/// `eviction_processing_total`.
+pub static EVICTION_PROCESSING_TOTAL: Desc = Desc {
+    name: "eviction_processing_total",
+    help: "Total number of evictions processed",
+    labels: &["name", "result"],
+    kind: Kind::Counter,
+};
+
 const fn cluster_gauge(name: &'static str, help: &'static str) -> Desc {
     Desc {
         name,
@@ -146,6 +205,65 @@ pub fn registry() -> &'static Registry {
 /// Karmada's `result` label: `error` for a failure, otherwise `success`.
 pub fn result<T, E>(r: &Result<T, E>) -> &'static str {
     if r.is_ok() { "success" } else { "error" }
+}
+
+/// Counts a create of a resource in a member cluster (`metrics.CountCreateResourceToCluster`;
+/// Karmada's execution controller never passes `recreate`).
+pub fn count_create_resource_to_cluster(ok: bool, api_version: &str, kind: &str, cluster: &str) {
+    let result = if ok { "success" } else { "error" };
+    registry().inc(
+        &CREATE_RESOURCE_TO_CLUSTER,
+        &[result, api_version, kind, cluster, "false"],
+    );
+}
+
+/// Counts an update of a resource in a member cluster (`metrics.CountUpdateResourceToCluster`);
+/// `operation` is Karmada's OperationResult: `none` (not sent: nothing differs, or it
+/// failed), `unchanged` (sent, the object kept its version) or `updated`.
+pub fn count_update_resource_to_cluster(
+    ok: bool,
+    api_version: &str,
+    kind: &str,
+    cluster: &str,
+    operation: &str,
+) {
+    let result = if ok { "success" } else { "error" };
+    registry().inc(
+        &UPDATE_RESOURCE_TO_CLUSTER,
+        &[result, api_version, kind, cluster, operation],
+    );
+}
+
+/// Counts a delete of a resource from a member cluster
+/// (`metrics.CountDeleteResourceFromCluster`).
+pub fn count_delete_resource_from_cluster(ok: bool, api_version: &str, kind: &str, cluster: &str) {
+    let result = if ok { "success" } else { "error" };
+    registry().inc(
+        &DELETE_RESOURCE_FROM_CLUSTER,
+        &[result, api_version, kind, cluster],
+    );
+}
+
+/// Records an eviction queue's depth (`metrics.RecordEvictionQueueMetrics`).
+pub fn record_eviction_queue_depth(queue: &str, depth: usize) {
+    registry().set(&EVICTION_QUEUE_DEPTH, &[queue], depth as f64);
+}
+
+/// Counts a binding entering (`+1`) or leaving (`-1`) an eviction queue for a cluster
+/// (`metrics.RecordEvictionKindMetrics`).
+pub fn record_eviction_kind(cluster: &str, kind: &str, entering: bool) {
+    let delta = if entering { 1.0 } else { -1.0 };
+    registry().add(&EVICTION_KIND_TOTAL, &[cluster, kind], delta);
+}
+
+/// Records one pass of an eviction queue (`metrics.RecordEvictionProcessingMetrics`).
+pub fn record_eviction_processing(queue: &str, took: Duration, ok: bool) {
+    let r = registry();
+    r.observe_duration(&EVICTION_PROCESSING_LATENCY, &[queue], took);
+    r.inc(
+        &EVICTION_PROCESSING_TOTAL,
+        &[queue, if ok { "success" } else { "error" }],
+    );
 }
 
 /// Records one scheduling attempt (`metrics.BindingSchedule`): `scheduled` or `error`.

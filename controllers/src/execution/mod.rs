@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::interpreter;
+use crate::metrics;
 use crate::runtime::context::BY_NAMESPACE;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::write::merge_patch_status;
@@ -343,17 +344,37 @@ impl Controller {
             Some(o) => o,
             // The manifest's text goes out as it is: the create needs no parsed copy.
             None => match self.watcher.create(cluster, &manifest.json()).await {
-                Ok(created) => return Ok(created.to_value()?),
+                Ok(created) => {
+                    metrics::count_create_resource_to_cluster(
+                        true,
+                        &key.api_version,
+                        &key.kind,
+                        cluster,
+                    );
+                    return Ok(created.to_value()?);
+                }
+                // Karmada would have found it in its member cache and updated it: counted
+                // as the update below.
                 Err(CreateError::Exists) => self
                     .watcher
                     .get(cluster, &key)
                     .await?
                     .ok_or_else(|| Error::msg(format!("{key} vanished in cluster {cluster}")))?,
-                Err(CreateError::Other(e)) => return Err(e),
+                Err(CreateError::Other(e)) => {
+                    metrics::count_create_resource_to_cluster(
+                        false,
+                        &key.api_version,
+                        &key.kind,
+                        cluster,
+                    );
+                    return Err(e);
+                }
             },
         };
         let desired = manifest.to_value()?;
-        let (outcome, now) = self.watcher.update(cluster, &desired, &observed).await?;
+        let updated = self.watcher.update(cluster, &desired, &observed).await;
+        count_update(&key, cluster, &updated);
+        let (outcome, now) = updated?;
         if outcome == Outcome::Updated {
             tracing::debug!(%cluster, object = %key, "member object updated");
         }
@@ -373,7 +394,15 @@ impl Controller {
         }
         if ready {
             for m in &work.spec.workload.manifests {
-                self.watcher.delete(cluster, &m.to_value()?).await?;
+                let deleted = self.watcher.delete(cluster, &m.to_value()?).await;
+                let key = m.object_key();
+                metrics::count_delete_resource_from_cluster(
+                    deleted.is_ok(),
+                    &key.api_version,
+                    &key.kind,
+                    cluster,
+                );
+                deleted?;
             }
             Ok(())
         } else if !cluster_deleting {
@@ -423,8 +452,11 @@ impl Controller {
                     }
                 }
             }
-            self.watcher.update(cluster, &desired, &observed).await?;
-            self.watcher.forget(cluster, &m.object_key());
+            let key = m.object_key();
+            let updated = self.watcher.update(cluster, &desired, &observed).await;
+            count_update(&key, cluster, &updated);
+            updated?;
+            self.watcher.forget(cluster, &key);
         }
         Ok(())
     }
@@ -477,4 +509,18 @@ impl Controller {
 /// The object key of a manifest, for other controllers.
 pub fn manifest_key(m: &RawObject) -> ObjectKey {
     m.object_key()
+}
+
+/// Counts an update sent (or not) to a member cluster, with Karmada's OperationResult (`none`
+/// when it failed).
+fn count_update<T>(key: &ObjectKey, cluster: &str, updated: &Result<(Outcome, T)>) {
+    metrics::count_update_resource_to_cluster(
+        updated.is_ok(),
+        &key.api_version,
+        &key.kind,
+        cluster,
+        updated
+            .as_ref()
+            .map_or(Outcome::Skipped.as_str(), |(o, _)| o.as_str()),
+    );
 }

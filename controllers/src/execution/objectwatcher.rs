@@ -15,13 +15,26 @@ use serde_json::{Map, Value};
 use crate::runtime::discovery::ServedResource;
 use crate::runtime::{Context, Error, ObjectKey, RawObject, Result, is_not_found};
 
-/// What an update did.
+/// What an update did (Karmada's OperationResult).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// Nothing needed writing.
+    /// Nothing differed: no write was sent (`none`).
+    Skipped,
+    /// The write was sent and the member kept the object's version (`unchanged`).
     Unchanged,
-    /// The object was written.
+    /// The object was written (`updated`).
     Updated,
+}
+
+impl Outcome {
+    /// Karmada's name of the result, as its metrics label it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Skipped => "none",
+            Outcome::Unchanged => "unchanged",
+            Outcome::Updated => "updated",
+        }
+    }
 }
 
 /// Member-cluster writes shared by the execution and work-status controllers.
@@ -345,7 +358,7 @@ impl ObjectWatcher {
         retain_cluster_fields(&mut have, &observed_v);
         if want == have {
             self.record(cluster, observed);
-            return Ok((Outcome::Unchanged, observed.clone()));
+            return Ok((Outcome::Skipped, observed.clone()));
         }
         let key = observed.object_key();
         let (api, _) = self.api(cluster, &key).await?;

@@ -6,7 +6,7 @@
 //! replicas elsewhere (the ClusterEviction filter keeps them off the evicted cluster).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
@@ -21,6 +21,7 @@ use tokio::task::JoinHandle;
 
 use crate::graceful_eviction::state_preservation::{reflected_statuses, state_for_eviction};
 use crate::graceful_eviction::{self, REASON_EVICT_FAILED, TaskOptions, event_both};
+use crate::metrics;
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::Recorder;
 use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, is_conflict};
@@ -28,6 +29,9 @@ use crate::scheduler::algorithm::filter::{taint_to_string, tolerates};
 
 /// The controller's name (its events' source).
 const NAME: &str = "taint-manager";
+/// Karmada's names of its two eviction queues (their workqueue and eviction metrics).
+const BINDING_QUEUE: &str = "binding-eviction";
+const CLUSTER_BINDING_QUEUE: &str = "cluster-binding-eviction";
 
 /// What the taints and tolerations decide for a binding on a cluster (needEviction).
 #[derive(Clone, Debug, PartialEq)]
@@ -93,6 +97,15 @@ pub fn purge_mode(failover: Option<&FailoverBehavior>, default: PurgeMode) -> Pu
     }
 }
 
+/// The binding kind of a queued item, as the eviction metrics label it.
+fn kind_of(key: &EvictionKey) -> &'static str {
+    if key.binding.namespace.is_empty() {
+        "ClusterResourceBinding"
+    } else {
+        "ResourceBinding"
+    }
+}
+
 /// A binding and one of its clusters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct EvictionKey {
@@ -102,7 +115,10 @@ struct EvictionKey {
 
 struct TaintManager {
     ctx: Arc<Context>,
-    queue: WorkQueue<EvictionKey>,
+    /// ResourceBindings to look at (Karmada's `binding-eviction` worker).
+    bindings: WorkQueue<EvictionKey>,
+    /// ClusterResourceBindings (`cluster-binding-eviction`).
+    cluster_bindings: WorkQueue<EvictionKey>,
     recorder: Recorder,
 }
 
@@ -121,7 +137,8 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     }
     let m = Arc::new(TaintManager {
         recorder: ctx.events.recorder(NAME),
-        queue: WorkQueue::new(NAME),
+        bindings: WorkQueue::new(BINDING_QUEUE),
+        cluster_bindings: WorkQueue::new(CLUSTER_BINDING_QUEUE),
         ctx: ctx.clone(),
     });
     let m2 = m.clone();
@@ -143,19 +160,16 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let m3 = m.clone();
     vec![tokio::spawn(async move {
         m3.ctx.wait_synced().await;
-        let m4 = m3.clone();
-        let handles = m3
-            .queue
-            .run(m3.ctx.settings.workers, move |k: EvictionKey| {
-                let m = m4.clone();
-                async move {
-                    if k.binding.namespace.is_empty() {
-                        m.reconcile::<ClusterResourceBinding>(k).await
-                    } else {
-                        m.reconcile::<ResourceBinding>(k).await
-                    }
-                }
-            });
+        let workers = m3.ctx.settings.workers;
+        let (m4, m5) = (m3.clone(), m3.clone());
+        let mut handles = m3.bindings.run(workers, move |k: EvictionKey| {
+            let m = m4.clone();
+            async move { m.process::<ResourceBinding>(k).await }
+        });
+        handles.extend(m3.cluster_bindings.run(workers, move |k: EvictionKey| {
+            let m = m5.clone();
+            async move { m.process::<ClusterResourceBinding>(k).await }
+        }));
         for h in handles {
             let _ = h.await;
         }
@@ -163,10 +177,44 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
 }
 
 impl TaintManager {
+    /// The queue of a binding's kind, and its name.
+    fn queue_for(&self, key: &EvictionKey) -> (&WorkQueue<EvictionKey>, &'static str) {
+        if key.binding.namespace.is_empty() {
+            (&self.cluster_bindings, CLUSTER_BINDING_QUEUE)
+        } else {
+            (&self.bindings, BINDING_QUEUE)
+        }
+    }
+
+    /// Queues a binding's cluster to look at, counted as Karmada's eviction worker counts
+    /// its items (every add counts; a pass that ends the item uncounts it).
+    fn add(&self, key: EvictionKey) {
+        let (queue, name) = self.queue_for(&key);
+        metrics::record_eviction_kind(&key.cluster, kind_of(&key), true);
+        queue.add(key);
+        metrics::record_eviction_queue_depth(name, queue.len());
+    }
+
+    /// One pass over a queued item, with Karmada's eviction metrics around it.
+    async fn process<B: Binding>(&self, key: EvictionKey) -> Result<Requeue> {
+        let (queue, name) = self.queue_for(&key);
+        metrics::record_eviction_queue_depth(name, queue.len());
+        let (cluster, kind) = (key.cluster.clone(), kind_of(&key));
+        let started = Instant::now();
+        let r = self.reconcile::<B>(key).await;
+        metrics::record_eviction_processing(name, started.elapsed(), r.is_ok());
+        // A pass that comes back later (a toleration still running, a conflict) stays
+        // counted, as Karmada's AddAfter counts it again.
+        if matches!(r, Ok(Requeue::No)) {
+            metrics::record_eviction_kind(&cluster, kind, false);
+        }
+        r
+    }
+
     fn enqueue_bindings_on<B: Binding>(&self, cluster: &str) {
         for b in B::informer(&self.ctx).list() {
             if b.spec().clusters.iter().any(|t| t.name == cluster) {
-                self.queue.add(EvictionKey {
+                self.add(EvictionKey {
                     binding: b.key(),
                     cluster: cluster.to_owned(),
                 });
@@ -202,7 +250,7 @@ impl TaintManager {
                     .get(&Key::cluster(t.name.clone()))
                     .is_some_and(|c| !no_execute_taints(&c).is_empty());
                 if tainted {
-                    m.queue.add(EvictionKey {
+                    m.add(EvictionKey {
                         binding: b.key(),
                         cluster: t.name.clone(),
                     });
