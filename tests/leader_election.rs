@@ -48,11 +48,11 @@ impl Replica {
     /// A replica over `first`'s etcd.
     fn start(first: &Server) -> Replica {
         let endpoints = first.etcd_endpoints().expect("an etcd server").join(",");
-        Replica::start_on(first, &endpoints)
+        Replica::start_on(first, &endpoints, &[])
     }
 
-    /// A replica over the etcd members `endpoints` (comma-separated).
-    fn start_on(first: &Server, endpoints: &str) -> Replica {
+    /// A replica over the etcd members `endpoints` (comma-separated), with `extra` flags.
+    fn start_on(first: &Server, endpoints: &str, extra: &[&str]) -> Replica {
         let dir = tempfile::tempdir().expect("temp dir");
         copy_dir(&first.dir.path().join("pki"), &dir.path().join("pki"));
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_karmada-rs"));
@@ -61,6 +61,7 @@ impl Replica {
             .arg(dir.path())
             .args(["--bind", "127.0.0.1:0", "--etcd-servers", endpoints])
             .args(CLUSTER_FLAGS)
+            .args(extra)
             .env(
                 "KARMADA_RS_LOG",
                 std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "warn".into()),
@@ -400,11 +401,39 @@ fn ha_deployment(i: usize) -> k8s_openapi::api::apps::v1::Deployment {
     .expect("deployment")
 }
 
+/// An audit policy that records every write of a Work or its status (and nothing else) once,
+/// when answered.
+const WORK_WRITES_AUDIT_POLICY: &str = "apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    verbs: [create, update, patch, delete, deletecollection]
+    resources: [{group: work.karmada.io, resources: [works, works/status]}]
+  - level: None
+";
+
+/// The Work writes a replica's audit log holds: (received, answered) timestamps, in kube's
+/// fixed-width MicroTime format (so they order as strings).
+fn work_writes(log: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["objectRef"]["resource"] == "works" && e["stage"] == "ResponseComplete")
+        .map(|e| {
+            let at = |f: &str| e[f].as_str().unwrap_or_default().to_owned();
+            (at("requestReceivedTimestamp"), at("stageTimestamp"))
+        })
+        .collect()
+}
+
 /// The production shape end to end: two replicas over a 3-member etcd cluster. The leader is
 /// SIGKILLed in the middle of a propagation of `HA_DEPLOYMENTS` Deployments to two members,
 /// created through the other replica; that replica takes the Lease and finishes the work:
 /// every Deployment is in both members and each has exactly one Work per member (1,000
-/// Deployments: about 90 s in a debug build on an idle 2-core machine).
+/// Deployments: about 90 s in a debug build on an idle 2-core machine). Both replicas audit
+/// every Work write: the new leader's first one comes after the old leader's last one, so no
+/// Work was written by two leaders at once.
 #[test]
 fn a_replica_takes_over_a_propagation_when_the_leader_dies_over_an_etcd_cluster() {
     let n: usize = std::env::var("HA_DEPLOYMENTS")
@@ -420,8 +449,25 @@ fn a_replica_takes_over_a_propagation_when_the_leader_dies_over_an_etcd_cluster(
         .block_on(storage::testing::EtcdCluster::start(3))
         .expect("etcd cluster");
     let endpoints = etcd.endpoints().join(",");
-    let mut env = Env::start_with_flags(Backend::Embedded, 2, &["--etcd-servers", &endpoints]);
-    let b = Replica::start_on(&env.cp, &endpoints);
+    let audit = tempfile::tempdir().expect("temp dir");
+    let policy = audit.path().join("policy.yaml");
+    std::fs::write(&policy, WORK_WRITES_AUDIT_POLICY).expect("audit policy");
+    let policy = policy.to_str().expect("utf-8 path");
+    let (log_a, log_b) = (audit.path().join("a.log"), audit.path().join("b.log"));
+    let audit_flags = |log: &Path| {
+        let log = log.to_str().expect("utf-8 path").to_owned();
+        [
+            format!("--audit-policy-file={policy}"),
+            format!("--audit-log-path={log}"),
+        ]
+    };
+    let (flags_a, flags_b) = (audit_flags(&log_a), audit_flags(&log_b));
+    let mut env = Env::start_with_flags(
+        Backend::Embedded,
+        2,
+        &["--etcd-servers", &endpoints, &flags_a[0], &flags_a[1]],
+    );
+    let b = Replica::start_on(&env.cp, &endpoints, &[&flags_b[0], &flags_b[1]]);
     let lease_args = [&LEASE[..], &["-o", "json"]].concat();
     let (holder_a, _) = lease(&env.cp.kubectl_ok(&lease_args));
 
@@ -501,5 +547,26 @@ spec:
         all.len(),
         2 * n,
         "no Deployment has two Works in one member"
+    );
+
+    // The fencing check: the two leaders' Work writes do not overlap in time.
+    let (writes_a, writes_b) = (work_writes(&log_a), work_writes(&log_b));
+    let last_a = writes_a.iter().map(|(_, done)| done).max();
+    let first_b = writes_b.iter().map(|(received, _)| received).min();
+    eprintln!(
+        "Work writes audited: {} by the first leader (last answered {last_a:?}), {} by the second (first received {first_b:?})",
+        writes_a.len(),
+        writes_b.len()
+    );
+    let (Some(last_a), Some(first_b)) = (last_a, first_b) else {
+        panic!(
+            "each leader audited Work writes: {} and {}",
+            writes_a.len(),
+            writes_b.len()
+        );
+    };
+    assert!(
+        last_a < first_b,
+        "the second leader wrote a Work at {first_b}, before the first leader's last Work write ended at {last_a}"
     );
 }
