@@ -306,6 +306,17 @@ fn repair(v: &mut Value, path: &mut Path, arrays: &HashSet<Path>, objects: &Hash
     }
 }
 
+/// Whether an empty list occurs anywhere inside `v` (not counting `v` itself).
+fn has_empty_list(v: &Value) -> bool {
+    let empty_within =
+        |c: &Value| matches!(c, Value::Array(a) if a.is_empty()) || has_empty_list(c);
+    match v {
+        Value::Object(map) => map.values().any(empty_within),
+        Value::Array(items) => items.iter().any(empty_within),
+        _ => false,
+    }
+}
+
 /// Puts back the empty maps Lua turned into `[]` (Karmada's
 /// `convertEmptySliceToEmptyStructPartly`): an empty list in the result becomes `{}` where the
 /// `references` (the operation's inputs) have an empty map at that field path, stays `[]` where
@@ -316,6 +327,11 @@ pub fn repair_empty_tables(result: &mut Value, want_object: bool, references: &[
         if want_object {
             *result = Value::Object(Map::new());
         }
+        return;
+    }
+    // Only empty lists are ever changed: a result without one (the usual case) is left as it
+    // is without walking the references.
+    if !has_empty_list(result) {
         return;
     }
     let mut arrays = HashSet::new();
@@ -425,5 +441,17 @@ mod tests {
         let mut nested = json!({"a": [[], [1]]});
         repair_empty_tables(&mut nested, true, &[]);
         assert_eq!(nested, json!({"a": [[1]]}));
+        // Without an empty list in the result nothing changes, whatever the references hold.
+        let mut full = json!({"spec": {"selector": {"a": "b"}, "ports": [1], "n": null}});
+        let before = full.clone();
+        repair_empty_tables(&mut full, true, &[&desired]);
+        assert_eq!(full, before);
+        // An empty list deep inside an array is found.
+        let mut deep = json!({"spec": {"rules": [{"hosts": [1]}, {"hosts": [{"x": []}]}]}});
+        repair_empty_tables(&mut deep, true, &[]);
+        assert_eq!(
+            deep,
+            json!({"spec": {"rules": [{"hosts": [1]}, {"hosts": [{}]}]}})
+        );
     }
 }
