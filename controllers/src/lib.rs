@@ -28,7 +28,8 @@ pub mod graceful_eviction;
 pub mod interpreter;
 pub mod join;
 pub mod member_clients;
-pub mod metrics;
+/// Karmada's metric series (their own crate, `karmada-metrics/`).
+pub use karmada_metrics as metrics;
 pub mod namespace_sync;
 pub mod overrides;
 pub mod rebalance_on_recovery;

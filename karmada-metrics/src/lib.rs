@@ -1,6 +1,9 @@
 //! Karmada's controller and scheduler metrics (`pkg/metrics`, `pkg/scheduler/metrics`), with its
 //! names, help texts, labels and buckets, recorded in the process's registry
 //! ([`component_base::metrics::global`]) that `/metrics` serves.
+//!
+//! The controllers record through these functions; this crate must not depend on the
+//! controllers, the API server or an async runtime.
 
 use std::time::Duration;
 
