@@ -138,6 +138,17 @@ fn master_status(metrics: &str) -> u8 {
         .unwrap_or_else(|| panic!("no leader_election_master_status in /metrics"))
 }
 
+/// Waits until `b` sees another holder than `old` in the Lease; the new holder and the time
+/// since `killed`.
+fn takeover(b: &Replica, old: &str, killed: Instant) -> (String, Duration) {
+    let lease_args = [&LEASE[..], &["-o", "json"]].concat();
+    let holder = wait_for("the second replica to take the Lease", DEADLINE, || {
+        let (h, _) = lease(&b.kubectl_ok(&lease_args));
+        (!h.is_empty() && h != old).then_some(h)
+    });
+    (holder, killed.elapsed())
+}
+
 fn lease(json: &str) -> (String, i64) {
     let v: Value = serde_json::from_str(json).expect("lease JSON");
     (
@@ -226,12 +237,7 @@ fn two_replicas_share_the_controllers_through_the_lease() {
     // SIGKILL the leader: the follower takes over once the lease has expired on its clock,
     // at most leaseDuration + two jittered retry periods (15 s + 2 × 4.4 s) after the kill.
     env.cp.stop();
-    let killed = Instant::now();
-    let holder_b = wait_for("the second replica to take the Lease", DEADLINE, || {
-        let (h, _) = lease(&b.kubectl_ok(&lease_args));
-        (!h.is_empty() && h != holder_a).then_some(h)
-    });
-    let failover = killed.elapsed();
+    let (holder_b, failover) = takeover(&b, &holder_a, Instant::now());
     eprintln!("failover after SIGKILL: {failover:?}");
     assert!(
         failover <= Duration::from_millis(23_800 + 1_000),
@@ -509,11 +515,7 @@ spec:
     env.cp.stop();
     let killed = Instant::now();
     eprintln!("leader killed with {made} of {} Works made", 2 * n);
-    let holder_b = wait_for("the second replica to take the Lease", DEADLINE, || {
-        let (h, _) = lease(&b.kubectl_ok(&lease_args));
-        (!h.is_empty() && h != holder_a).then_some(h)
-    });
-    let takeover = killed.elapsed();
+    let (holder_b, takeover) = takeover(&b, &holder_a, killed);
     eprintln!("takeover by {holder_b} after SIGKILL: {takeover:?}");
     assert!(
         takeover <= Duration::from_millis(24_800),

@@ -205,18 +205,22 @@ pub fn registry() -> &'static Registry {
     global()
 }
 
-/// Karmada's `result` label: `error` for a failure, otherwise `success`.
+/// Karmada's `result` label of an outcome (`utilmetrics.GetResultByError`).
 pub fn result<T, E>(r: &Result<T, E>) -> &'static str {
-    if r.is_ok() { "success" } else { "error" }
+    result_of(r.is_ok())
+}
+
+/// Karmada's `result` label: `error` for a failure, otherwise `success`.
+fn result_of(ok: bool) -> &'static str {
+    if ok { "success" } else { "error" }
 }
 
 /// Counts a create of a resource in a member cluster (`metrics.CountCreateResourceToCluster`;
 /// Karmada's execution controller never passes `recreate`).
 pub fn count_create_resource_to_cluster(ok: bool, api_version: &str, kind: &str, cluster: &str) {
-    let result = if ok { "success" } else { "error" };
     registry().inc(
         &CREATE_RESOURCE_TO_CLUSTER,
-        &[result, api_version, kind, cluster, "false"],
+        &[result_of(ok), api_version, kind, cluster, "false"],
     );
 }
 
@@ -230,20 +234,18 @@ pub fn count_update_resource_to_cluster(
     cluster: &str,
     operation: &str,
 ) {
-    let result = if ok { "success" } else { "error" };
     registry().inc(
         &UPDATE_RESOURCE_TO_CLUSTER,
-        &[result, api_version, kind, cluster, operation],
+        &[result_of(ok), api_version, kind, cluster, operation],
     );
 }
 
 /// Counts a delete of a resource from a member cluster
 /// (`metrics.CountDeleteResourceFromCluster`).
 pub fn count_delete_resource_from_cluster(ok: bool, api_version: &str, kind: &str, cluster: &str) {
-    let result = if ok { "success" } else { "error" };
     registry().inc(
         &DELETE_RESOURCE_FROM_CLUSTER,
-        &[result, api_version, kind, cluster],
+        &[result_of(ok), api_version, kind, cluster],
     );
 }
 
@@ -263,10 +265,7 @@ pub fn record_eviction_kind(cluster: &str, kind: &str, entering: bool) {
 pub fn record_eviction_processing(queue: &str, took: Duration, ok: bool) {
     let r = registry();
     r.observe_duration(&EVICTION_PROCESSING_LATENCY, &[queue], took);
-    r.inc(
-        &EVICTION_PROCESSING_TOTAL,
-        &[queue, if ok { "success" } else { "error" }],
-    );
+    r.inc(&EVICTION_PROCESSING_TOTAL, &[queue, result_of(ok)]);
 }
 
 /// Records one scheduling attempt (`metrics.BindingSchedule`): `scheduled` or `error`.

@@ -343,32 +343,14 @@ impl Controller {
         let observed = match observed {
             Some(o) => o,
             // The manifest's text goes out as it is: the create needs no parsed copy.
-            None => match self.watcher.create(cluster, &manifest.json()).await {
-                Ok(created) => {
-                    metrics::count_create_resource_to_cluster(
-                        true,
-                        &key.api_version,
-                        &key.kind,
-                        cluster,
-                    );
-                    return Ok(created.to_value()?);
-                }
-                // Karmada would have found it in its member cache and updated it: counted
-                // as the update below.
+            None => match self.count_create(cluster, &key, manifest).await {
+                Ok(created) => return Ok(created.to_value()?),
                 Err(CreateError::Exists) => self
                     .watcher
                     .get(cluster, &key)
                     .await?
                     .ok_or_else(|| Error::msg(format!("{key} vanished in cluster {cluster}")))?,
-                Err(CreateError::Other(e)) => {
-                    metrics::count_create_resource_to_cluster(
-                        false,
-                        &key.api_version,
-                        &key.kind,
-                        cluster,
-                    );
-                    return Err(e);
-                }
+                Err(CreateError::Other(e)) => return Err(e),
             },
         };
         let desired = manifest.to_value()?;
@@ -379,6 +361,27 @@ impl Controller {
             tracing::debug!(%cluster, object = %key, "member object updated");
         }
         Ok(now.to_value()?)
+    }
+
+    /// Creates a member object and counts the attempt as Karmada does. One that is already
+    /// there is not counted: Karmada would have found it in its member cache and updated it,
+    /// and the update that follows is counted.
+    async fn count_create(
+        &self,
+        cluster: &str,
+        key: &ObjectKey,
+        manifest: &CachedManifest,
+    ) -> std::result::Result<RawObject, CreateError> {
+        let created = self.watcher.create(cluster, &manifest.json()).await;
+        if !matches!(created, Err(CreateError::Exists)) {
+            metrics::count_create_resource_to_cluster(
+                created.is_ok(),
+                &key.api_version,
+                &key.kind,
+                cluster,
+            );
+        }
+        created
     }
 
     /// handleWorkDelete: removes (or, when preserved, releases) the member objects.
