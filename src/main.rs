@@ -95,6 +95,8 @@ struct ServeArgs {
     #[command(flatten)]
     failover: cmd::FailoverFlags,
     #[command(flatten)]
+    rate_limiter: cmd::RateLimiterFlags,
+    #[command(flatten)]
     leader_election: cmd::leader_election::LeaderElectionFlags,
     /// After SIGTERM or Ctrl-C, keep serving this long with /readyz failing, so that load
     /// balancers stop sending requests here before the listener closes (kube-apiserver's
@@ -315,6 +317,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let config = controllers::ControllersConfig {
         settings: controllers::Settings {
             failover,
+            rate_limiter: args.rate_limiter.options(),
             ..Default::default()
         },
         cluster: args.cluster.settings(cmd::KARMADA_DEFAULTS),

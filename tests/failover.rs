@@ -321,6 +321,48 @@ fn a_killed_member_is_tainted_and_its_workloads_move_while_pinned_ones_stay() {
 }
 
 #[test]
+fn the_eviction_and_rate_limiter_flags_are_checked_as_karmada_checks_them() {
+    // A negative eviction rate is refused before anything starts, with Karmada's message.
+    let out = support::run(
+        std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+            .args(["serve", "--resource-eviction-rate=-1"]),
+    );
+    assert!(!out.status.success(), "serve accepted a negative rate");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "ClusterFailoverOptions.ResourceEvictionRate: Invalid value: -1: must be non-negative"
+        ),
+        "{stderr}"
+    );
+    // Every flag is known to serve, up and agent (their help lists them, with Karmada's
+    // defaults).
+    for command in ["serve", "up", "agent"] {
+        let out = support::run(
+            std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs")).args([command, "--help"]),
+        );
+        let help = String::from_utf8_lossy(&out.stdout);
+        for flag in [
+            "--rate-limiter-base-delay <RATE_LIMITER_BASE_DELAY>",
+            "--rate-limiter-max-delay <RATE_LIMITER_MAX_DELAY>",
+            "--rate-limiter-qps <RATE_LIMITER_QPS>",
+            "--rate-limiter-bucket-size <RATE_LIMITER_BUCKET_SIZE>",
+        ] {
+            assert!(
+                help.contains(flag),
+                "{command} --help lacks {flag}:\n{help}"
+            );
+        }
+        if command != "agent" {
+            assert!(
+                help.contains("--resource-eviction-rate <RESOURCE_EVICTION_RATE>"),
+                "{command} --help lacks --resource-eviction-rate:\n{help}"
+            );
+        }
+    }
+}
+
+#[test]
 fn cluster_taint_policies_are_validated_as_karmadas_webhook_does() {
     let cp = Server::start();
     let err = apply_err(&cp, DOWN_POLICY);

@@ -61,6 +61,8 @@ pub struct AgentArgs {
     pub cert_rotation_remaining_time_threshold: f64,
     #[command(flatten)]
     pub cluster: ClusterFlags,
+    #[command(flatten)]
+    pub rate_limiter: super::RateLimiterFlags,
     /// Print nothing when serving (for `up`).
     #[arg(skip)]
     pub quiet: bool,
@@ -94,6 +96,7 @@ impl AgentArgs {
                 cluster_monitor_grace_period: Duration::from_secs(40),
                 cluster_startup_grace_period: Duration::from_secs(60),
             },
+            rate_limiter: super::RateLimiterFlags::default(),
             quiet: false,
         }
     }
@@ -155,6 +158,7 @@ pub async fn agent(args: AgentArgs) -> anyhow::Result<()> {
     )?;
     let mut config = AgentConfig::new(&args.cluster_name);
     config.cluster_settings = args.cluster.settings(AGENT_DEFAULTS);
+    config.rate_limiter = args.rate_limiter.options();
     config.lease = LeaseSettings {
         duration: args.cluster_lease_duration,
         renew_interval: args.cluster_lease_duration.mul_f64(fraction),

@@ -112,6 +112,73 @@ pub struct FailoverFlags {
     /// Let ClusterTaintPolicies add NoExecute taints (karmada-webhook refuses them otherwise).
     #[arg(long, env = "KARMADA_RS_ALLOW_NO_EXECUTE_TAINT_POLICY", action = clap::ArgAction::Set, default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
     pub allow_no_execute_taint_policy: bool,
+    /// This is the number of resources to be evicted per second in a cluster failover
+    /// scenario: each of the taint manager's 3 workers per queue waits 1/rate seconds after
+    /// every binding it looks at (0 stops evictions).
+    #[arg(long, env = "KARMADA_RS_RESOURCE_EVICTION_RATE", default_value_t = 0.5, value_parser = parse_eviction_rate, allow_negative_numbers = true)]
+    pub resource_eviction_rate: f32,
+}
+
+/// `--resource-eviction-rate`, refused when negative with Karmada's validation message.
+fn parse_eviction_rate(s: &str) -> Result<f32, String> {
+    let rate: f32 = s
+        .trim()
+        .parse()
+        .map_err(|e| format!("strconv.ParseFloat: parsing {s:?}: {e}"))?;
+    if rate.is_nan() || rate < 0.0 {
+        return Err(format!(
+            "ClusterFailoverOptions.ResourceEvictionRate: Invalid value: {rate}: must be non-negative"
+        ));
+    }
+    Ok(rate)
+}
+
+/// Karmada's `--rate-limiter-*` flags (pkg/sharedcli/ratelimiterflag): how every controller
+/// queue delays a failing key, and the eviction queues their items. A zero value takes the
+/// default, as in Karmada.
+#[derive(Args, Clone, Copy, Debug)]
+pub struct RateLimiterFlags {
+    /// The base delay for rate limiter.
+    #[arg(long, env = "KARMADA_RS_RATE_LIMITER_BASE_DELAY", value_parser = parse_duration, default_value = "5ms")]
+    pub rate_limiter_base_delay: Duration,
+    /// The max delay for rate limiter.
+    #[arg(long, env = "KARMADA_RS_RATE_LIMITER_MAX_DELAY", value_parser = parse_duration, default_value = "1000s")]
+    pub rate_limiter_max_delay: Duration,
+    /// The QPS for rate limier.
+    #[arg(long, env = "KARMADA_RS_RATE_LIMITER_QPS", default_value_t = 10)]
+    pub rate_limiter_qps: u32,
+    /// The bucket size for rate limier.
+    #[arg(
+        long,
+        env = "KARMADA_RS_RATE_LIMITER_BUCKET_SIZE",
+        default_value_t = 100
+    )]
+    pub rate_limiter_bucket_size: u32,
+}
+
+impl RateLimiterFlags {
+    /// The controllers' rate-limiter options.
+    pub fn options(&self) -> controllers::runtime::RateLimiterOptions {
+        controllers::runtime::RateLimiterOptions {
+            base_delay: self.rate_limiter_base_delay,
+            max_delay: self.rate_limiter_max_delay,
+            qps: self.rate_limiter_qps,
+            bucket_size: self.rate_limiter_bucket_size,
+        }
+        .with_defaults()
+    }
+}
+
+impl Default for RateLimiterFlags {
+    fn default() -> Self {
+        let d = controllers::runtime::RateLimiterOptions::default();
+        RateLimiterFlags {
+            rate_limiter_base_delay: d.base_delay,
+            rate_limiter_max_delay: d.max_delay,
+            rate_limiter_qps: d.qps,
+            rate_limiter_bucket_size: d.bucket_size,
+        }
+    }
 }
 
 impl FailoverFlags {
@@ -130,6 +197,7 @@ impl FailoverFlags {
                 karmada_api::policy::v1alpha1::PurgeMode::Gracefully
             },
             graceful_eviction_timeout: self.graceful_eviction_timeout,
+            resource_eviction_rate: self.resource_eviction_rate,
         }
     }
 }

@@ -49,6 +49,8 @@ pub struct UpArgs {
     pub cluster: ClusterFlags,
     #[command(flatten)]
     pub failover: super::FailoverFlags,
+    #[command(flatten)]
+    pub rate_limiter: super::RateLimiterFlags,
 }
 
 /// The default data directory, next to where `up` runs (as the README's commands expect).
@@ -106,6 +108,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         controllers::ControllersConfig {
             settings: controllers::Settings {
                 failover,
+                rate_limiter: args.rate_limiter.options(),
                 ..Default::default()
             },
             cluster: args.cluster.settings(UP_DEFAULTS),
@@ -212,6 +215,7 @@ async fn register_pull_members(
         let mut agent =
             super::agent::AgentArgs::new(agent_kubeconfig, name.clone(), Some(kubeconfig.clone()));
         agent.quiet = true;
+        agent.rate_limiter = args.rate_limiter;
         agent.cluster = ClusterFlags {
             cluster_status_update_frequency: Some(UP_DEFAULTS.status_update_frequency),
             cluster_success_threshold: Some(UP_DEFAULTS.success_threshold),

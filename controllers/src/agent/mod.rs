@@ -37,6 +37,8 @@ pub struct AgentConfig {
     /// How often the member's served resources are discovered again (for Works of kinds
     /// added later, e.g. by a CRD).
     pub discovery_interval: Duration,
+    /// How the controllers' queues delay retries (Karmada's `--rate-limiter-*` flags).
+    pub rate_limiter: crate::runtime::RateLimiterOptions,
 }
 
 impl AgentConfig {
@@ -48,6 +50,7 @@ impl AgentConfig {
             cluster_settings: cluster::ClusterSettings::default(),
             lease: lease::LeaseSettings::default(),
             discovery_interval: Duration::from_secs(30),
+            rate_limiter: crate::runtime::RateLimiterOptions::default(),
         }
     }
 }
@@ -66,6 +69,7 @@ pub fn start(
         workers: config.workers,
         discovery_interval: config.discovery_interval,
         scope: scope.clone(),
+        rate_limiter: config.rate_limiter,
         ..crate::Settings::default()
     };
     let (ctx, events_task) = Context::new(control_plane.clone(), settings, members.clone());

@@ -156,7 +156,7 @@ fn wants<B: Binding>(b: &B) -> bool {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder("application-failover-controller"),
-        queue: WorkQueue::new("application-failover"),
+        queue: WorkQueue::with_rate_limiter("application-failover", ctx.settings.rate_limiter),
         unhealthy: Mutex::new(HashMap::new()),
         ctx: ctx.clone(),
     });

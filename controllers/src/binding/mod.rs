@@ -46,7 +46,7 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::new("binding"),
+        queue: WorkQueue::with_rate_limiter("binding", ctx.settings.rate_limiter),
         ctx: ctx.clone(),
     });
     c.register::<ResourceBinding>();

@@ -47,7 +47,7 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::new("binding-status"),
+        queue: WorkQueue::with_rate_limiter("binding-status", ctx.settings.rate_limiter),
         ctx: ctx.clone(),
     });
     c.register::<ResourceBinding>();

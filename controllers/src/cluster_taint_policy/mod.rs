@@ -116,7 +116,7 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(NAME),
-        queue: WorkQueue::new(NAME),
+        queue: WorkQueue::with_rate_limiter(NAME, ctx.settings.rate_limiter),
         policies: Mutex::new(Vec::new()),
         ctx: ctx.clone(),
     });

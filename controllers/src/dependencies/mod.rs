@@ -64,7 +64,7 @@ fn recorded_deps(rb: &ResourceBinding) -> Vec<DependentObjectReference> {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::new("dependencies-distributor"),
+        queue: WorkQueue::with_rate_limiter("dependencies-distributor", ctx.settings.rate_limiter),
         deps: Mutex::new(HashMap::new()),
         ctx: ctx.clone(),
     });

@@ -74,8 +74,8 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         .collect();
     let d = Arc::new(Detector {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::new("resource-detector"),
-        policies: WorkQueue::new("propagation-policies"),
+        queue: WorkQueue::with_rate_limiter("resource-detector", ctx.settings.rate_limiter),
+        policies: WorkQueue::with_rate_limiter("propagation-policies", ctx.settings.rate_limiter),
         waiting: Mutex::new(HashSet::new()),
         index: RwLock::new(Arc::new(PolicyIndex::default())),
         skipped,

@@ -43,7 +43,7 @@ struct Controller {
 pub fn start(ctx: Arc<Context>, watcher: Arc<ObjectWatcher>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::new("execution"),
+        queue: WorkQueue::with_rate_limiter("execution", ctx.settings.rate_limiter),
         watcher,
         ctx: ctx.clone(),
     });

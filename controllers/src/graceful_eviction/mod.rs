@@ -238,7 +238,7 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(NAME),
-        queue: WorkQueue::new(NAME),
+        queue: WorkQueue::with_rate_limiter(NAME, ctx.settings.rate_limiter),
         ctx: ctx.clone(),
     });
     c.register::<ResourceBinding>();

@@ -34,7 +34,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         .filter_map(|p| Regex::new(&format!("^(?:{p})$")).ok())
         .collect();
     let c = Arc::new(Controller {
-        queue: WorkQueue::new("namespace-sync"),
+        queue: WorkQueue::with_rate_limiter("namespace-sync", ctx.settings.rate_limiter),
         skipped,
         ctx: ctx.clone(),
     });

@@ -112,7 +112,7 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder("rebalance-on-recovery"),
-        queue: WorkQueue::new("rebalance-on-recovery"),
+        queue: WorkQueue::with_rate_limiter("rebalance-on-recovery", ctx.settings.rate_limiter),
         ctx: ctx.clone(),
     });
     let c2 = c.clone();

@@ -54,6 +54,8 @@ pub struct Settings {
     pub failover: FailoverSettings,
     /// Which member clusters the execution, work-status and cluster-status controllers serve.
     pub scope: Scope,
+    /// How every controller queue delays its retries (Karmada's `--rate-limiter-*` flags).
+    pub rate_limiter: super::RateLimiterOptions,
 }
 
 /// Settings of taint-based eviction and graceful eviction (Karmada's cluster failover flags).
@@ -68,6 +70,9 @@ pub struct FailoverSettings {
     /// `--graceful-eviction-timeout` (10 min): how long an eviction task without its own
     /// grace period keeps the old copy at most.
     pub graceful_eviction_timeout: Duration,
+    /// `--resource-eviction-rate` (0.5): bindings each taint-manager worker evicts per second
+    /// at most; 0 stops evictions (a pause of 30 min between two).
+    pub resource_eviction_rate: f32,
 }
 
 impl Default for FailoverSettings {
@@ -77,6 +82,7 @@ impl Default for FailoverSettings {
             no_execute_taint_eviction_purge_mode:
                 karmada_api::policy::v1alpha1::PurgeMode::Gracefully,
             graceful_eviction_timeout: Duration::from_secs(600),
+            resource_eviction_rate: 0.5,
         }
     }
 }
@@ -112,6 +118,7 @@ impl Default for Settings {
             failover: FailoverSettings::default(),
             interpreter_limits: lua::Limits::default(),
             scope: Scope::ControlPlane,
+            rate_limiter: super::RateLimiterOptions::default(),
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod informer;
 pub mod object;
 pub mod patch;
 pub mod queue;
+pub mod rate_limit;
 pub mod selector;
 pub mod text;
 pub mod write;
@@ -23,6 +24,7 @@ pub use context::Context;
 pub use informer::{Change, Informer};
 pub use object::{Key, ObjectKey, RawObject, split_api_version};
 pub use queue::{Requeue, WorkQueue};
+pub use rate_limit::{RateLimiter, RateLimiterOptions};
 
 /// Errors of a reconcile pass; each is retried with back-off.
 #[derive(Debug, thiserror::Error)]

@@ -1,13 +1,14 @@
-//! A work queue with per-key deduplication and per-key exponential back-off, the shape of
-//! client-go's rate-limited work queue: a key waiting in the queue is not added twice, a key being
-//! processed is re-queued once it is done if it was added meanwhile, and a failing key is retried
-//! later and later (5 ms doubling, capped).
+//! A work queue with per-key deduplication and rate-limited retries, the shape of client-go's
+//! rate-limited work queue: a key waiting in the queue is not added twice, a key being processed
+//! is re-queued once it is done if it was added meanwhile, and a failing key is retried later and
+//! later as the queue's [`RateLimiter`] says (Karmada's `--rate-limiter-*` flags). A paced queue
+//! (Karmada's eviction workers) also holds each worker back between two items.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Debug;
 use std::future::Future;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -16,12 +17,7 @@ use component_base::metrics::{self, workqueue::QueueMetrics};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-/// First retry delay of a failing key (client-go's ItemExponentialFailureRateLimiter base).
-const BASE_DELAY: Duration = Duration::from_millis(5);
-/// Longest retry delay. Karmada's default is 1000 s; controllers here also re-queue on the
-/// events that end a failure (a cluster becoming ready), so a shorter cap only costs a few
-/// cheap retries.
-const MAX_DELAY: Duration = Duration::from_secs(30);
+use super::rate_limit::{RateLimiter, RateLimiterOptions};
 
 /// What a reconciler asks the queue to do with its key after a successful pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +49,11 @@ struct Inner<K> {
     metrics: QueueMetrics,
     /// Numbers each pass, for the metrics of the work in progress.
     next_pass: AtomicU64,
+    /// The delay of each retry.
+    limiter: RateLimiter,
+    /// On a paced queue, the failure count of Karmada's pacer key: the limiter is asked for a
+    /// delay after every successful pass and the count reset once it is waited out.
+    pacer: Option<AtomicU32>,
 }
 
 /// A deduplicating, rate-limited queue of keys shared by a controller's workers.
@@ -72,8 +73,25 @@ impl<K> WorkQueue<K>
 where
     K: Clone + Eq + Hash + Debug + Send + Sync + 'static,
 {
-    /// An empty queue; `name` appears in logs and labels its `workqueue_*` metrics.
+    /// An empty queue with Karmada's default rate limiter; `name` appears in logs and labels
+    /// its `workqueue_*` metrics.
     pub fn new(name: &'static str) -> Self {
+        Self::with_rate_limiter(name, RateLimiterOptions::default())
+    }
+
+    /// An empty queue whose retries follow `options` (a controller's `--rate-limiter-*`).
+    pub fn with_rate_limiter(name: &'static str, options: RateLimiterOptions) -> Self {
+        Self::build(name, RateLimiter::new(options), false)
+    }
+
+    /// A queue whose workers wait after each successful pass as long as `limiter` says
+    /// (Karmada's eviction worker: its pacer is its queue's own limiter), holding the key
+    /// meanwhile, and whose retries wait as long too.
+    pub fn paced(name: &'static str, limiter: RateLimiter) -> Self {
+        Self::build(name, limiter, true)
+    }
+
+    fn build(name: &'static str, limiter: RateLimiter, paced: bool) -> Self {
         WorkQueue {
             inner: Arc::new(Inner {
                 name,
@@ -89,6 +107,8 @@ where
                 notify: Notify::new(),
                 metrics: QueueMetrics::new(metrics::global(), name),
                 next_pass: AtomicU64::new(0),
+                limiter,
+                pacer: paced.then(|| AtomicU32::new(0)),
             }),
         }
     }
@@ -151,13 +171,14 @@ where
 
     /// Adds a key after its next back-off delay.
     pub fn add_rate_limited(&self, key: K) {
-        let delay = {
+        let failures = {
             let mut st = self.lock();
             let n = st.failures.entry(key.clone()).or_insert(0);
-            let exp = (*n).min(20);
+            let before = *n;
             *n = n.saturating_add(1);
-            BASE_DELAY.saturating_mul(1u32 << exp).min(MAX_DELAY)
+            before
         };
+        let delay = self.inner.limiter.when(failures);
         self.inner.metrics.retried();
         self.add_after(key, delay);
     }
@@ -180,6 +201,20 @@ where
     /// True when nothing waits.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// On a paced queue, waits as long as the limiter says before the worker takes its next
+    /// key (Karmada's `pacer.When` then `pacer.Forget` on its sentinel key).
+    async fn pace(&self) {
+        let Some(pacer) = &self.inner.pacer else {
+            return;
+        };
+        let failures = pacer.fetch_add(1, Ordering::Relaxed);
+        let delay = self.inner.limiter.when(failures);
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        pacer.store(0, Ordering::Relaxed);
     }
 
     /// The next key and the number of its pass.
@@ -213,7 +248,8 @@ where
     }
 
     /// Starts `workers` tasks that take keys and run `reconcile` on them. An error retries the
-    /// key with back-off; success clears its back-off and follows the returned [`Requeue`].
+    /// key with back-off; success clears its back-off, follows the returned [`Requeue`] and,
+    /// on a paced queue, holds the worker and the key for the pacing delay.
     pub fn run<F, Fut, E>(&self, workers: usize, reconcile: F) -> Vec<JoinHandle<()>>
     where
         F: Fn(K) -> Fut + Clone + Send + Sync + 'static,
@@ -228,10 +264,14 @@ where
                     loop {
                         let (key, pass) = q.get().await;
                         match f(key.clone()).await {
-                            Ok(Requeue::No) => q.forget(&key),
+                            Ok(Requeue::No) => {
+                                q.forget(&key);
+                                q.pace().await;
+                            }
                             Ok(Requeue::After(d)) => {
                                 q.forget(&key);
                                 q.add_after(key.clone(), d);
+                                q.pace().await;
                             }
                             Err(e) => {
                                 let n = q.failures(&key);
@@ -321,6 +361,73 @@ mod tests {
         assert_eq!(r.value(&RETRIES, &[name]), Some(1.0));
         assert_eq!(r.value(&WORK_DURATION, &[name]), Some(1.0));
         assert_eq!(r.value(&DEPTH, &[name]), Some(2.0), "b and a wait");
+    }
+
+    #[tokio::test]
+    async fn a_paced_queue_holds_each_worker_between_items() {
+        // One worker, a floor of 150 ms: three keys take at least two pauses, and a key added
+        // again while its pass is held waits for the pause to end (client-go's Done comes
+        // after Karmada's pacer).
+        let floor = Duration::from_millis(150);
+        let q: WorkQueue<u32> = WorkQueue::paced(
+            "paced-test",
+            RateLimiter::with_floor(RateLimiterOptions::default(), floor),
+        );
+        let seen = Arc::new(Mutex::new(Vec::<(u32, Instant)>::new()));
+        let s = seen.clone();
+        let handles = q.run(1, move |k| {
+            let s = s.clone();
+            async move {
+                s.lock().unwrap().push((k, Instant::now()));
+                Ok::<_, &str>(Requeue::No)
+            }
+        });
+        q.add_all([1, 2, 3]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while seen.lock().unwrap().len() < 3 {
+            assert!(Instant::now() < deadline, "the paced queue stalled");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        q.add(3);
+        assert_eq!(q.len(), 0, "key 3 is still held by its pass");
+        while seen.lock().unwrap().len() < 4 {
+            assert!(Instant::now() < deadline, "the re-added key never ran");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let seen = seen.lock().unwrap().clone();
+        let keys: Vec<u32> = seen.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, [1, 2, 3, 3]);
+        for pair in seen.windows(2) {
+            let gap = pair[1].1.duration_since(pair[0].1);
+            assert!(gap >= floor, "only {gap:?} between two paced items");
+        }
+        for h in handles {
+            h.abort();
+        }
+    }
+
+    #[tokio::test]
+    async fn retries_follow_the_rate_limiter_options() {
+        let q: WorkQueue<&str> = WorkQueue::with_rate_limiter(
+            "retry-options-test",
+            RateLimiterOptions {
+                base_delay: Duration::from_millis(300),
+                ..RateLimiterOptions::default()
+            },
+        );
+        let started = Instant::now();
+        q.add_rate_limited("a");
+        let deadline = started + Duration::from_secs(10);
+        while q.is_empty() {
+            assert!(Instant::now() < deadline, "the retry never came");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(
+            started.elapsed() >= Duration::from_millis(300),
+            "retried after {:?}, before the 300 ms base delay",
+            started.elapsed()
+        );
+        assert_eq!(q.failures(&"a"), 1);
     }
 
     #[tokio::test]

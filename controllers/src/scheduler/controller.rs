@@ -46,7 +46,7 @@ struct Scheduler {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let s = Arc::new(Scheduler {
         recorder: ctx.events.recorder(DEFAULT_SCHEDULER),
-        queue: WorkQueue::new("scheduler"),
+        queue: WorkQueue::with_rate_limiter("scheduler", ctx.settings.rate_limiter),
         clusters_version: AtomicU64::new(1),
         seen: Mutex::new(HashMap::new()),
         ctx: ctx.clone(),

@@ -24,6 +24,7 @@ use crate::graceful_eviction::{self, REASON_EVICT_FAILED, TaskOptions, event_bot
 use crate::metrics;
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::Recorder;
+use crate::runtime::rate_limit::{RateLimiter, eviction_interval};
 use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, is_conflict};
 use crate::scheduler::algorithm::filter::{taint_to_string, tolerates};
 
@@ -32,6 +33,9 @@ const NAME: &str = "taint-manager";
 /// Karmada's names of its two eviction queues (their workqueue and eviction metrics).
 const BINDING_QUEUE: &str = "binding-eviction";
 const CLUSTER_BINDING_QUEUE: &str = "cluster-binding-eviction";
+/// Workers per eviction queue (Karmada's `ConcurrentReconciles: 3` for the taint manager);
+/// with the pacing each adds `3 × --resource-eviction-rate` evictions per second per queue.
+const WORKERS: usize = 3;
 
 /// What the taints and tolerations decide for a binding on a cluster (needEviction).
 #[derive(Clone, Debug, PartialEq)]
@@ -137,8 +141,8 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     }
     let m = Arc::new(TaintManager {
         recorder: ctx.events.recorder(NAME),
-        bindings: WorkQueue::new(BINDING_QUEUE),
-        cluster_bindings: WorkQueue::new(CLUSTER_BINDING_QUEUE),
+        bindings: eviction_queue(&ctx, BINDING_QUEUE),
+        cluster_bindings: eviction_queue(&ctx, CLUSTER_BINDING_QUEUE),
         ctx: ctx.clone(),
     });
     let m2 = m.clone();
@@ -160,13 +164,12 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let m3 = m.clone();
     vec![tokio::spawn(async move {
         m3.ctx.wait_synced().await;
-        let workers = m3.ctx.settings.workers;
         let (m4, m5) = (m3.clone(), m3.clone());
-        let mut handles = m3.bindings.run(workers, move |k: EvictionKey| {
+        let mut handles = m3.bindings.run(WORKERS, move |k: EvictionKey| {
             let m = m4.clone();
             async move { m.process::<ResourceBinding>(k).await }
         });
-        handles.extend(m3.cluster_bindings.run(workers, move |k: EvictionKey| {
+        handles.extend(m3.cluster_bindings.run(WORKERS, move |k: EvictionKey| {
             let m = m5.clone();
             async move { m.process::<ClusterResourceBinding>(k).await }
         }));
@@ -174,6 +177,17 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
             let _ = h.await;
         }
     })]
+}
+
+/// An eviction queue as Karmada's `NewEvictionWorker` builds it: the controllers' rate limiter
+/// with a floor of 1/`--resource-eviction-rate`, pacing the workers between items as well as
+/// delaying retries.
+fn eviction_queue(ctx: &Context, name: &'static str) -> WorkQueue<EvictionKey> {
+    let floor = eviction_interval(ctx.settings.failover.resource_eviction_rate);
+    WorkQueue::paced(
+        name,
+        RateLimiter::with_floor(ctx.settings.rate_limiter, floor),
+    )
 }
 
 impl TaintManager {

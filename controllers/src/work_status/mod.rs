@@ -75,7 +75,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub fn start(ctx: Arc<Context>, watcher: Arc<ObjectWatcher>) -> Vec<JoinHandle<()>> {
     let c = Arc::new_cyclic(|me| Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::new("work-status"),
+        queue: WorkQueue::with_rate_limiter("work-status", ctx.settings.rate_limiter),
         pending: Mutex::new(HashMap::new()),
         watches: Mutex::new(HashMap::new()),
         work_kinds: Mutex::new(HashMap::new()),

@@ -79,7 +79,7 @@ struct Controller {
 /// Starts the controller.
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
-        queue: WorkQueue::new(NAME),
+        queue: WorkQueue::with_rate_limiter(NAME, ctx.settings.rate_limiter),
         ctx,
     });
     let w = c.clone();
