@@ -10,6 +10,7 @@ use crate::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 /// The mutating webhooks run on create only.
 impl Webhooks for ResourceBinding {
     const VALIDATES: bool = true;
+    const VALIDATION_READS_OLD: bool = false;
 
     fn mutates(op: Operation) -> bool {
         op == Operation::Create
