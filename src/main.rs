@@ -55,6 +55,9 @@ enum Command {
     /// Storage maintenance: rewrite a resource's objects after an encryption key change.
     #[command(subcommand)]
     Storage(cmd::storage::StorageCommand),
+    /// Create the CAs and the service-account key that `serve` replicas share
+    /// (`serve --shared-pki-dir`).
+    Certs(cmd::pki::CertsArgs),
 }
 
 #[derive(Args)]
@@ -87,6 +90,11 @@ struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "KARMADA_RS_BIND", default_value = "127.0.0.1:6443")]
     bind: SocketAddr,
+    /// The CAs and service-account key several replicas share (from `karmada-rs certs`, e.g.
+    /// a mounted Secret): copied into DATA_DIR/pki at start; each replica issues its own
+    /// serving and admin certificates from them.
+    #[arg(long, env = "KARMADA_RS_SHARED_PKI_DIR")]
+    shared_pki_dir: Option<PathBuf>,
     /// Extra subject alternative names for the serving certificate.
     #[arg(long = "tls-san", env = "KARMADA_RS_TLS_SAN", value_delimiter = ',')]
     tls_sans: Vec<String>,
@@ -211,6 +219,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let shutdown_delay = args.shutdown_delay_duration;
     // Before the API server admits anything: the webhook's NoExecute switch.
     let failover = args.failover.apply();
+    if let Some(shared) = &args.shared_pki_dir {
+        cmd::pki::seed(shared, &args.data_dir.join("pki"))?;
+    }
     let store = if args.etcd_servers.is_empty() {
         apiserver::launch::StoreChoice::Embedded
     } else {
@@ -408,6 +419,7 @@ async fn main() -> anyhow::Result<()> {
         | Command::Up(_)
         | Command::Interpret(_)
         | Command::Storage(_)
+        | Command::Certs(_)
         | Command::Token(_)
         | Command::Register(_)
         | Command::Unregister(_) => "warn",
@@ -419,6 +431,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Unjoin(a) => cmd::join::unjoin(a).await,
         Command::Up(a) => cmd::up::up(a).await,
         Command::Storage(c) => cmd::storage::run(c).await,
+        Command::Certs(a) => cmd::pki::certs(&a),
         Command::Interpret(a) => match cmd::interpret::interpret(a).await {
             0 => Ok(()),
             code => std::process::exit(code),
