@@ -4,9 +4,12 @@
 //! - [`metrics`]: a Prometheus registry (counters, gauges, histograms with labels) rendered in
 //!   the text format Go's client writes, so dashboards and alerts built for Karmada and
 //!   Kubernetes read ours unchanged;
-//! - [`metrics::workqueue`]: client-go's `workqueue_*` series, one set per named queue.
+//! - [`metrics::workqueue`]: client-go's `workqueue_*` series, one set per named queue;
+//! - [`rate_limiter`]: client-go's work queue rate limiters with Karmada's `--rate-limiter-*`
+//!   options.
 //!
 //! Must not depend on: an HTTP stack, an async runtime, storage, or any other crate of the
 //! workspace (everything else may depend on it).
 
 pub mod metrics;
+pub mod rate_limiter;

@@ -12,7 +12,6 @@ pub mod informer;
 pub mod object;
 pub mod patch;
 pub mod queue;
-pub mod rate_limit;
 pub mod selector;
 pub mod text;
 pub mod write;
@@ -20,11 +19,11 @@ pub mod write;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
 
 pub use cache::{CachedManifest, CachedWork};
+pub use component_base::rate_limiter::{RateLimiter, RateLimiterOptions};
 pub use context::Context;
 pub use informer::{Change, Informer};
 pub use object::{Key, ObjectKey, RawObject, split_api_version};
 pub use queue::{Requeue, WorkQueue};
-pub use rate_limit::{RateLimiter, RateLimiterOptions};
 
 /// Errors of a reconcile pass; each is retried with back-off.
 #[derive(Debug, thiserror::Error)]

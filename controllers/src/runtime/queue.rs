@@ -17,7 +17,7 @@ use component_base::metrics::{self, workqueue::QueueMetrics};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use super::rate_limit::{RateLimiter, RateLimiterOptions};
+use component_base::rate_limiter::{RateLimiter, RateLimiterOptions};
 
 /// What a reconciler asks the queue to do with its key after a successful pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,9 +24,9 @@ use crate::graceful_eviction::{self, REASON_EVICT_FAILED, TaskOptions, event_bot
 use crate::metrics;
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::Recorder;
-use crate::runtime::rate_limit::{RateLimiter, eviction_interval};
 use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, is_conflict};
 use crate::scheduler::algorithm::filter::{taint_to_string, tolerates};
+use component_base::rate_limiter::{RateLimiter, eviction_interval};
 
 /// The controller's name (its events' source).
 const NAME: &str = "taint-manager";

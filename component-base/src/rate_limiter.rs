@@ -1,9 +1,10 @@
 //! How long a work queue holds a key back: Karmada's controller rate limiter
-//! (`pkg/sharedcli/ratelimiterflag`, the `--rate-limiter-*` flags), which is client-go's
-//! `DefaultControllerRateLimiter` with tunable numbers: the larger of a per-key exponential
-//! back-off and one token bucket shared by the queue's keys. The eviction queues add a floor of
-//! 1/`--resource-eviction-rate` (Karmada's `DynamicRateLimiter`) and use the same limiter to pace
-//! their workers between items.
+//! (`pkg/sharedcli/ratelimiterflag`, the `--rate-limiter-*` flags every Karmada component
+//! takes), which is client-go's `DefaultControllerRateLimiter` with tunable numbers: the larger
+//! of a per-key exponential back-off and one token bucket shared by the queue's keys. Karmada's
+//! eviction queues add a floor of 1/`--resource-eviction-rate` (its `DynamicRateLimiter`) and
+//! use the same limiter to pace their workers between items. Arithmetic and a clock only: the
+//! queues that wait on it bring the runtime.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
