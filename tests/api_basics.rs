@@ -452,3 +452,73 @@ fn etcd_with_client_certificates() {
         "{err}"
     );
 }
+
+/// `apiserver_storage_size_bytes{storage_cluster_id="etcd-0"}` as this server reports it.
+fn storage_size(s: &Server) -> u64 {
+    let metrics = s.kubectl_ok(&["get", "--raw", "/metrics"]);
+    metrics
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("apiserver_storage_size_bytes{storage_cluster_id=\"etcd-0\"} ")
+        })
+        .unwrap_or_else(|| panic!("no apiserver_storage_size_bytes sample in /metrics"))
+        .parse()
+        .expect("a byte count")
+}
+
+/// The bytes of every file under `dir`.
+fn files_size(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| {
+            let e = e.expect("entry");
+            let meta = e.metadata().expect("metadata");
+            if meta.is_dir() {
+                files_size(&e.path())
+            } else {
+                meta.len()
+            }
+        })
+        .sum()
+}
+
+/// etcd's own `etcd_mvcc_db_total_size_in_bytes`, from its /metrics on the client URL.
+fn etcd_db_size(endpoint: &str) -> u64 {
+    use std::io::{Read, Write};
+    let addr = endpoint.trim_start_matches("http://");
+    let mut conn = std::net::TcpStream::connect(addr).expect("connect to etcd");
+    write!(conn, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").expect("request");
+    let mut body = String::new();
+    conn.read_to_string(&mut body).expect("response");
+    body.lines()
+        .find_map(|l| l.strip_prefix("etcd_mvcc_db_total_size_in_bytes "))
+        .expect("etcd_mvcc_db_total_size_in_bytes")
+        .trim()
+        .parse::<f64>()
+        .expect("a number") as u64
+}
+
+#[test]
+fn the_storage_size_is_etcds_db_size_or_the_embedded_files() {
+    // etcd: the dbSize etcd reports for itself (read between two scrapes, as the Leases the
+    // controllers renew keep writing).
+    let s = Server::start_with(Backend::Etcd, &[]);
+    let endpoint = s.etcd_endpoints().expect("etcd")[0].clone();
+    wait_for("our size to match etcd's", DEADLINE, || {
+        let before = storage_size(&s);
+        let etcd = etcd_db_size(&endpoint);
+        let after = storage_size(&s);
+        (before > 0 && before <= etcd && etcd <= after).then_some(())
+    });
+
+    // Embedded: the bytes of the store's files (its log segments are allocated ahead, so the
+    // figure moves in steps of a segment, not with each write).
+    let s = Server::start();
+    let store = s.data_path("store");
+    wait_for("our size to match the store's files", DEADLINE, || {
+        let before = storage_size(&s);
+        let files = files_size(&store);
+        let after = storage_size(&s);
+        (before > 0 && before <= files && files <= after).then_some(())
+    });
+}

@@ -470,6 +470,12 @@ async fn non_resource(
             if let Some(fc) = &state.flow_control {
                 fc.render_metrics(&mut text);
             }
+            // kube's storage monitor: asked at each scrape, for at most a second, and left
+            // out when the store does not answer.
+            let size =
+                tokio::time::timeout(std::time::Duration::from_secs(1), state.store.db_size())
+                    .await;
+            crate::metrics::render_storage_size(&mut text, size.ok().and_then(Result::ok));
             let mut resp = (StatusCode::OK, text).into_response();
             resp.headers_mut().insert(
                 header::CONTENT_TYPE,

@@ -176,6 +176,10 @@ pub trait Store: Send + Sync + 'static {
     /// Checks that the backend can serve requests (for `/readyz`).
     async fn health(&self) -> Result<(), Error>;
 
+    /// How many bytes the database takes on disk (kube's `apiserver_storage_size_bytes`):
+    /// etcd's `dbSize` as its Maintenance Status reports it, the embedded store's files.
+    async fn db_size(&self) -> Result<u64, Error>;
+
     /// Finishes pending writes and stops accepting new ones (at the server's shutdown);
     /// reads keep working.
     async fn close(&self) -> Result<(), Error>;

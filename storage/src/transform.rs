@@ -204,6 +204,10 @@ impl Store for TransformingStore {
         self.inner.compacted_revision().await
     }
 
+    async fn db_size(&self) -> Result<u64, Error> {
+        self.inner.db_size().await
+    }
+
     async fn health(&self) -> Result<(), Error> {
         self.inner.health().await
     }

@@ -611,6 +611,11 @@ impl Store for EtcdStore {
         self.current_revision().await.map(|_| ())
     }
 
+    async fn db_size(&self) -> Result<u64, Error> {
+        let resp = self.call(self.client.status()).await.map_err(Self::plain)?;
+        Ok(u64::try_from(resp.db_size).unwrap_or(0))
+    }
+
     async fn close(&self) -> Result<(), Error> {
         // Every write was acknowledged by etcd's quorum: nothing is pending here.
         Ok(())

@@ -277,6 +277,19 @@ pub struct TxnResponse {
     pub responses: Vec<ResponseOp>,
 }
 
+/// `etcdserverpb.StatusRequest`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StatusRequest {}
+
+/// `etcdserverpb.StatusResponse` (the member's database size; the rest is not read).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StatusResponse {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<ResponseHeader>,
+    #[prost(int64, tag = "3")]
+    pub db_size: i64,
+}
+
 /// `etcdserverpb.CompactionRequest`.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct CompactionRequest {
@@ -515,6 +528,12 @@ impl Client {
     /// `KV.Compact`.
     pub async fn compact(&self, req: CompactionRequest) -> Result<CompactionResponse, Status> {
         self.call("/etcdserverpb.KV/Compact", req).await
+    }
+
+    /// `Maintenance.Status` of the member the client talks to.
+    pub async fn status(&self) -> Result<StatusResponse, Status> {
+        self.call("/etcdserverpb.Maintenance/Status", StatusRequest {})
+            .await
     }
 
     /// `Auth.UserAdd`.
