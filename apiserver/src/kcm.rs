@@ -24,10 +24,34 @@ use crate::resources::ResourceDef;
 use crate::state::ApiState;
 use crate::watch_cache::{CacheEvent, CachedObject, EventType, Filter};
 
-/// Starts the controllers `opts` enables over this server's state. Must run inside a runtime.
-pub fn start(state: &Arc<ApiState>, opts: &KcmOptions) -> Kcm {
+/// The running kube-controller-manager controllers; dropping it stops them.
+#[derive(Debug)]
+pub struct Controllers {
+    _kcm: Kcm,
+    /// kube's serviceaccount-token controller, here because it signs with the server's key.
+    _tokens: Option<crate::auth::token_controller::TokenController>,
+}
+
+/// Starts the controllers `opts` enables over this server's state: the kube-controller-manager
+/// crate's and, with `opts.controllers`, the service-account token controller (which needs the
+/// server's authentication, so it starts only once that is set). Must run inside a runtime.
+pub fn start(state: &Arc<ApiState>, opts: &KcmOptions) -> Controllers {
     let server: Arc<dyn ApiServer> = Arc::new(Server(state.clone()));
-    kube_controller_manager::start(&server, opts)
+    let tokens = if opts.controllers {
+        state.auth().map(|auth| {
+            crate::auth::token_controller::spawn(
+                Arc::downgrade(state),
+                auth.tokens.clone(),
+                auth.root_ca_pem.clone(),
+            )
+        })
+    } else {
+        None
+    };
+    Controllers {
+        _kcm: kube_controller_manager::start(&server, opts),
+        _tokens: tokens,
+    }
 }
 
 /// The controllers' view of the server's state.

@@ -187,7 +187,7 @@ pub struct Running {
     /// The PKI.
     pub pki: Arc<certs::Pki>,
     serving: Serving,
-    _kcm: crate::kcm::Kcm,
+    _kcm: crate::kcm::Controllers,
     _aggregator: Option<crate::aggregator::available::Controller>,
     crd_controller: tokio::task::JoinHandle<()>,
 }
@@ -342,6 +342,13 @@ pub async fn start_with(
                 ));
             }
         };
+    // With a user-supplied serving certificate, its chain is trusted too (a self-signed
+    // certificate is its own anchor).
+    let cluster_ca_pem = if security.tls_cert_file.is_some() {
+        format!("{}{serving_cert_pem}", pki.ca.cert_pem())
+    } else {
+        pki.ca.cert_pem().to_string()
+    };
     let audit = match &security.audit {
         Some(a) => Some(crate::audit::AuditLog::start(a).map_err(LaunchError::Audit)?),
         None => None,
@@ -354,6 +361,7 @@ pub async fn start_with(
             service_account_key_pem: pki.service_account_key_pem.clone(),
             service_account_issuer: security.service_account_issuer.clone().unwrap_or_default(),
             api_audiences: vec![],
+            root_ca_pem: cluster_ca_pem.clone(),
         },
         audit,
     )?);
@@ -364,18 +372,8 @@ pub async fn start_with(
     crate::auth::bootstrap::ensure(&state).await?;
     crate::auth::rbac::controller::settle(&state, &auth.authorizer).await?;
     crate::auth::rbac::controller::spawn(Arc::downgrade(&state), auth.authorizer.clone());
-    // With a user-supplied serving certificate, its chain is trusted too (a self-signed
-    // certificate is its own anchor).
-    let cluster_ca_pem = if security.tls_cert_file.is_some() {
-        format!("{}{serving_cert_pem}", pki.ca.cert_pem())
-    } else {
-        pki.ca.cert_pem().to_string()
-    };
-    crate::auth::token_controller::spawn(
-        Arc::downgrade(&state),
-        auth.tokens.clone(),
-        cluster_ca_pem.clone(),
-    );
+    // The kube-controller-manager controllers, the service-account token controller among
+    // them, unless the caller runs them under leader election.
     let kcm = crate::kcm::start(&state, &opts.kcm);
     let aggregator = if opts.flavor == Flavor::ControlPlane {
         Some(

@@ -254,6 +254,9 @@ pub struct AuthOptions {
     /// The audiences the server accepts in tokens (kube's `--api-audiences`; default: the
     /// issuer).
     pub api_audiences: Vec<String>,
+    /// The CA bundle clients verify this server with (kube's `--root-ca-file`): the
+    /// service-account token controller writes it beside each token as `ca.crt`.
+    pub root_ca_pem: String,
 }
 
 /// The security stack of one API server: authenticators, the RBAC authorizer and the audit
@@ -267,6 +270,8 @@ pub struct Auth {
     pub tokens: Arc<ServiceAccountTokens>,
     /// The audit log, when enabled.
     pub audit: Option<Arc<AuditLog>>,
+    /// See [`AuthOptions::root_ca_pem`].
+    pub root_ca_pem: String,
 }
 
 impl std::fmt::Debug for Auth {
@@ -308,6 +313,7 @@ impl Auth {
             authorizer: Arc::new(Authorizer::new()),
             tokens,
             audit,
+            root_ca_pem: opts.root_ca_pem.clone(),
         })
     }
 }

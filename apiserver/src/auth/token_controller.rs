@@ -155,13 +155,13 @@ pub async fn sync_all(
     Ok(())
 }
 
-/// Starts the controller; it ends when the server's state is dropped.
+/// Starts the controller; it ends when the server's state or the returned handle is dropped.
 pub fn spawn(
     state: Weak<ApiState>,
     tokens: Arc<ServiceAccountTokens>,
     ca_pem: String,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
+) -> TokenController {
+    TokenController(tokio::spawn(async move {
         'subscribe: loop {
             let Some(st) = state.upgrade() else { return };
             let subs = core_def(&st, "secrets")
@@ -217,5 +217,15 @@ pub fn spawn(
                 }
             }
         }
-    })
+    }))
+}
+
+/// The running controller; dropping it stops it (a replica that loses the leader Lease).
+#[derive(Debug)]
+pub struct TokenController(tokio::task::JoinHandle<()>);
+
+impl Drop for TokenController {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
