@@ -14,7 +14,8 @@
 //! FAILOVER_BENCH_LIMIT (s to wait for each phase, 600), FAILOVER_BENCH_EVICTION_RATE (the
 //! control plane's --resource-eviction-rate, and its --rate-limiter-qps and
 //! --rate-limiter-bucket-size, 10000: this measures how fast karmada-rs can move the
-//! workloads; Karmada's defaults, 0.5 and 10/100, pace 1,000 evictions over about 11 minutes).
+//! workloads; Karmada's defaults, 0.5 and 10/100, pace 1,000 evictions over about 11 minutes),
+//! FAILOVER_BENCH_EXTRA_FLAGS (more control-plane flags, space-separated).
 
 mod support;
 
@@ -189,20 +190,26 @@ async fn main() {
         std::env::var("FAILOVER_BENCH_FAILURE_THRESHOLD").unwrap_or_else(|_| "5s".into());
     let limit = Duration::from_secs(env_or("FAILOVER_BENCH_LIMIT", 600) as u64);
     let rate = env_or("FAILOVER_BENCH_EVICTION_RATE", 10_000);
+    let extra = std::env::var("FAILOVER_BENCH_EXTRA_FLAGS").unwrap_or_default();
+    let flags = [
+        format!("--cluster-failure-threshold={threshold}"),
+        format!("--resource-eviction-rate={rate}"),
+        format!("--rate-limiter-qps={rate}"),
+        format!("--rate-limiter-bucket-size={rate}"),
+    ];
+    let mut args = vec![
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--cluster-status-update-frequency=1s",
+        "--cluster-success-threshold=1s",
+        "--enable-no-execute-taint-eviction",
+        "--allow-no-execute-taint-policy",
+    ];
+    args.extend(flags.iter().map(String::as_str));
+    args.extend(extra.split_whitespace());
     let cp_process = spawn(
-        &[
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--cluster-status-update-frequency=1s",
-            "--cluster-success-threshold=1s",
-            &format!("--cluster-failure-threshold={threshold}"),
-            "--enable-no-execute-taint-eviction",
-            "--allow-no-execute-taint-policy",
-            &format!("--resource-eviction-rate={rate}"),
-            &format!("--rate-limiter-qps={rate}"),
-            &format!("--rate-limiter-bucket-size={rate}"),
-        ],
+        &args,
         "karmada-rs control plane serving at",
         "karmada.kubeconfig",
         None,

@@ -297,6 +297,14 @@ fn a_killed_member_is_tainted_and_its_workloads_move_while_pinned_ones_stay() {
             series(name)
         );
     }
+    // Karmada's pacing with its default --resource-eviction-rate (0.5/s): each pass holds its
+    // worker (and its key) 2 s after the binding is handled.
+    let count = series(r#"workqueue_work_duration_seconds_count{name="binding-eviction"}"#);
+    let sum = series(r#"workqueue_work_duration_seconds_sum{name="binding-eviction"}"#);
+    assert!(
+        count.is_some_and(|c| c >= 1.0) && sum.zip(count).is_some_and(|(s, c)| s >= 1.99 * c),
+        "eviction passes not paced 2 s each: sum {sum:?} over {count:?} passes"
+    );
 
     // member3 comes back: taints go, the moved copies are removed from it, the pinned and the
     // patient ones were never touched.
