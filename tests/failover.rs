@@ -9,6 +9,13 @@ use propagation_env::Env;
 use serde_json::Value;
 use support::{Backend, DEADLINE, Server, wait_for};
 
+/// The value of one series (`name{labels}`) in a /metrics text.
+fn metric(metrics: &str, name: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok())
+}
+
 /// Applies YAML that the server must refuse; returns kubectl's stderr.
 fn apply_err(cp: &Server, yaml: &str) -> String {
     let out = cp.kubectl_stdin(&["apply", "-f", "-"], yaml);
@@ -268,14 +275,10 @@ fn a_killed_member_is_tainted_and_its_workloads_move_while_pinned_ones_stay() {
     ]);
     assert!(ev.contains("TaintClusterSucceed"), "{ev}");
     // Karmada's eviction-queue series: every binding on member3 went through the
-    // binding-eviction queue; the patient one is still counted (its toleration runs).
-    let metrics = env.cp.kubectl_ok(&["get", "--raw", "/metrics"]);
-    let series = |name: &str| {
-        metrics
-            .lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok())
-    };
-    for (name, at_least) in [
+    // binding-eviction queue; the patient one is still counted (its toleration runs). With
+    // the default pacing (3 workers, 2 s after each pass) the last pass may still be
+    // waiting for a worker, so the series are waited for.
+    let minimums = [
         (
             r#"eviction_processing_total{name="binding-eviction",result="success"}"#,
             4.0,
@@ -290,19 +293,30 @@ fn a_killed_member_is_tainted_and_its_workloads_move_while_pinned_ones_stay() {
         ),
         (r#"workqueue_adds_total{name="binding-eviction"}"#, 4.0),
         (r#"eviction_queue_depth{name="binding-eviction"}"#, 0.0),
-    ] {
-        assert!(
-            series(name).is_some_and(|v| v >= at_least),
-            "{name} at least {at_least}: {:?}",
-            series(name)
-        );
-    }
+        (
+            r#"workqueue_work_duration_seconds_count{name="binding-eviction"}"#,
+            1.0,
+        ),
+    ];
+    let metrics = env.wait("the eviction series", || {
+        let metrics = env.cp.kubectl_ok(&["get", "--raw", "/metrics"]);
+        minimums
+            .iter()
+            .all(|(name, at_least)| metric(&metrics, name).is_some_and(|v| v >= *at_least))
+            .then_some(metrics)
+    });
     // Karmada's pacing with its default --resource-eviction-rate (0.5/s): each pass holds its
     // worker (and its key) 2 s after the binding is handled.
-    let count = series(r#"workqueue_work_duration_seconds_count{name="binding-eviction"}"#);
-    let sum = series(r#"workqueue_work_duration_seconds_sum{name="binding-eviction"}"#);
+    let count = metric(
+        &metrics,
+        r#"workqueue_work_duration_seconds_count{name="binding-eviction"}"#,
+    );
+    let sum = metric(
+        &metrics,
+        r#"workqueue_work_duration_seconds_sum{name="binding-eviction"}"#,
+    );
     assert!(
-        count.is_some_and(|c| c >= 1.0) && sum.zip(count).is_some_and(|(s, c)| s >= 1.99 * c),
+        sum.zip(count).is_some_and(|(s, c)| s >= 1.99 * c),
         "eviction passes not paced 2 s each: sum {sum:?} over {count:?} passes"
     );
 
@@ -579,12 +593,17 @@ fn application_failover_moves_an_unhealthy_workload_and_never_keeps_the_old_copy
     let victim = first("never");
     let old_uid = uid_on(&env, &victim, "never");
     hold_unready(&env, &victim, "never", true);
-    // Unhealthy for longer than 2 s: evicted with suppressDeletion, replaced elsewhere.
-    let b = env.wait("never evicted from its unhealthy cluster", || {
-        let b = rb(&env, "never")?;
-        let t = tasks(&b);
-        (clusters(&b).iter().all(|(n, _)| *n != victim) && t.len() == 1).then_some(b)
-    });
+    // Unhealthy for longer than 2 s: evicted with suppressDeletion, replaced elsewhere (the
+    // eviction and the scheduler's new placement are two writes: both are waited for).
+    let b = env.wait(
+        "never evicted from its unhealthy cluster and replaced",
+        || {
+            let b = rb(&env, "never")?;
+            let t = tasks(&b);
+            let cs = clusters(&b);
+            (cs.iter().all(|(n, _)| *n != victim) && cs.len() == 2 && t.len() == 1).then_some(b)
+        },
+    );
     let t = &tasks(&b)[0];
     assert_eq!(t["fromCluster"], victim.as_str());
     assert_eq!(t["purgeMode"], "Never");
@@ -608,9 +627,11 @@ fn application_failover_moves_an_unhealthy_workload_and_never_keeps_the_old_copy
         wide.contains("EVICTING-FROM") && wide.contains(&victim),
         "{wide}"
     );
-    let ev = events_for(&env, "Deployment", "never");
-    assert!(ev.contains("ApplicationUnhealthy"), "{ev}");
-    assert!(ev.contains("ApplicationFailure"), "{ev}");
+    // Events are recorded asynchronously.
+    env.wait("the failover's events on the template", || {
+        let ev = events_for(&env, "Deployment", "never");
+        (ev.contains("ApplicationUnhealthy") && ev.contains("ApplicationFailure")).then_some(())
+    });
     // Never: the old copy stays, whatever the new copies' health, until a person acts.
     env.wait("the new copies healthy", || {
         let b = rb(&env, "never")?;
