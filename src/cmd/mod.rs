@@ -115,7 +115,7 @@ pub struct FailoverFlags {
     pub allow_no_execute_taint_policy: bool,
     /// This is the number of resources to be evicted per second in a cluster failover
     /// scenario: each of the taint manager's 3 workers per queue waits 1/rate seconds after
-    /// every binding it looks at (0 stops evictions).
+    /// every binding it looks at (0: 30 minutes after each, Karmada's maxEvictionDelay).
     #[arg(long, env = "KARMADA_RS_RESOURCE_EVICTION_RATE", default_value_t = 0.5, value_parser = parse_eviction_rate, allow_negative_numbers = true)]
     pub resource_eviction_rate: f32,
 }
