@@ -31,7 +31,7 @@ use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use serde_json::json;
-use support::{Process, client, cpu_seconds, join_ready, spawn, spawn_members};
+use support::{Process, client, cpu_seconds, env_or, join_ready, spawn, spawn_members};
 
 #[derive(Clone, Debug, Default, serde::Deserialize)]
 struct SpecReplicas {
@@ -48,13 +48,6 @@ struct ReadyReplicas {
 type LiteDeployment = kube::core::Object<SpecReplicas, ReadyReplicas>;
 
 const TAINT: &str = "failover.karmada-rs.io/down";
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn dynamic(
     client: &Client,

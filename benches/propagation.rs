@@ -31,7 +31,7 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use serde_json::json;
-use support::{Process, client, cpu_seconds, join_ready, rss_kib, spawn, spawn_members};
+use support::{Process, client, cpu_seconds, env_or, join_ready, rss_kib, spawn, spawn_members};
 
 /// An object of which only the metadata and the parts of the status the bench checks are
 /// decoded.
@@ -54,13 +54,6 @@ struct Condition {
 #[serde(rename_all = "camelCase")]
 struct ReadyReplicas {
     ready_replicas: Option<i32>,
-}
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn deployment(name: &str) -> Deployment {

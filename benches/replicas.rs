@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, PostParams, WatchEvent, WatchParams};
-use support::{client, percentile};
+use support::{client, env_or, percentile};
 
 /// Concurrent clients of the creates/s runs.
 const WORKERS: usize = 64;
@@ -69,13 +69,6 @@ where
 
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// Creates `total` 1 KiB ConfigMaps in `namespace` with [`WORKERS`] clients, worker `i`

@@ -88,6 +88,14 @@ fn vm_rss_kib(pid: u32) -> Option<u64> {
         .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
 }
 
+/// A number from the environment variable `name`, or `default` when unset or unreadable.
+pub fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// User plus system CPU time of a process, from /proc.
 pub fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();

@@ -36,24 +36,19 @@ impl Default for RateLimiterOptions {
 impl RateLimiterOptions {
     /// Karmada's `SetDefaults`: a zero value takes its default instead of disabling anything.
     pub fn with_defaults(self) -> Self {
+        fn or<T: Default + PartialEq>(value: T, default: T) -> T {
+            if value == T::default() {
+                default
+            } else {
+                value
+            }
+        }
         let d = RateLimiterOptions::default();
         RateLimiterOptions {
-            base_delay: if self.base_delay.is_zero() {
-                d.base_delay
-            } else {
-                self.base_delay
-            },
-            max_delay: if self.max_delay.is_zero() {
-                d.max_delay
-            } else {
-                self.max_delay
-            },
-            qps: if self.qps == 0 { d.qps } else { self.qps },
-            bucket_size: if self.bucket_size == 0 {
-                d.bucket_size
-            } else {
-                self.bucket_size
-            },
+            base_delay: or(self.base_delay, d.base_delay),
+            max_delay: or(self.max_delay, d.max_delay),
+            qps: or(self.qps, d.qps),
+            bucket_size: or(self.bucket_size, d.bucket_size),
         }
     }
 }
@@ -137,11 +132,6 @@ impl RateLimiter {
             floor,
             ..RateLimiter::new(options)
         }
-    }
-
-    /// The pause set between each two items this limiter paces (zero on controller queues).
-    pub fn floor(&self) -> Duration {
-        self.floor
     }
 
     /// client-go's `MaxOfRateLimiter.When` for a key that failed `failures` times before: each

@@ -158,7 +158,7 @@ pub struct RateLimiterFlags {
 }
 
 impl RateLimiterFlags {
-    /// The controllers' rate-limiter options.
+    /// The controllers' rate-limiter options (zeros take their defaults in `RateLimiter::new`).
     pub fn options(&self) -> controllers::runtime::RateLimiterOptions {
         controllers::runtime::RateLimiterOptions {
             base_delay: self.rate_limiter_base_delay,
@@ -166,7 +166,6 @@ impl RateLimiterFlags {
             qps: self.rate_limiter_qps,
             bucket_size: self.rate_limiter_bucket_size,
         }
-        .with_defaults()
     }
 }
 

@@ -89,7 +89,7 @@ pub fn seed(shared: &Path, pki: &Path) -> anyhow::Result<()> {
             .with_context(|| format!("reading {}", shared.join(name).display()))?;
         let to = pki.join(name);
         if std::fs::read(&to).ok().as_deref() != Some(from.as_slice()) {
-            copy_file(&shared.join(name), &to)?;
+            write_file(&to, &from)?;
             changed = true;
         }
     }
@@ -118,10 +118,15 @@ fn copy_present(from: &Path, to: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Copies one file; keys are readable by their owner only.
+/// Copies one file.
 fn copy_file(from: &Path, to: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
     let data = std::fs::read(from).with_context(|| format!("reading {}", from.display()))?;
+    write_file(to, &data)
+}
+
+/// Writes one file; keys are readable by their owner only.
+fn write_file(to: &Path, data: &[u8]) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     // A mounted Secret's files may be read-only: replace rather than write over.
     let _ = std::fs::remove_file(to);
     std::fs::write(to, data).with_context(|| format!("writing {}", to.display()))?;

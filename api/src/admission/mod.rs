@@ -293,15 +293,10 @@ fn admit_crd<T: Webhooks>(
     // Each typed decode of a binding or Work is a large share of a write's CPU, so the
     // object is decoded whole only where something reads it whole: a mutating webhook, and
     // the validating one (which decodes the admitted object below).
-    let mutated: Option<T> = if T::mutates(op) {
-        let mut typed: T = decode(obj)?;
-        typed.mutate(op)?;
-        Some(typed)
-    } else if T::VALIDATES {
-        None
+    // Without webhooks the typed decode is the only check beyond the schema.
+    let whole: Option<T> = if T::mutates(op) || !T::VALIDATES {
+        Some(decode(obj)?)
     } else {
-        // Without webhooks the typed decode is the only check beyond the schema.
-        let _: T = decode(obj)?;
         None
     };
     let old_typed: Option<T> = match old {
@@ -310,11 +305,17 @@ fn admit_crd<T: Webhooks>(
         }
         _ => None,
     };
-    let mut out = match mutated {
-        Some(typed) => encode(&typed)?,
-        None => {
+    let mut out = match whole {
+        Some(mut typed) if T::mutates(op) => {
+            typed.mutate(op)?;
+            encode(&typed)?
+        }
+        whole => {
             // Only the metadata goes through its typed form, as kube-apiserver decodes it.
-            let metadata = decode::<MetadataOf<T>>(obj)?.metadata;
+            let metadata = match whole {
+                Some(typed) => typed.metadata().clone(),
+                None => decode::<MetadataOf<T>>(obj)?.metadata,
+            };
             let mut normalized = obj.clone();
             if let Some(map) = normalized.as_object_mut() {
                 map.insert("metadata".into(), encode(&metadata)?);
