@@ -234,15 +234,14 @@ fn two_replicas_share_the_controllers_through_the_lease() {
     b.apply(&workload("through-b"));
     env.wait_member_object("member1", &["deploy", "through-b", "-n", "default"]);
 
-    // SIGKILL the leader: the follower takes over once the lease has expired on its clock,
-    // at most leaseDuration + two jittered retry periods (15 s + 2 × 4.4 s) after the kill.
+    // SIGKILL the leader: the follower takes over once the lease has expired on its clock.
+    // It watches the Lease, so its clock starts at the last renewal and it wakes at expiry:
+    // leaseDuration (15 s) after the last renewal, within the 20 s of the kill (with
+    // client-go's polling alone it could be 15 s + 2 × 4.4 s).
     env.cp.stop();
     let (holder_b, failover) = takeover(&b, &holder_a, Instant::now());
     eprintln!("failover after SIGKILL: {failover:?}");
-    assert!(
-        failover <= Duration::from_millis(23_800 + 1_000),
-        "took {failover:?}"
-    );
+    assert!(failover <= Duration::from_secs(20), "took {failover:?}");
     assert!(
         failover >= Duration::from_secs(10),
         "taken over in {failover:?}, before the lease could expire"
@@ -517,10 +516,7 @@ spec:
     eprintln!("leader killed with {made} of {} Works made", 2 * n);
     let (holder_b, takeover) = takeover(&b, &holder_a, killed);
     eprintln!("takeover by {holder_b} after SIGKILL: {takeover:?}");
-    assert!(
-        takeover <= Duration::from_millis(24_800),
-        "took {takeover:?}"
-    );
+    assert!(takeover <= Duration::from_secs(20), "took {takeover:?}");
     rt.block_on(creating)
         .expect("every template created through the follower");
 

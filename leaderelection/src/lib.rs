@@ -231,10 +231,13 @@ impl<L: Interface> LeaderElector<L> {
         ended
     }
 
-    /// client-go's `acquire`: tries at once, then every jittered retry period.
+    /// client-go's `acquire`: tries at once, then every jittered retry period — and, where
+    /// client-go would sleep through it, also at the moment the observed lease expires, and as
+    /// soon as a watched lock is seen released.
     async fn acquire(&mut self, callbacks: &mut LeaderCallbacks) {
         let desc = self.lock.describe();
         tracing::info!(lock = %desc, "attempting to acquire leader lease...");
+        let mut changes = self.lock.changes();
         loop {
             // A call that hangs must not stall the campaign (client-go bounds it through the
             // request's context).
@@ -250,8 +253,58 @@ impl<L: Interface> LeaderElector<L> {
                 return;
             }
             tracing::debug!(lock = %desc, "failed to acquire lease");
-            tokio::time::sleep(jittered(self.config.retry_period)).await;
+            let poll = tokio::time::Instant::now() + jittered(self.config.retry_period);
+            self.wait_for_turn(poll, &mut changes).await;
         }
+    }
+
+    /// Waits until the next attempt is due: the next poll at `poll`, or earlier when the
+    /// lease held by another expires on this participant's clock or is released. client-go
+    /// only polls, so a survivor takes a dead leader's lease up to two jittered retry periods
+    /// late (one before it sees the last renewal, one after expiry); watching the lock removes
+    /// the first, waking at expiry the second. Safety is unchanged: the lease clock still
+    /// starts when this participant saw the record change, never before the write.
+    async fn wait_for_turn(
+        &mut self,
+        poll: tokio::time::Instant,
+        changes: &mut Option<watch::Receiver<Option<LeaderElectionRecord>>>,
+    ) {
+        loop {
+            let wake = if self.observed_record.holder_identity.is_empty() {
+                // Released (or never seen held): the next attempt finds out, at the poll.
+                poll
+            } else if self.is_leader() {
+                poll
+            } else {
+                // Already expired means an attempt at expiry failed (an error, or a lost
+                // race): back to polling, never a busy loop.
+                let expiry = self.observed_time + self.lease_duration_observed();
+                match expiry.checked_duration_since(self.clock.now()) {
+                    Some(remaining) if !remaining.is_zero() => {
+                        poll.min(tokio::time::Instant::now() + remaining)
+                    }
+                    _ => poll,
+                }
+            };
+            tokio::select! {
+                () = tokio::time::sleep_until(wake) => return,
+                record = next_change(changes) => {
+                    let Some(record) = record else { continue };
+                    if record != self.observed_record {
+                        let released = record.holder_identity.is_empty();
+                        self.set_observed_record(record);
+                        if released {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The lease duration of the observed record.
+    fn lease_duration_observed(&self) -> Duration {
+        Duration::from_secs(u64::try_from(self.observed_record.lease_duration_seconds).unwrap_or(0))
     }
 
     /// client-go's `renew`: renews every retry period; returns when a renewal did not
@@ -410,8 +463,7 @@ impl<L: Interface> LeaderElector<L> {
     }
 
     fn is_lease_valid(&self, now: Instant) -> bool {
-        let duration = u64::try_from(self.observed_record.lease_duration_seconds).unwrap_or(0);
-        self.observed_time + Duration::from_secs(duration) > now
+        self.observed_time + self.lease_duration_observed() > now
     }
 
     fn set_observed_record(&mut self, record: LeaderElectionRecord) {
@@ -426,6 +478,21 @@ impl<L: Interface> LeaderElector<L> {
         self.reported_leader = self.observed_record.holder_identity.clone();
         (callbacks.on_new_leader)(&self.reported_leader);
     }
+}
+
+/// The next record from a lock's change stream; pending forever without one (or once its
+/// task ended, after which the elector only polls).
+async fn next_change(
+    changes: &mut Option<watch::Receiver<Option<LeaderElectionRecord>>>,
+) -> Option<LeaderElectionRecord> {
+    let Some(rx) = changes else {
+        return std::future::pending().await;
+    };
+    if rx.changed().await.is_err() {
+        *changes = None;
+        return std::future::pending().await;
+    }
+    rx.borrow_and_update().clone()
 }
 
 /// Resolves once `shutdown` is true (or its sender is gone).

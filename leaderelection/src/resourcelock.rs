@@ -53,6 +53,13 @@ pub trait Interface: Send {
     fn describe(&self) -> String;
     /// This participant's identity.
     fn identity(&self) -> &str;
+    /// The lock's record as others write it, delivered as the writes happen, for locks that
+    /// can watch theirs (client-go's locks cannot, and its elector only polls). The stream
+    /// runs while the receiver lives. The elector still polls every retry period; what it
+    /// sees here only starts its lease clock at the write instead of at its next poll.
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<Option<LeaderElectionRecord>>> {
+        None
+    }
 }
 
 /// A Lease as the lock (client-go's `LeaseLock`).
@@ -200,6 +207,39 @@ impl Interface for LeaseLock {
 
     fn identity(&self) -> &str {
         &self.identity
+    }
+
+    /// A watch of this one Lease (field selector on its name) in a task of its own, which
+    /// ends once every receiver is gone. The watcher reconnects with back-off after errors.
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<Option<LeaderElectionRecord>>> {
+        use futures::StreamExt;
+        use kube::runtime::{WatchStreamExt, watcher};
+
+        let (tx, rx) = tokio::sync::watch::channel(None);
+        let config = watcher::Config::default().fields(&format!("metadata.name={}", self.name));
+        let stream = watcher(self.api.clone(), config).default_backoff();
+        tokio::spawn(async move {
+            let mut stream = std::pin::pin!(stream);
+            loop {
+                tokio::select! {
+                    () = tx.closed() => return,
+                    event = stream.next() => match event {
+                        Some(Ok(watcher::Event::Apply(lease) | watcher::Event::InitApply(lease))) => {
+                            let record = record_of(&lease.spec.unwrap_or_default());
+                            tx.send_if_modified(|seen| {
+                                let changed = seen.as_ref() != Some(&record);
+                                *seen = Some(record);
+                                changed
+                            });
+                        }
+                        Some(Ok(_)) => {}
+                        Some(Err(e)) => tracing::debug!(error = %e, "watching the leader election lease"),
+                        None => return,
+                    },
+                }
+            }
+        });
+        Some(rx)
     }
 }
 

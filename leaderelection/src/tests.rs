@@ -17,6 +17,17 @@ struct Store {
     events: Vec<String>,
     last_write: Option<Instant>,
     before_update: Option<Interference>,
+    /// Set for a watchable lock: every write is sent here as it happens.
+    changes: Option<watch::Sender<Option<LeaderElectionRecord>>>,
+    /// Every write's holder and time.
+    writes: Vec<(String, Instant)>,
+}
+
+fn record_holder(object: &Option<(LeaderElectionRecord, u64)>) -> String {
+    object
+        .as_ref()
+        .map(|(r, _)| r.holder_identity.clone())
+        .unwrap_or_default()
 }
 
 impl Store {
@@ -24,6 +35,11 @@ impl Store {
         self.next_rv += 1;
         self.object = Some((record, self.next_rv));
         self.last_write = Some(Instant::now());
+        self.writes
+            .push((record_holder(&self.object), Instant::now()));
+        if let Some(tx) = &self.changes {
+            tx.send_replace(self.object.as_ref().map(|(r, _)| r.clone()));
+        }
         self.next_rv
     }
 }
@@ -114,6 +130,11 @@ impl Interface for FakeLock {
 
     fn identity(&self) -> &str {
         &self.identity
+    }
+
+    fn changes(&self) -> Option<watch::Receiver<Option<LeaderElectionRecord>>> {
+        self.store
+            .with(|s| s.changes.as_ref().map(watch::Sender::subscribe))
     }
 }
 
@@ -462,4 +483,93 @@ async fn shutdown_stops_the_work_then_releases_and_another_takes_over() {
         ["a became leader", "a stopped leading", "b became leader"]
     );
     b_run.abort();
+}
+
+/// Retry periods long against the lease, so that a poll's lag shows.
+fn slow_polls() -> LeaderElectionConfig {
+    LeaderElectionConfig {
+        lease_duration: Duration::from_secs(2),
+        renew_deadline: Duration::from_millis(1500),
+        retry_period: Duration::from_millis(600),
+        ..config()
+    }
+}
+
+/// Runs `a` until it leads and `b` has watched it renew for a while, kills `a` (no release),
+/// and returns how long after a's last write b took the lease.
+async fn takeover_after_a_dies(store: &Shared) -> Duration {
+    let mut a = LeaderElector::new(slow_polls(), store.lock("a")).expect("valid");
+    let mut b = LeaderElector::new(slow_polls(), store.lock("b")).expect("valid");
+    let a_status = a.master_status();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (mut a_cbs, mut b_cbs) = (callbacks(&log), callbacks(&log));
+    let (_a_tx, mut a_rx) = watch::channel(false);
+    let (_b_tx, mut b_rx) = watch::channel(false);
+    let a_run = tokio::spawn(async move { a.run(&mut a_cbs, &mut a_rx).await });
+    let t0 = Instant::now();
+    while !a_status.is_leading() {
+        assert!(t0.elapsed() < Duration::from_secs(5), "a never led");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let b_status = b.master_status();
+    let b_run = tokio::spawn(async move { b.run(&mut b_cbs, &mut b_rx).await });
+    tokio::time::sleep(Duration::from_millis(1900)).await;
+    assert!(!b_status.is_leading(), "b led while a renewed");
+    a_run.abort();
+    let _ = a_run.await;
+    let died = Instant::now();
+    while !b_status.is_leading() {
+        assert!(died.elapsed() < Duration::from_secs(10), "b never led");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    b_run.abort();
+    let writes = store.with(|s| s.writes.clone());
+    let first_b = writes
+        .iter()
+        .position(|(holder, _)| holder == "b")
+        .expect("b wrote");
+    assert!(
+        writes[first_b..].iter().all(|(h, _)| h == "b"),
+        "a wrote after b took the lease: {writes:?}"
+    );
+    let (holder, last_a) = &writes[first_b - 1];
+    assert_eq!(holder, "a");
+    writes[first_b].1.duration_since(*last_a)
+}
+
+#[tokio::test]
+async fn a_watched_lease_is_taken_when_it_expires_after_the_last_renewal() {
+    let (tx, _) = watch::channel(None);
+    let store = Shared::default();
+    store.with(|s| s.changes = Some(tx));
+    let took = takeover_after_a_dies(&store).await;
+    let lease = slow_polls().lease_duration;
+    // Never before the lease ran out since the write b saw, and not a poll later: with
+    // polling alone, b would see the renewal up to one jittered retry period (1.32 s) late
+    // and take the lease up to another one after that.
+    assert!(
+        took >= lease,
+        "took the lease {took:?} after the last renewal"
+    );
+    assert!(
+        took < lease + Duration::from_millis(400),
+        "took the lease {took:?} after the last renewal"
+    );
+}
+
+#[tokio::test]
+async fn a_polled_lease_is_taken_at_its_expiry_on_the_observers_clock() {
+    let store = Shared::default();
+    let took = takeover_after_a_dies(&store).await;
+    let lease = slow_polls().lease_duration;
+    let jittered_retry = slow_polls().retry_period.mul_f64(1.0 + JITTER_FACTOR);
+    assert!(
+        took >= lease,
+        "took the lease {took:?} after the last renewal"
+    );
+    // One jittered retry period before b saw the renewal, none after the expiry.
+    assert!(
+        took < lease + jittered_retry + Duration::from_millis(400),
+        "took the lease {took:?} after the last renewal"
+    );
 }
