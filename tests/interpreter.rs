@@ -157,6 +157,30 @@ fn install_crd(env: &Env, group: &str, kind: &str, plural: &str) {
             .success()
             .then_some(())
     });
+    // The scheduler's APIEnablement filter reads each Cluster's collected status, which the
+    // cluster-status controller refreshes on its own period. A binding scheduled before every
+    // member lists the kind is divided among fewer members, and keeps that placement when the
+    // rest catch up (as Karmada does), so wait until all of them list it.
+    let group_version = format!("{group}/v1");
+    for m in &env.members {
+        let name = m.name.clone();
+        env.wait(
+            &format!("{name} lists {plural} in its apiEnablements"),
+            || {
+                let c = env.cp.get_json(&["cluster", &name]);
+                c["status"]["apiEnablements"]
+                    .as_array()?
+                    .iter()
+                    .any(|e| {
+                        e["groupVersion"] == group_version.as_str()
+                            && e["resources"]
+                                .as_array()
+                                .is_some_and(|r| r.iter().any(|r| r["name"] == plural))
+                    })
+                    .then_some(())
+            },
+        );
+    }
 }
 
 fn size(v: &Value) -> i64 {
