@@ -112,7 +112,7 @@ struct ServeArgs {
     #[arg(long, env = "KARMADA_RS_SHUTDOWN_DELAY_DURATION", value_parser = cmd::parse_duration, default_value = "0s")]
     shutdown_delay_duration: std::time::Duration,
     /// How long Events are kept after they were last recorded (Go duration, e.g. 1h0m0s).
-    #[arg(long, env = "KARMADA_RS_EVENT_TTL", default_value = "1h0m0s", value_parser = apiserver::kcm::parse_duration)]
+    #[arg(long, env = "KARMADA_RS_EVENT_TTL", default_value = "1h0m0s", value_parser = apimachinery::duration::parse_duration)]
     event_ttl: std::time::Duration,
     #[command(flatten)]
     aggregated: aggregated::AggregatedArgs,
@@ -196,7 +196,7 @@ struct ServeArgs {
 
 /// `--request-timeout`: a Go duration above zero (kube-apiserver refuses 0 and less).
 fn parse_request_timeout(s: &str) -> Result<std::time::Duration, String> {
-    let d = apiserver::kcm::parse_duration(s)?;
+    let d = apimachinery::duration::parse_duration(s)?;
     if d.is_zero() {
         return Err("--request-timeout must be greater than 0".into());
     }
@@ -293,7 +293,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             kubeconfig_name: "karmada.kubeconfig".into(),
             context_name: "karmada".into(),
             // Started below with the Karmada controllers, on the leader only.
-            kcm: apiserver::kcm::KcmOptions {
+            kcm: apiserver::controller::kcm::KcmOptions {
                 controllers: false,
                 event_ttl: std::time::Duration::ZERO,
             },
@@ -337,14 +337,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let client = running.client_with_agent(cmd::controller_user(), controllers::USER_AGENT);
     let (state, kcm) = (
         running.state.clone(),
-        apiserver::kcm::KcmOptions {
+        apiserver::controller::kcm::KcmOptions {
             event_ttl: args.event_ttl,
             ..Default::default()
         },
     );
     let start_controllers = move || -> leaderelection::Leading {
         Box::new((
-            apiserver::kcm::start(&state, &kcm),
+            apiserver::controller::kcm::start(&state, &kcm),
             controllers::start(config.clone(), client.clone()),
         ))
     };

@@ -13,6 +13,7 @@
 /// Test support shared with the registry crate's property tests (not used at run time).
 #[doc(hidden)]
 pub mod arbitrary_text;
+pub mod duration;
 pub mod meta;
 pub mod openapi;
 pub mod patch;

@@ -8,9 +8,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use apiserver::auth::bootstrap;
 use apiserver::auth::rbac::{Authorizer, Index};
 use apiserver::auth::{Attributes, UserInfo};
+use apiserver::controller::rbac_bootstrap;
 use apiserver::request_info::{RequestInfo, parse_query, request_info};
 use serde_json::{Value, json};
 
@@ -68,7 +68,7 @@ fn rules(rng: &mut Rng) -> Value {
 fn policy() -> (Vec<Value>, Vec<Value>, Vec<Value>, Vec<Value>) {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut roles = Vec::new();
-    let mut cluster_roles = bootstrap::cluster_roles();
+    let mut cluster_roles = rbac_bootstrap::cluster_roles();
     for i in 0..ROLES {
         if i % 2 == 0 {
             cluster_roles
@@ -78,7 +78,7 @@ fn policy() -> (Vec<Value>, Vec<Value>, Vec<Value>, Vec<Value>) {
         }
     }
     let mut role_bindings = Vec::new();
-    let mut cluster_role_bindings = bootstrap::cluster_role_bindings();
+    let mut cluster_role_bindings = rbac_bootstrap::cluster_role_bindings();
     for i in 0..BINDINGS {
         let user = json!({"kind": "User", "name": format!("user-{i}")});
         if i % 2 == 0 {

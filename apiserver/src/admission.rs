@@ -4,8 +4,9 @@
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, Cause, karmada_error};
+use crate::managed_fields::Subresource;
 use crate::object;
-use crate::registry::{Subresource, WriteContext};
+use crate::options::WriteContext;
 use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
 use kube_registry::Strategy;

@@ -10,7 +10,7 @@ use axum::Router;
 use serde_json::json;
 use storage::Store;
 
-use crate::auth::{MASTERS_GROUP, UserInfo};
+use crate::auth::UserInfo;
 use crate::registry::{Registry, WriteContext};
 use crate::resources::{Catalog, built_in, karmada};
 use crate::server::{Serving, TlsFiles};
@@ -45,7 +45,7 @@ pub struct ServeOptions {
     /// Context/cluster name inside the kubeconfig.
     pub context_name: String,
     /// The kube-controller-manager controllers run inside the server.
-    pub kcm: crate::kcm::KcmOptions,
+    pub kcm: crate::controller::kcm::KcmOptions,
     /// The embedded store acknowledges writes without waiting for stable storage
     /// (`EmbeddedOptions::unsafe_no_fsync`); for simulated members.
     pub unsafe_no_fsync: bool,
@@ -187,7 +187,7 @@ pub struct Running {
     /// The PKI.
     pub pki: Arc<certs::Pki>,
     serving: Serving,
-    _kcm: crate::kcm::Controllers,
+    _kcm: crate::controller::kcm::Controllers,
     _aggregator: Option<crate::aggregator::available::Controller>,
     crd_controller: tokio::task::JoinHandle<()>,
 }
@@ -366,15 +366,18 @@ pub async fn start_with(
         audit,
     )?);
     state.set_auth(auth.clone());
+    state
+        .cluster_proxy
+        .set_control_plane(crate::proxy::ControlPlane::Local(crate::handler::router));
     state.warm(Duration::from_secs(30)).await?;
     bootstrap(&state, opts.flavor).await?;
     // The bootstrap RBAC policy, aggregated and indexed before the first request is served.
-    crate::auth::bootstrap::ensure(&state).await?;
-    crate::auth::rbac::controller::settle(&state, &auth.authorizer).await?;
-    crate::auth::rbac::controller::spawn(Arc::downgrade(&state), auth.authorizer.clone());
+    crate::controller::rbac_bootstrap::ensure(&state).await?;
+    crate::controller::rbac::settle(&state, &auth.authorizer).await?;
+    crate::controller::rbac::spawn(Arc::downgrade(&state), auth.authorizer.clone());
     // The kube-controller-manager controllers, the service-account token controller among
     // them, unless the caller runs them under leader election.
-    let kcm = crate::kcm::start(&state, &opts.kcm);
+    let kcm = crate::controller::kcm::start(&state, &opts.kcm);
     let aggregator = if opts.flavor == Flavor::ControlPlane {
         Some(
             crate::aggregator::start(&state, &opts.data_dir.join("pki"), &client_ca_pems.concat())
@@ -384,7 +387,7 @@ pub async fn start_with(
         None
     };
     // Serves the stored CRDs before the first request and follows their changes.
-    let crd_controller = crate::crd::controller::start(&state).await;
+    let crd_controller = crate::controller::crd::start(&state).await;
 
     let router = crate::handler::router(state.clone());
     let tls = crate::server::server_config(&TlsFiles {
@@ -426,11 +429,6 @@ pub async fn start_with(
         _aggregator: aggregator,
         crd_controller,
     })
-}
-
-/// The identity of the server's own bootstrap writes.
-pub fn system_user() -> UserInfo {
-    UserInfo::new("system:apiserver", vec![MASTERS_GROUP.to_string()])
 }
 
 /// Creates the namespaces kube-apiserver (and Karmada) create at start.

@@ -559,6 +559,31 @@ impl DeleteOptions {
     }
 }
 
+/// Who is writing (for managedFields and admission).
+#[derive(Clone, Debug, Default)]
+pub struct WriteContext {
+    /// The field manager (fieldManager query or derived from the User-Agent).
+    pub manager: String,
+    /// `dryRun=All`: run everything, store nothing.
+    pub dry_run: bool,
+    /// The write is a server-side apply, which records field ownership itself.
+    pub apply: bool,
+}
+
+impl WriteContext {
+    /// From write options and a default manager name.
+    pub fn new(opts: &WriteOptions, default_manager: &str) -> WriteContext {
+        WriteContext {
+            manager: opts
+                .field_manager
+                .clone()
+                .unwrap_or_else(|| default_manager.to_string()),
+            dry_run: opts.dry_run,
+            apply: false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

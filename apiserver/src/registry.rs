@@ -14,9 +14,7 @@ use crate::conversion;
 use crate::error::{ApiError, success_status};
 use crate::managed_fields;
 use crate::object;
-use crate::options::{
-    ContinueToken, DeleteOptions, ListOptions, Propagation, RvMatch, WriteOptions,
-};
+use crate::options::{ContinueToken, DeleteOptions, ListOptions, Propagation, RvMatch};
 use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
 use crate::watch_cache::{CachedObject, Filter};
@@ -24,31 +22,7 @@ use crate::watch_cache::{CachedObject, Filter};
 pub use apimachinery::meta::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
 
 pub use crate::managed_fields::Subresource;
-
-/// Who is writing (for managedFields and admission).
-#[derive(Clone, Debug, Default)]
-pub struct WriteContext {
-    /// The field manager (fieldManager query or derived from the User-Agent).
-    pub manager: String,
-    /// `dryRun=All`: run everything, store nothing.
-    pub dry_run: bool,
-    /// The write is a server-side apply, which records field ownership itself.
-    pub apply: bool,
-}
-
-impl WriteContext {
-    /// From write options and a default manager name.
-    pub fn new(opts: &WriteOptions, default_manager: &str) -> WriteContext {
-        WriteContext {
-            manager: opts
-                .field_manager
-                .clone()
-                .unwrap_or_else(|| default_manager.to_string()),
-            dry_run: opts.dry_run,
-            apply: false,
-        }
-    }
-}
+pub use crate::options::WriteContext;
 
 /// The result of a list: items (served JSON) and list metadata.
 pub struct ListPage {

@@ -110,7 +110,7 @@ pub async fn start(
         tls_sans,
         flavor: apiserver::state::Flavor::Member,
         kubeconfig_name: "kubeconfig".into(),
-        kcm: apiserver::kcm::KcmOptions::default(),
+        kcm: apiserver::controller::kcm::KcmOptions::default(),
         context_name: name.to_owned(),
         unsafe_no_fsync,
         limits: Default::default(),

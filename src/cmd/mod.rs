@@ -58,7 +58,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if s.trim() == "0" {
         return Ok(Duration::ZERO);
     }
-    apiserver::kcm::parse_duration(s)
+    apimachinery::duration::parse_duration(s)
 }
 
 /// Flags of the cluster and cluster-status controllers (Karmada's names); unset ones take

@@ -75,7 +75,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         tls_sans: Vec::new(),
         flavor: apiserver::state::Flavor::ControlPlane,
         kubeconfig_name: "karmada.kubeconfig".into(),
-        kcm: apiserver::kcm::KcmOptions::default(),
+        kcm: apiserver::controller::kcm::KcmOptions::default(),
         context_name: "karmada".into(),
         unsafe_no_fsync: false,
         limits: Default::default(),

@@ -301,7 +301,7 @@ pub async fn remote_object_exists(
             return Some(Ok(true));
         };
         let (parts, body) = req.into_parts();
-        let resp = proxy(b, parts, body, &crate::launch::system_user()).await;
+        let resp = proxy(b, parts, body, &crate::auth::system_user()).await;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND {
             return Some(Ok(false));

@@ -8,18 +8,14 @@
 
 pub mod attributes;
 pub mod authenticator;
-pub mod bootstrap;
 pub mod bootstrap_token;
 pub mod csr_approval;
 pub mod impersonation;
 mod jwt_ring;
 pub mod rbac;
-pub mod review;
 pub mod service_account;
 pub mod token_cache;
-pub mod token_controller;
 pub mod token_file;
-pub mod token_request;
 pub mod x509;
 
 use std::collections::{BTreeMap, HashMap};
@@ -73,6 +69,11 @@ pub struct UserInfo {
     /// Extra attributes.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, Vec<String>>,
+}
+
+/// The identity of the server's own bootstrap writes.
+pub fn system_user() -> UserInfo {
+    UserInfo::new("system:apiserver", vec![MASTERS_GROUP.to_string()])
 }
 
 impl UserInfo {

@@ -11,8 +11,6 @@
 //! versions (a multi-version CRD serves objects in the stored version's JSON), validation
 //! ratcheting.
 
-pub mod controller;
-
 use apiextensions::custom_resource::compiled;
 use apiextensions::field;
 pub use apiextensions::{defaulting, definition, formats, pruning, schema, structural, validation};
@@ -24,8 +22,10 @@ use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
 
 pub use apiextensions::custom_resource::{default_custom_resource, on_read, prune_custom_resource};
-pub use controller::CRD_GROUP;
 pub use definition::CLEANUP_FINALIZER;
+
+/// The group of CustomResourceDefinitions.
+pub const CRD_GROUP: &str = "apiextensions.k8s.io";
 
 fn is_crd_resource(def: &ResourceDef) -> bool {
     def.group == CRD_GROUP && def.plural == "customresourcedefinitions"

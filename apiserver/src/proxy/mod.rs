@@ -43,8 +43,9 @@ pub const PROXY_METHODS: &[Method] = &[
 /// Where `clusters/*/proxy` sends non-resource requests.
 #[derive(Clone)]
 pub enum ControlPlane {
-    /// This server, in process, as the caller.
-    Local,
+    /// This server, in process, as the caller: the handler chain's router over the state,
+    /// passed in at launch (the proxy sits beside the handler chain, not under it).
+    Local(fn(Arc<ApiState>) -> axum::Router),
     /// A host API server (in `--aggregated` mode), with the server's own client, as
     /// karmada-aggregated-apiserver forwards to karmada-apiserver.
     Remote(kube::Client),
@@ -53,7 +54,7 @@ pub enum ControlPlane {
 impl std::fmt::Debug for ControlPlane {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ControlPlane::Local => f.write_str("Local"),
+            ControlPlane::Local(_) => f.write_str("Local"),
             ControlPlane::Remote(_) => f.write_str("Remote"),
         }
     }
@@ -110,20 +111,20 @@ impl ClusterProxy {
         let mut out = http::Request::new(());
         *out.method_mut() = req.parts.method.clone();
         *out.headers_mut() = forward::end_to_end(&req.parts.headers, true);
-        match self
-            .control_plane
-            .get()
-            .cloned()
-            .unwrap_or(ControlPlane::Local)
-        {
-            ControlPlane::Local => {
+        let Some(control_plane) = self.control_plane.get().cloned() else {
+            return Err(ApiError::unavailable(
+                "the cluster proxy has no route to the control plane yet",
+            ));
+        };
+        match control_plane {
+            ControlPlane::Local(router) => {
                 *out.uri_mut() = pq
                     .parse()
                     .map_err(|_| ApiError::bad_request("invalid proxied path"))?;
                 out.extensions_mut()
                     .insert(InProcessIdentity(Arc::new(req.user)));
                 let out = out.map(|_| req.body);
-                let router = crate::handler::router(state.clone());
+                let router = router(state.clone());
                 match tower::ServiceExt::oneshot(router, out).await {
                     Ok(r) => Ok(r),
                     Err(e) => match e {},

@@ -2,7 +2,6 @@
 //! ClusterRole, RoleBinding, ClusterRoleBinding) over an indexed view of the RBAC objects.
 
 pub mod aggregation;
-pub mod controller;
 pub mod escalation;
 pub mod index;
 pub mod rule;

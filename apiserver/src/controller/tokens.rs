@@ -12,7 +12,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 
-use super::service_account::{Ref, ServiceAccountTokens};
+use crate::auth::service_account::{Ref, ServiceAccountTokens};
 use crate::error::ApiError;
 use crate::object;
 use crate::registry::{Registry, Subresource, WriteContext};

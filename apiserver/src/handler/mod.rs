@@ -1,6 +1,12 @@
 //! The request pipeline: authentication → request info → dispatch to discovery, health,
 //! OpenAPI or the registry, with responses rendered as the client negotiated.
 
+pub mod patch;
+pub mod review;
+pub mod scale;
+pub mod tables;
+pub mod token_request;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -237,7 +243,7 @@ fn request_deadline(
         Some(rest) => (true, rest),
         None => (false, given.strip_prefix('+').unwrap_or(given)),
     };
-    let d = crate::kcm::parse_duration(magnitude).map_err(|_| invalid())?;
+    let d = apimachinery::duration::parse_duration(magnitude).map_err(|_| invalid())?;
     Ok(if negative || d.is_zero() || d >= server {
         server
     } else {
@@ -616,7 +622,7 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
     if ctx.def.storage == crate::resources::Storage::Virtual {
         return match (item, verb.as_str()) {
             (true, _) => Err(ApiError::path_not_found()),
-            (false, "create") => crate::auth::review::create(&ctx, body).await,
+            (false, "create") => crate::handler::review::create(&ctx, body).await,
             (false, _) => Err(no_route()),
         };
     }
@@ -625,7 +631,7 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
             "get" => get(&ctx).await,
             "watch" => watch_req(&ctx).await,
             "update" => update(&ctx, body, Subresource::Main).await,
-            "patch" => crate::patch_handler::patch(&ctx, body, Subresource::Main).await,
+            "patch" => crate::handler::patch::patch(&ctx, body, Subresource::Main).await,
             "delete" => delete(&ctx, body).await,
             _ => Err(no_route()),
         },
@@ -641,17 +647,17 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
         "status" if ctx.def.status => match verb.as_str() {
             "get" => get(&ctx).await,
             "update" => update(&ctx, body, Subresource::Status).await,
-            "patch" => crate::patch_handler::patch(&ctx, body, Subresource::Status).await,
+            "patch" => crate::handler::patch::patch(&ctx, body, Subresource::Status).await,
             _ => Err(no_route()),
         },
         "scale" if ctx.def.scale.is_some() => match verb.as_str() {
-            "get" => crate::scale::get(&ctx).await,
-            "update" => crate::scale::update(&ctx, body).await,
-            "patch" => crate::scale::patch(&ctx, body).await,
+            "get" => crate::handler::scale::get(&ctx).await,
+            "update" => crate::handler::scale::update(&ctx, body).await,
+            "patch" => crate::handler::scale::patch(&ctx, body).await,
             _ => Err(no_route()),
         },
         "token" if ctx.def.extra_subresources.iter().any(|s| s == "token") => match verb.as_str() {
-            "create" => crate::auth::token_request::create(&ctx, body).await,
+            "create" => crate::handler::token_request::create(&ctx, body).await,
             _ => Err(no_route()),
         },
         "approval" if ctx.def.extra_subresources.iter().any(|s| s == "approval") => {
@@ -715,7 +721,7 @@ pub fn render_object(
         Target::Table(_) => {
             let rv = object::meta_str(obj, "resourceVersion").to_string();
             let items = vec![obj.clone()];
-            let table = crate::tables::table(ctx, &items, &rv, None, None)?;
+            let table = crate::handler::tables::table(ctx, &items, &rv, None, None)?;
             output::encode_json(neg.media, neg.pretty, table)?
         }
     };
@@ -870,7 +876,7 @@ pub fn render_list(ctx: &Ctx, meta: &ListMeta, items: ListItems<'_>) -> Result<R
         }
         Target::Table(_) => {
             let values: Vec<Value> = (0..items.len()).map(|i| items.value(i)).collect();
-            let table = crate::tables::table(
+            let table = crate::handler::tables::table(
                 ctx,
                 &values,
                 meta.resource_version.as_deref().unwrap_or(""),
@@ -976,7 +982,7 @@ async fn watch_req(ctx: &Ctx) -> Result<Response, ApiError> {
     let watch_list = opts.send_initial_events == Some(true) && opts.allow_bookmarks;
     match ctx.neg.target {
         Target::Table(_) => {
-            let enc = crate::tables::TableWatchEncoder::new(ctx)?;
+            let enc = crate::handler::tables::TableWatchEncoder::new(ctx)?;
             watch::serve(&ctx.state, &ctx.def, &ctx.ns, &opts, enc).await
         }
         Target::PartialObjectMetadata(version) => {

@@ -15,8 +15,8 @@ use axum::response::Response;
 use http::StatusCode;
 use serde_json::{Map, Value, json};
 
-use super::UserInfo;
-use super::attributes::Attributes;
+use crate::auth::UserInfo;
+use crate::auth::attributes::Attributes;
 use crate::error::{ApiError, Cause};
 use crate::handler::{Ctx, read_body, render_object, request_media};
 use crate::object;

@@ -7,9 +7,9 @@
 
 use serde_json::{Value, json};
 
-use super::rbac::RBAC_GROUP;
-use super::rbac::index::parse_rules;
-use super::{
+use crate::auth::rbac::RBAC_GROUP;
+use crate::auth::rbac::index::parse_rules;
+use crate::auth::{
     AUTHENTICATED_GROUP, CONTROLLER_MANAGER_USER, MASTERS_GROUP, PUBLIC_INFO_PATHS,
     UNAUTHENTICATED_GROUP,
 };

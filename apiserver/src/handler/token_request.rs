@@ -7,7 +7,7 @@ use axum::response::Response;
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use super::service_account::{Ref, TokenSpec};
+use crate::auth::service_account::{Ref, TokenSpec};
 use crate::error::{ApiError, Cause};
 use crate::handler::{Ctx, read_body, render_object, request_media};
 use crate::object;

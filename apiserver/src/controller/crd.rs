@@ -5,6 +5,7 @@
 //! (the CRD handler and discovery controller), and delete the objects of a CRD being deleted
 //! before releasing its finalizer (CRDFinalizer).
 
+use crate::crd::CRD_GROUP;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -14,7 +15,7 @@ use storage::RangeRequest;
 
 use tokio::task::JoinHandle;
 
-use super::definition::{
+use crate::crd::definition::{
     CLEANUP_FINALIZER, ClaimedNames, condition, condition_true, desired_status, mirrors_native,
     resource_defs, set_condition,
 };
@@ -26,8 +27,6 @@ use crate::resources::ResourceDef;
 use crate::state::ApiState;
 use crate::watch_cache::{Filter, RecvError, TryRecvError};
 
-/// The group and resource of CustomResourceDefinitions.
-pub const CRD_GROUP: &str = "apiextensions.k8s.io";
 const CRD_VERSION: &str = "v1";
 const CRD_PLURAL: &str = "customresourcedefinitions";
 
@@ -205,7 +204,7 @@ impl Controller {
             state.drop_cache(p);
         }
         for c in old_crds.difference(&new_crds) {
-            super::schema::forget(c);
+            crate::crd::schema::forget(c);
         }
         self.served = defs;
     }

@@ -15,7 +15,7 @@ use kube_controller_manager::{
     ApiServer,
     api_server::{self as kcm_api, Deleted, Edit, Event, Lagged, Object, Resource, Subscription},
 };
-pub use kube_controller_manager::{Kcm, KcmOptions, parse_duration};
+pub use kube_controller_manager::{Kcm, KcmOptions};
 
 use crate::error::ApiError;
 use crate::options::{DeleteOptions, ListOptions, Propagation};
@@ -29,7 +29,7 @@ use crate::watch_cache::{CacheEvent, CachedObject, EventType, Filter};
 pub struct Controllers {
     _kcm: Kcm,
     /// kube's serviceaccount-token controller, here because it signs with the server's key.
-    _tokens: Option<crate::auth::token_controller::TokenController>,
+    _tokens: Option<crate::controller::tokens::TokenController>,
 }
 
 /// Starts the controllers `opts` enables over this server's state: the kube-controller-manager
@@ -39,7 +39,7 @@ pub fn start(state: &Arc<ApiState>, opts: &KcmOptions) -> Controllers {
     let server: Arc<dyn ApiServer> = Arc::new(Server(state.clone()));
     let tokens = if opts.controllers {
         state.auth().map(|auth| {
-            crate::auth::token_controller::spawn(
+            crate::controller::tokens::spawn(
                 Arc::downgrade(state),
                 auth.tokens.clone(),
                 auth.root_ca_pem.clone(),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Authorizer, Index, RBAC_GROUP, aggregation};
+use crate::auth::rbac::{Authorizer, Index, RBAC_GROUP, aggregation};
 use crate::error::ApiError;
 use crate::registry::{Registry, Subresource, WriteContext};
 use crate::resources::ResourceDef;

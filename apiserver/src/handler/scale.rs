@@ -165,12 +165,12 @@ pub async fn update(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
 /// object.
 pub async fn patch(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
     let media = request_media(ctx);
-    crate::patch_handler::non_apply_patch_type(&media)?;
+    crate::handler::patch::non_apply_patch_type(&media)?;
     let opts = WriteOptions::parse(&ctx.query, OptionsKind::Patch { apply: false })?;
     let bytes = read_body(ctx, body).await?;
     write_scale(ctx, &opts, |scale| {
         let mut patched =
-            crate::patch_handler::apply_to(&media, scale, &bytes, "autoscaling", "v1", "Scale")?;
+            crate::handler::patch::apply_to(&media, scale, &bytes, "autoscaling", "v1", "Scale")?;
         // Unless the patch names a resourceVersion, it applies to whatever is current.
         if patched.pointer("/metadata/resourceVersion")
             == scale.pointer("/metadata/resourceVersion")
