@@ -93,30 +93,31 @@ pub async fn serve(args: AggregatedArgs, common: Common) -> anyhow::Result<()> {
         tls_cert_file,
         tls_private_key_file,
     } = common;
-    let server = apiserver::aggregated::start(apiserver::aggregated::AggregatedOptions {
-        data_dir,
-        bind,
-        store,
-        tls_sans,
-        tls_cert_file,
-        tls_private_key_file,
-        kubeconfig: args.kubeconfig,
-        authentication_kubeconfig: args.authentication_kubeconfig,
-        authorization_kubeconfig: args.authorization_kubeconfig,
-        authn: apiserver::aggregated::AuthnFlags {
-            client_ca_file,
-            requestheader_client_ca_file: args.requestheader_client_ca_file,
-            requestheader_allowed_names: args.requestheader_allowed_names,
-            requestheader_username_headers: args.requestheader_username_headers,
-            requestheader_group_headers: args.requestheader_group_headers,
-            requestheader_extra_headers_prefix: args.requestheader_extra_headers_prefix,
-            skip_lookup: args.authentication_skip_lookup,
-            tolerate_lookup_failure: args.authentication_tolerate_lookup_failure,
-        },
-        authn_refresh: apiserver::aggregated::launch::DEFAULT_AUTHN_REFRESH,
-    })
-    .await
-    .context("starting the aggregated API server")?;
+    let server =
+        apiserver::launch::aggregated::start(apiserver::launch::aggregated::AggregatedOptions {
+            data_dir,
+            bind,
+            store,
+            tls_sans,
+            tls_cert_file,
+            tls_private_key_file,
+            kubeconfig: args.kubeconfig,
+            authentication_kubeconfig: args.authentication_kubeconfig,
+            authorization_kubeconfig: args.authorization_kubeconfig,
+            authn: apiserver::aggregated::AuthnFlags {
+                client_ca_file,
+                requestheader_client_ca_file: args.requestheader_client_ca_file,
+                requestheader_allowed_names: args.requestheader_allowed_names,
+                requestheader_username_headers: args.requestheader_username_headers,
+                requestheader_group_headers: args.requestheader_group_headers,
+                requestheader_extra_headers_prefix: args.requestheader_extra_headers_prefix,
+                skip_lookup: args.authentication_skip_lookup,
+                tolerate_lookup_failure: args.authentication_tolerate_lookup_failure,
+            },
+            authn_refresh: apiserver::launch::aggregated::DEFAULT_AUTHN_REFRESH,
+        })
+        .await
+        .context("starting the aggregated API server")?;
     println!("karmada-rs aggregated apiserver serving at {}", server.url);
     // Pods are stopped with SIGTERM, terminals with Ctrl-C.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())

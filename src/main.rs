@@ -335,8 +335,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         registration: Some(cmd::registration(&running)),
     };
     let client = running.client_with_agent(cmd::controller_user(), controllers::USER_AGENT);
-    let (state, kcm) = (
-        running.state.clone(),
+    let (chain, kcm) = (
+        running.chain.clone(),
         apiserver::controller::kcm::KcmOptions {
             event_ttl: args.event_ttl,
             ..Default::default()
@@ -344,7 +344,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     );
     let start_controllers = move || -> leaderelection::Leading {
         Box::new((
-            apiserver::controller::kcm::start(&state, &kcm),
+            apiserver::controller::kcm::start(&chain, &kcm),
             controllers::start(config.clone(), client.clone()),
         ))
     };

@@ -47,7 +47,7 @@ pub async fn admit(
     _ctx: &WriteContext,
 ) -> Result<(), ApiError> {
     // RBAC privilege-escalation prevention runs first, as kube's policy-based storage does.
-    crate::auth::rbac::escalation::check(state, def, obj, old)?;
+    state.check_escalation(def, obj, old)?;
     let (group, kind) = (def.group.as_str(), def.kind.as_str());
     let strategy = kube_registry::strategy_for(group, kind);
     // A status write keeps everything but `.status` from the stored object (registry's

@@ -25,7 +25,6 @@ use crate::audit_policy::{Decision, Level, Policy, Stage};
 use crate::auth::{RemoteAddr, UserInfo};
 use crate::error::ApiError;
 use crate::request_info::RequestInfo;
-use crate::state::ApiState;
 
 /// Events waiting for the writer before new ones are dropped.
 const QUEUE: usize = 10_000;
@@ -264,12 +263,12 @@ impl Sink {
 /// Turns a handler's result into the response: records the request's audit events (when
 /// auditing is on and the policy audits it) and sets kube's `Audit-Id` response header.
 pub async fn complete(
-    state: &ApiState,
+    log: Option<&Arc<AuditLog>>,
     audit: &mut RequestAudit,
     result: Result<Response, ApiError>,
     errors: &crate::output::ErrorForm,
 ) -> Response {
-    let log = state.auth().and_then(|a| a.audit.clone());
+    let log = log.cloned();
     let decision = log.as_ref().map(|l| audit.decide(&l.policy));
     let mut resp = match (log, decision) {
         (Some(log), Some(d)) if d.level > Level::None => match result {

@@ -104,7 +104,20 @@ pub enum Lifecycle {
 /// A watch cache and the task feeding it.
 type RunningCache = (Arc<WatchCache>, JoinHandle<()>);
 
-/// Everything a request handler needs.
+/// A check every write of the registry passes that needs something above it: kube's
+/// policy-based RBAC storage is built with the authorizer, and here the authorizer's
+/// escalation check is handed to the state at launch the same way.
+pub trait WriteCheck: Send + Sync {
+    /// Refuses the write of `obj` (over `old` on update) when the request may not make it.
+    fn check(
+        &self,
+        def: &ResourceDef,
+        obj: &serde_json::Value,
+        old: Option<&serde_json::Value>,
+    ) -> Result<(), ApiError>;
+}
+
+/// What the registry, admission and the watch caches share.
 pub struct ApiState {
     /// The store.
     pub store: Arc<dyn Store>,
@@ -114,19 +127,13 @@ pub struct ApiState {
     pub config: ApiConfig,
     /// Request metrics.
     pub metrics: crate::metrics::Metrics,
-    /// The cluster proxy's targets and connection pools.
-    pub cluster_proxy: crate::proxy::ClusterProxy,
-    /// The aggregation layer's routes to APIService backends.
-    pub aggregator: crate::aggregator::Aggregator,
     /// The termination phase; handlers and watches subscribe to it.
     pub lifecycle: tokio::sync::watch::Sender<Lifecycle>,
-    /// Delegated authentication and authorization (`--aggregated` mode).
-    delegated_auth: std::sync::OnceLock<Arc<crate::aggregated::DelegatedAuth>>,
     caches: Mutex<HashMap<String, RunningCache>>,
-    /// Authentication, authorization and audit; requests fail closed until it is set.
-    auth: OnceLock<Arc<crate::auth::Auth>>,
     /// API Priority and Fairness, when on.
     pub flow_control: Option<flowcontrol::FlowControl>,
+    /// RBAC's escalation check, once the security stack is set up.
+    escalation_check: OnceLock<Arc<dyn WriteCheck>>,
 }
 
 impl std::fmt::Debug for ApiState {
@@ -162,33 +169,29 @@ impl ApiState {
             config,
             flow_control,
             metrics: Default::default(),
-            cluster_proxy: Default::default(),
-            aggregator: Default::default(),
             lifecycle: tokio::sync::watch::Sender::new(Lifecycle::Running),
-            delegated_auth: Default::default(),
             caches: Mutex::new(HashMap::new()),
-            auth: OnceLock::new(),
+            escalation_check: OnceLock::new(),
         })
     }
 
-    /// The delegated security stack, in `--aggregated` mode.
-    pub fn delegated_auth(&self) -> Option<&Arc<crate::aggregated::DelegatedAuth>> {
-        self.delegated_auth.get()
+    /// Sets RBAC's escalation check (once).
+    pub fn set_escalation_check(&self, check: Arc<dyn WriteCheck>) {
+        let _ = self.escalation_check.set(check);
     }
 
-    /// Makes requests authenticate and authorize through the host (once).
-    pub fn set_delegated_auth(&self, d: Arc<crate::aggregated::DelegatedAuth>) {
-        let _ = self.delegated_auth.set(d);
-    }
-
-    /// The security stack, once configured.
-    pub fn auth(&self) -> Option<&Arc<crate::auth::Auth>> {
-        self.auth.get()
-    }
-
-    /// Configures the security stack (once; later calls are ignored).
-    pub fn set_auth(&self, auth: Arc<crate::auth::Auth>) {
-        let _ = self.auth.set(auth);
+    /// Runs RBAC's escalation check on a write; without a security stack there is no request
+    /// identity to check against, so nothing is refused.
+    pub fn check_escalation(
+        &self,
+        def: &ResourceDef,
+        obj: &serde_json::Value,
+        old: Option<&serde_json::Value>,
+    ) -> Result<(), ApiError> {
+        match self.escalation_check.get() {
+            Some(c) => c.check(def, obj, old),
+            None => Ok(()),
+        }
     }
 
     /// The cache of a stored resource, started on first use. Must run inside a runtime.

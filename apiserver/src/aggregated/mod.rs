@@ -7,7 +7,6 @@
 
 pub mod authn_config;
 pub mod delegated;
-pub mod launch;
 pub mod requestheader;
 
 use std::sync::{Arc, RwLock};
@@ -20,7 +19,6 @@ use crate::error::ApiError;
 use crate::request_info::RequestInfo;
 pub use authn_config::{AuthnConfig, AuthnFlags};
 pub use delegated::Delegated;
-pub use launch::{AggregatedOptions, AggregatedServer, start};
 use requestheader::Outcome;
 
 /// The security stack of an aggregated server.

@@ -10,8 +10,9 @@ use http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
-use super::{AggregatedOptions, AuthnFlags};
+use super::AuthnFlags;
 use crate::launch::StoreChoice;
+use crate::launch::aggregated::AggregatedOptions;
 use crate::proxy::fixture_tests::{ControlPlane, DEADLINE};
 use crate::proxy::transport::{self, Dialer, TlsSettings};
 
@@ -55,11 +56,11 @@ fn client_with(ca_pem: &str, cert: Option<(String, String)>) -> transport::HttpC
 async fn behind_a_host_aggregator() {
     let host = ControlPlane::start().await;
     host.running
-        .state
+        .chain
         .aggregator
         .set_recheck_interval(Duration::from_millis(300));
     let dir = tempfile::tempdir().unwrap();
-    let agg = super::start(AggregatedOptions {
+    let agg = crate::launch::aggregated::start(AggregatedOptions {
         data_dir: dir.path().to_path_buf(),
         bind: "127.0.0.1:0".parse().unwrap(),
         store: StoreChoice::Embedded,
@@ -95,7 +96,7 @@ async fn behind_a_host_aggregator() {
     .await;
     let start = std::time::Instant::now();
     loop {
-        let t = host.running.state.aggregator.table();
+        let t = host.running.chain.aggregator.table();
         if t.values().any(|b| b.available) {
             break;
         }

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use super::apiservice::{self, AVAILABLE, ApiService, Condition};
-use super::{Backend, RouteTable};
+use super::{Aggregator, Backend, RouteTable};
 use crate::openapi::Published;
 use crate::proxy::forward::{self, Outbound};
 use crate::proxy::transport::{self, Dialer, HttpClient, TlsSettings};
@@ -50,9 +50,9 @@ impl Drop for Controller {
 }
 
 /// Starts the controller. Must run inside a runtime.
-pub fn start(state: Arc<ApiState>) -> Controller {
+pub fn start(state: Arc<ApiState>, aggregator: Arc<Aggregator>) -> Controller {
     let mut tracked: HashMap<String, Tracked> = HashMap::new();
-    prime(&state, &mut tracked);
+    prime(&state, &aggregator, &mut tracked);
     let weak = Arc::downgrade(&state);
     drop(state);
     let task = tokio::spawn(async move {
@@ -60,7 +60,7 @@ pub fn start(state: Arc<ApiState>) -> Controller {
             let Some(state) = weak.upgrade() else {
                 return;
             };
-            reconcile(&state, &mut tracked).await;
+            reconcile(&state, &aggregator, &mut tracked).await;
             drop(state);
             tokio::time::sleep(POLL).await;
         }
@@ -109,21 +109,22 @@ fn api_services(state: &ApiState) -> Vec<ApiService> {
 
 /// Routes from the stored APIServices and their stored conditions, before the first checks
 /// (kube-aggregator serves a backend by its recorded `Available` condition, too).
-fn prime(state: &ApiState, tracked: &mut HashMap<String, Tracked>) {
+fn prime(state: &ApiState, aggregator: &Aggregator, tracked: &mut HashMap<String, Tracked>) {
     let services = api_services(state);
-    sync_entries(state, &services, tracked, Instant::now());
+    sync_entries(state, aggregator, &services, tracked, Instant::now());
     for a in &services {
         if let Some(entry) = tracked.get_mut(&a.name) {
             entry.condition = a.available.clone();
         }
     }
-    publish(state, &services, tracked);
+    publish(aggregator, &services, tracked);
 }
 
 /// Resolves and connects the remote APIServices whose Service or spec changed; returns the
 /// indices of those due for a check.
 fn sync_entries(
     state: &ApiState,
+    aggregator: &Aggregator,
     services: &[ApiService],
     tracked: &mut HashMap<String, Tracked>,
     now: Instant,
@@ -163,7 +164,7 @@ fn sync_entries(
             entry.resolve_error = None;
             match apiservice::resolve(svc_ref, svc.as_ref().map(|(v, _)| v)) {
                 Err(c) => entry.resolve_error = Some(c),
-                Ok((host, port)) => match build_client(state, a, &host, port) {
+                Ok((host, port)) => match build_client(aggregator, a, &host, port) {
                     Ok(t) => entry.target = Some(t),
                     Err(e) => entry.transport_error = Some(e),
                 },
@@ -179,7 +180,7 @@ fn sync_entries(
 }
 
 /// Publishes the route table of the remote APIServices.
-fn publish(state: &ApiState, services: &[ApiService], tracked: &HashMap<String, Tracked>) {
+fn publish(aggregator: &Aggregator, services: &[ApiService], tracked: &HashMap<String, Tracked>) {
     let mut table = RouteTable::new();
     for a in services {
         if a.service.is_none() {
@@ -204,19 +205,23 @@ fn publish(state: &ApiState, services: &[ApiService], tracked: &HashMap<String, 
             }),
         );
     }
-    state.aggregator.set_table(table);
+    aggregator.set_table(table);
 }
 
-async fn reconcile(state: &Arc<ApiState>, tracked: &mut HashMap<String, Tracked>) {
+async fn reconcile(
+    state: &Arc<ApiState>,
+    aggregator: &Aggregator,
+    tracked: &mut HashMap<String, Tracked>,
+) {
     let services = api_services(state);
-    let recheck = state.aggregator.recheck_interval();
+    let recheck = aggregator.recheck_interval();
     for a in services.iter().filter(|a| a.service.is_none()) {
         let local = Condition::new("True", "Local", "Local APIServices are always available");
         if a.available.as_ref() != Some(&local) {
             write_condition(state, &a.name, &local).await;
         }
     }
-    let due: Vec<&ApiService> = sync_entries(state, &services, tracked, Instant::now())
+    let due: Vec<&ApiService> = sync_entries(state, aggregator, &services, tracked, Instant::now())
         .into_iter()
         .map(|i| &services[i])
         .collect();
@@ -280,19 +285,18 @@ async fn reconcile(state: &Arc<ApiState>, tracked: &mut HashMap<String, Tracked>
         entry.condition = Some(cond);
     }
 
-    publish(state, &services, tracked);
+    publish(aggregator, &services, tracked);
 }
 
 /// A pooled client towards a backend: TLS verified as `<svc>.<ns>.svc` against the
 /// APIService's caBundle (or not at all), presenting the front-proxy client certificate.
 fn build_client(
-    state: &ApiState,
+    aggregator: &Aggregator,
     a: &ApiService,
     host: &str,
     port: u16,
 ) -> Result<(http::uri::Authority, HttpClient), String> {
-    let fp = state
-        .aggregator
+    let fp = aggregator
         .front_proxy()
         .ok_or_else(|| "the front-proxy client certificate is not configured".to_string())?;
     let tls = transport::client_config(&TlsSettings {

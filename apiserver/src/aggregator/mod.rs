@@ -250,14 +250,14 @@ pub async fn proxy(
 /// owner as gone. Unknown kinds and unavailable backends are reported as existing or as an
 /// error, never as absent.
 pub async fn remote_object_exists(
-    state: &ApiState,
+    aggregator: &Aggregator,
     group: &str,
     kind: &str,
     namespace: &str,
     name: &str,
     uid: &str,
 ) -> Option<Result<bool, crate::error::ApiError>> {
-    let table = state.aggregator.table();
+    let table = aggregator.table();
     let mut backends: Vec<&Arc<Backend>> = table.values().filter(|b| b.group == group).collect();
     if backends.is_empty() {
         return None;
@@ -333,6 +333,7 @@ pub async fn remote_object_exists(
 /// CA. Returns the running availability controller.
 pub async fn start(
     state: &Arc<ApiState>,
+    aggregator: &Arc<Aggregator>,
     pki_dir: &std::path::Path,
     client_ca_pem: &str,
 ) -> Result<available::Controller, AggregatorError> {
@@ -340,8 +341,8 @@ pub async fn start(
     front_proxy::publish(state, front_proxy::authentication_data(client_ca_pem, &fp))
         .await
         .map_err(|e| AggregatorError::Publish(e.message))?;
-    state.aggregator.set_front_proxy(fp);
-    Ok(available::start(state.clone()))
+    aggregator.set_front_proxy(fp);
+    Ok(available::start(state.clone(), aggregator.clone()))
 }
 
 /// Why the aggregation layer could not start.

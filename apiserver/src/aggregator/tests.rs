@@ -186,7 +186,7 @@ async fn wait_for_status(cp: &ControlPlane, path: &str, want: StatusCode) {
 async fn routes_to_available_backends_as_the_front_proxy() {
     let cp = ControlPlane::start().await;
     cp.running
-        .state
+        .chain
         .aggregator
         .set_recheck_interval(Duration::from_millis(300));
     // The backend trusts the host's front-proxy CA, published like kube-apiserver does.

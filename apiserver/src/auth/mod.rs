@@ -18,17 +18,12 @@ pub mod token_cache;
 pub mod token_file;
 pub mod x509;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use rustls_pki_types::CertificateDer;
-
-use crate::audit::{AuditLog, RequestAudit};
-use crate::error::ApiError;
-use crate::request_info::RequestInfo;
-use crate::state::ApiState;
 
 pub use attributes::Attributes;
 pub use authenticator::Authenticator;
@@ -260,8 +255,8 @@ pub struct AuthOptions {
     pub root_ca_pem: String,
 }
 
-/// The security stack of one API server: authenticators, the RBAC authorizer and the audit
-/// log.
+/// The security stack of one API server: authenticators, the RBAC authorizer and the
+/// service-account token issuer (the audit log is the handler chain's, beside it).
 pub struct Auth {
     /// The authenticator chain.
     pub authenticator: Authenticator,
@@ -269,8 +264,6 @@ pub struct Auth {
     pub authorizer: Arc<Authorizer>,
     /// Service-account token issuance and validation.
     pub tokens: Arc<ServiceAccountTokens>,
-    /// The audit log, when enabled.
-    pub audit: Option<Arc<AuditLog>>,
     /// See [`AuthOptions::root_ca_pem`].
     pub root_ca_pem: String,
 }
@@ -283,7 +276,7 @@ impl std::fmt::Debug for Auth {
 
 impl Auth {
     /// Builds the stack from options (reads the token file).
-    pub fn new(opts: &AuthOptions, audit: Option<Arc<AuditLog>>) -> Result<Auth, AuthError> {
+    pub fn new(opts: &AuthOptions) -> Result<Auth, AuthError> {
         let issuer = if opts.service_account_issuer.is_empty() {
             DEFAULT_ISSUER.to_string()
         } else {
@@ -313,7 +306,6 @@ impl Auth {
             authenticator,
             authorizer: Arc::new(Authorizer::new()),
             tokens,
-            audit,
             root_ca_pem: opts.root_ca_pem.clone(),
         })
     }
@@ -333,45 +325,6 @@ pub async fn scope<F: std::future::Future>(user: Arc<UserInfo>, fut: F) -> F::Ou
 /// behalf (bootstrap, controllers inside the server) runs outside any request and has none.
 pub fn current_user() -> Option<Arc<UserInfo>> {
     CURRENT_USER.try_with(|u| u.clone()).ok()
-}
-
-/// Authenticates, applies impersonation and authorizes one request (kube's
-/// WithAuthentication, WithImpersonation and WithAuthorization filters). Returns the identity
-/// the request acts as. Only an authenticated request has its field selector read (for the
-/// name RBAC checks, [`crate::request_info::add_selector_name`]).
-pub async fn admit(
-    state: &ApiState,
-    parts: &mut http::request::Parts,
-    info: &mut RequestInfo,
-    query: &HashMap<String, Vec<String>>,
-    audit: &mut RequestAudit,
-) -> Result<Arc<UserInfo>, ApiError> {
-    let auth = state
-        .auth()
-        .ok_or_else(|| ApiError::unavailable("the server's authentication is not configured"))?;
-    let user = auth.authenticator.authenticate(state, parts).await?;
-    audit.set_user(&user);
-    crate::request_info::add_selector_name(info, query);
-    audit.set_request(info);
-    if let Some(log) = &auth.audit {
-        audit.received(log);
-    }
-    let user = match impersonation::impersonate(&auth.authorizer, &user, &parts.headers)? {
-        Some(acting_as) => {
-            audit.set_impersonated(&acting_as);
-            impersonation::strip_headers(&mut parts.headers);
-            acting_as
-        }
-        None => user,
-    };
-    let attrs = Attributes::from_request(&user, info);
-    let decision = auth.authorizer.authorize(&attrs);
-    audit.set_decision(decision.allowed, &decision.reason);
-    if !decision.allowed {
-        tracing::debug!(user = %user.name, verb = %info.verb, path = %info.path, "forbidden");
-        return Err(attrs.forbidden(&decision.reason));
-    }
-    Ok(Arc::new(user))
 }
 
 #[cfg(test)]

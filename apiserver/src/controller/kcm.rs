@@ -17,7 +17,9 @@ use kube_controller_manager::{
 };
 pub use kube_controller_manager::{Kcm, KcmOptions};
 
+use crate::aggregator::Aggregator;
 use crate::error::ApiError;
+use crate::handler::Chain;
 use crate::options::{DeleteOptions, ListOptions, Propagation};
 use crate::registry::{DeleteOutcome, Registry, Subresource, WriteContext};
 use crate::resources::ResourceDef;
@@ -35,10 +37,11 @@ pub struct Controllers {
 /// Starts the controllers `opts` enables over this server's state: the kube-controller-manager
 /// crate's and, with `opts.controllers`, the service-account token controller (which needs the
 /// server's authentication, so it starts only once that is set). Must run inside a runtime.
-pub fn start(state: &Arc<ApiState>, opts: &KcmOptions) -> Controllers {
-    let server: Arc<dyn ApiServer> = Arc::new(Server(state.clone()));
+pub fn start(chain: &Chain, opts: &KcmOptions) -> Controllers {
+    let state = &chain.state;
+    let server: Arc<dyn ApiServer> = Arc::new(Server(state.clone(), chain.aggregator.clone()));
     let tokens = if opts.controllers {
-        state.auth().map(|auth| {
+        chain.auth().map(|auth| {
             crate::controller::tokens::spawn(
                 Arc::downgrade(state),
                 auth.tokens.clone(),
@@ -54,8 +57,9 @@ pub fn start(state: &Arc<ApiState>, opts: &KcmOptions) -> Controllers {
     }
 }
 
-/// The controllers' view of the server's state.
-struct Server(Arc<ApiState>);
+/// The controllers' view of the server's state (and of the aggregation layer, for owners
+/// served by a backend).
+struct Server(Arc<ApiState>, Arc<Aggregator>);
 
 /// A served resource as the controllers see it (the registry crate's [`ResourceDef`] wrapped,
 /// since the controllers' trait and the type are both foreign here).
@@ -323,7 +327,7 @@ impl ApiServer for Server {
         name: &str,
         uid: &str,
     ) -> Option<Result<bool, kcm_api::ApiError>> {
-        crate::aggregator::remote_object_exists(&self.0, group, kind, namespace, name, uid)
+        crate::aggregator::remote_object_exists(&self.1, group, kind, namespace, name, uid)
             .await
             .map(|r| r.map_err(kcm_error))
     }

@@ -31,18 +31,88 @@ use crate::resources::ResourceDef;
 use crate::state::ApiState;
 use crate::watch;
 
+/// What the handler chain serves with: the registry's state, what the chain's filters
+/// need (authentication and authorization, or their delegation to a host API server in
+/// `--aggregated` mode, and the audit log), and the two routes beside the chain, the
+/// aggregation layer and the cluster proxy. Nothing below the handler holds these: the
+/// registry, admission and storage see only [`ApiState`].
+pub struct Chain {
+    /// The registry's state.
+    pub state: Arc<ApiState>,
+    /// The aggregation layer's routes to APIService backends.
+    pub aggregator: Arc<crate::aggregator::Aggregator>,
+    /// The cluster proxy's targets and connection pools.
+    pub cluster_proxy: Arc<crate::proxy::ClusterProxy>,
+    /// Authentication and authorization; requests fail closed until it is set.
+    auth: std::sync::OnceLock<Arc<auth::Auth>>,
+    /// Delegated authentication and authorization (`--aggregated` mode).
+    delegated_auth: std::sync::OnceLock<Arc<crate::aggregated::DelegatedAuth>>,
+    /// The audit log, when enabled.
+    audit: std::sync::OnceLock<Arc<crate::audit::AuditLog>>,
+}
+
+impl std::fmt::Debug for Chain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chain").finish_non_exhaustive()
+    }
+}
+
+impl Chain {
+    /// A chain over `state`, with no security stack yet (requests fail closed).
+    pub fn new(state: Arc<ApiState>) -> Arc<Chain> {
+        Arc::new(Chain {
+            state,
+            aggregator: Default::default(),
+            cluster_proxy: Default::default(),
+            auth: Default::default(),
+            delegated_auth: Default::default(),
+            audit: Default::default(),
+        })
+    }
+
+    /// The security stack, once configured.
+    pub fn auth(&self) -> Option<&Arc<auth::Auth>> {
+        self.auth.get()
+    }
+
+    /// Sets the security stack (once).
+    pub fn set_auth(&self, auth: Arc<auth::Auth>) {
+        let _ = self.auth.set(auth);
+    }
+
+    /// The delegated security stack, in `--aggregated` mode.
+    pub fn delegated_auth(&self) -> Option<&Arc<crate::aggregated::DelegatedAuth>> {
+        self.delegated_auth.get()
+    }
+
+    /// Makes requests authenticate and authorize through the host (once).
+    pub fn set_delegated_auth(&self, d: Arc<crate::aggregated::DelegatedAuth>) {
+        let _ = self.delegated_auth.set(d);
+    }
+
+    /// The audit log, when enabled.
+    pub fn audit(&self) -> Option<&Arc<crate::audit::AuditLog>> {
+        self.audit.get()
+    }
+
+    /// Turns auditing on with `log` (once).
+    pub fn set_audit(&self, log: Arc<crate::audit::AuditLog>) {
+        let _ = self.audit.set(log);
+    }
+}
+
 /// The axum router serving the whole API.
-pub fn router(state: Arc<ApiState>) -> Router {
-    Router::new().fallback(entry_recovering).with_state(state)
+pub fn router(chain: Arc<Chain>) -> Router {
+    Router::new().fallback(entry_recovering).with_state(chain)
 }
 
 /// [`entry`] behind [`recover_panics`].
 // axum boxes this handler's future once, with `entry`'s inside it; boxing `entry` again would
 // add a second allocation per request for nothing.
 #[allow(clippy::large_futures)]
-async fn entry_recovering(state: State<Arc<ApiState>>, req: http::Request<Body>) -> Response {
+async fn entry_recovering(chain: State<Arc<Chain>>, req: http::Request<Body>) -> Response {
     let (method, uri) = (req.method().clone(), req.uri().clone());
-    recover_panics(&method, &uri, entry(state, req)).await
+    recover_panics(&method, &uri, entry(chain, req)).await
 }
 
 /// The message of the 500 a panicking request gets (kube-apiserver's words).
@@ -72,7 +142,8 @@ pub async fn recover_panics(
     }
 }
 
-async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> Response {
+async fn entry(State(chain): State<Arc<Chain>>, req: http::Request<Body>) -> Response {
+    let state = &chain.state;
     let started = std::time::Instant::now();
     let method = req.method().clone();
     let query = parse_query(req.uri().query());
@@ -124,11 +195,11 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
         });
     let path = info.path.clone();
     let mut audit = crate::audit::RequestAudit::begin(&req);
-    if state.auth().is_none_or(|a| a.audit.is_none()) {
+    if chain.audit().is_none() {
         audit = audit.disabled();
     }
     audit.long_running = long_running;
-    let req = match keep_body_for_audit(&state, req, long_running, &mut audit).await {
+    let req = match keep_body_for_audit(&chain, req, long_running, &mut audit).await {
         Ok(req) => req,
         Err(e) => return errors.render(&e),
     };
@@ -141,13 +212,13 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
     let result = match deadline {
         Ok(deadline) => {
             // Pinned here so the (large) handler future stays in this frame.
-            let handling = handle(&state, req, info, query, &mut audit);
+            let handling = handle(&chain, req, info, query, &mut audit);
             tokio::pin!(handling);
             within_deadline(deadline, handling).await
         }
         Err(e) => Err(e),
     };
-    let resp = crate::audit::complete(&state, &mut audit, result, &errors).await;
+    let resp = crate::audit::complete(chain.audit(), &mut audit, result, &errors).await;
     drop(guard);
     let elapsed = started.elapsed();
     if let Some(l) = labels {
@@ -169,15 +240,12 @@ async fn entry(State(state): State<Arc<ApiState>>, req: http::Request<Body>) -> 
 /// Reads a write's body up front when the audit policy records request bodies, so its event
 /// can carry the object; the handler reads the same bytes.
 async fn keep_body_for_audit(
-    state: &ApiState,
+    chain: &Chain,
     req: http::Request<Body>,
     long_running: bool,
     audit: &mut crate::audit::RequestAudit,
 ) -> Result<http::Request<Body>, ApiError> {
-    let records = state
-        .auth()
-        .and_then(|a| a.audit.as_ref())
-        .is_some_and(|l| l.records_bodies());
+    let records = chain.audit().is_some_and(|l| l.records_bodies());
     if !records
         || long_running
         || !matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH)
@@ -185,7 +253,7 @@ async fn keep_body_for_audit(
         return Ok(req);
     }
     let (parts, body) = req.into_parts();
-    let bytes = body::read_limited(body, state.config.max_request_bytes).await?;
+    let bytes = body::read_limited(body, chain.state.config.max_request_bytes).await?;
     let content_type = body::content_type(header_str(&parts.headers, header::CONTENT_TYPE));
     audit.set_request_body(bytes.clone(), &content_type);
     Ok(http::Request::from_parts(parts, Body::from(bytes)))
@@ -275,6 +343,8 @@ async fn within_deadline(
 pub struct Ctx {
     /// Shared state.
     pub state: Arc<ApiState>,
+    /// The handler chain (security stack, aggregator, proxy).
+    pub chain: Arc<Chain>,
     /// Derived request attributes.
     pub info: RequestInfo,
     /// The resource.
@@ -310,7 +380,7 @@ impl Ctx {
 }
 
 async fn handle(
-    state: &Arc<ApiState>,
+    chain: &Arc<Chain>,
     req: http::Request<Body>,
     mut info: RequestInfo,
     query: HashMap<String, Vec<String>>,
@@ -318,41 +388,82 @@ async fn handle(
 ) -> Result<Response, ApiError> {
     let (mut parts, body) = req.into_parts();
     audit.set_request(&info);
-    let user = match state.delegated_auth() {
+    let user = match chain.delegated_auth() {
         Some(d) => std::sync::Arc::new(d.admit(&mut parts, &mut info, &query).await?),
-        None => auth::admit(state, &mut parts, &mut info, &query, audit).await?,
+        None => admit(chain, &mut parts, &mut info, &query, audit).await?,
     };
     // kube's WithPriorityAndFairness: after authentication and impersonation, by who asks.
-    let _seat = match &state.flow_control {
+    let _seat = match &chain.state.flow_control {
         Some(fc) if !is_long_running(&info) => Some(admit_flow(fc, &user, &info).await?),
         _ => None,
     };
     auth::scope(
         user.clone(),
-        dispatch(state, parts, body, query, info, (*user).clone()),
+        dispatch(chain, parts, body, query, info, (*user).clone()),
     )
     .await
 }
 
+/// Authenticates, applies impersonation and authorizes one request (kube's
+/// WithAuthentication, WithImpersonation and WithAuthorization filters). Returns the identity
+/// the request acts as. Only an authenticated request has its field selector read (for the
+/// name RBAC checks, [`crate::request_info::add_selector_name`]).
+async fn admit(
+    chain: &Chain,
+    parts: &mut http::request::Parts,
+    info: &mut RequestInfo,
+    query: &HashMap<String, Vec<String>>,
+    audit: &mut crate::audit::RequestAudit,
+) -> Result<Arc<UserInfo>, ApiError> {
+    let auth = chain
+        .auth()
+        .ok_or_else(|| ApiError::unavailable("the server's authentication is not configured"))?;
+    let user = auth.authenticator.authenticate(&chain.state, parts).await?;
+    audit.set_user(&user);
+    crate::request_info::add_selector_name(info, query);
+    audit.set_request(info);
+    if let Some(log) = chain.audit() {
+        audit.received(log);
+    }
+    let user = match auth::impersonation::impersonate(&auth.authorizer, &user, &parts.headers)? {
+        Some(acting_as) => {
+            audit.set_impersonated(&acting_as);
+            auth::impersonation::strip_headers(&mut parts.headers);
+            acting_as
+        }
+        None => user,
+    };
+    let attrs = auth::attributes::Attributes::from_request(&user, info);
+    let decision = auth.authorizer.authorize(&attrs);
+    audit.set_decision(decision.allowed, &decision.reason);
+    if !decision.allowed {
+        tracing::debug!(user = %user.name, verb = %info.verb, path = %info.path, "forbidden");
+        return Err(attrs.forbidden(&decision.reason));
+    }
+    Ok(Arc::new(user))
+}
+
 async fn dispatch(
-    state: &Arc<ApiState>,
+    chain: &Arc<Chain>,
     parts: http::request::Parts,
     body: Body,
     query: HashMap<String, Vec<String>>,
     info: RequestInfo,
     user: UserInfo,
 ) -> Result<Response, ApiError> {
-    if let Some(backend) = state.aggregator.route(&info) {
+    let state = &chain.state;
+    if let Some(backend) = chain.aggregator.route(&info) {
         return Ok(crate::aggregator::proxy(&backend, parts, body, &user).await);
     }
     if crate::proxy::tunnel::is_tunnel_request(state, &info) {
-        return crate::proxy::tunnel::accept(state, parts, &user, &info).await;
+        return crate::proxy::tunnel::accept(state, &chain.cluster_proxy, parts, &user, &info)
+            .await;
     }
     if crate::proxy::is_proxy_request(state, &info) {
-        return crate::proxy::serve(state, parts, body, user, &info).await;
+        return crate::proxy::serve(state, &chain.cluster_proxy, parts, body, user, &info).await;
     }
     if !info.is_resource_request {
-        return non_resource(state, &parts, &info).await;
+        return non_resource(chain, &parts, &info).await;
     }
     let snapshot = state.catalog.snapshot();
     let def = snapshot
@@ -372,6 +483,7 @@ async fn dispatch(
     )?;
     let ctx = Ctx {
         state: state.clone(),
+        chain: chain.clone(),
         ns,
         def,
         query,
@@ -384,7 +496,7 @@ async fn dispatch(
     let gv = (ctx.info.api_group.clone(), ctx.info.api_version.clone());
     let resp = resource(ctx, body).await?;
     Ok(if watch {
-        state.aggregator.end_when_remote(&gv.0, &gv.1, resp)
+        chain.aggregator.end_when_remote(&gv.0, &gv.1, resp)
     } else {
         resp
     })
@@ -451,10 +563,11 @@ fn scope(def: &ResourceDef, info: &RequestInfo) -> Result<String, ApiError> {
 }
 
 async fn non_resource(
-    state: &Arc<ApiState>,
+    chain: &Chain,
     parts: &http::request::Parts,
     info: &RequestInfo,
 ) -> Result<Response, ApiError> {
+    let state = &chain.state;
     if parts.method != Method::GET && parts.method != Method::HEAD {
         return Err(ApiError::method_not_allowed_route());
     }
@@ -466,7 +579,7 @@ async fn non_resource(
     let path = info.path.trim_end_matches('/');
     let snapshot = state.catalog.snapshot();
     if crate::openapi::handles(path) {
-        let remote = crate::aggregator::openapi(&state.aggregator.table());
+        let remote = crate::aggregator::openapi(&chain.aggregator.table());
         return crate::openapi::serve(&snapshot, &remote, path, parts);
     }
     match path {
@@ -508,7 +621,7 @@ async fn non_resource(
                 if !core {
                     crate::aggregator::discovery::merge_aggregated(
                         &mut doc,
-                        &state.aggregator.table(),
+                        &chain.aggregator.table(),
                     );
                 }
                 let media = accepted.media;
@@ -528,7 +641,7 @@ async fn non_resource(
                 )
             } else {
                 let mut doc = discovery::group_list(&snapshot);
-                crate::aggregator::discovery::merge_group_list(&mut doc, &state.aggregator.table());
+                crate::aggregator::discovery::merge_group_list(&mut doc, &chain.aggregator.table());
                 discovery_document(accept, pretty, &doc)
             }
         }
@@ -541,7 +654,7 @@ async fn non_resource(
                 ["apis", g] => crate::aggregator::discovery::group(
                     discovery::group(&snapshot, g),
                     g,
-                    &state.aggregator.table(),
+                    &chain.aggregator.table(),
                 )
                 .ok_or_else(ApiError::path_not_found)
                 .and_then(|d| discovery_document(accept, pretty, &d)),
@@ -1152,7 +1265,7 @@ async fn approval(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
     let (obj, _) = read_object(ctx, body, &opts).await?;
     let wctx = WriteContext::new(&opts, &ctx.default_manager());
     let user_rv = object::resource_version(&obj)?;
-    let auth = ctx.state.auth();
+    let auth = ctx.chain.auth();
     let updated = ctx
         .registry()
         .guaranteed_update(&ctx.ns, &ctx.info.name, Subresource::Status, &wctx, |cur| {

@@ -174,7 +174,7 @@ fn local_checks(ctx: &Ctx, req: &Value) -> Result<(), ApiError> {
 /// Evaluates a (Self|Local)SubjectAccessReview for `user`.
 fn access_review(ctx: &Ctx, req: &Value, user: &UserInfo) -> Result<Value, ApiError> {
     let auth = ctx
-        .state
+        .chain
         .auth()
         .ok_or_else(|| ApiError::unavailable("authorization is not configured"))?;
     let spec = req.get("spec").cloned().unwrap_or(json!({}));
@@ -216,7 +216,7 @@ fn access_review(ctx: &Ctx, req: &Value, user: &UserInfo) -> Result<Value, ApiEr
 /// Evaluates a SelfSubjectRulesReview.
 fn rules_review(ctx: &Ctx, req: &Value) -> Result<Value, ApiError> {
     let auth = ctx
-        .state
+        .chain
         .auth()
         .ok_or_else(|| ApiError::unavailable("authorization is not configured"))?;
     let ns = req
@@ -258,7 +258,7 @@ fn rules_review(ctx: &Ctx, req: &Value) -> Result<Value, ApiError> {
 /// Evaluates a TokenReview. The token is not echoed back.
 async fn token_review(ctx: &Ctx, req: &Value) -> Result<Value, ApiError> {
     let auth = ctx
-        .state
+        .chain
         .auth()
         .ok_or_else(|| ApiError::unavailable("authentication is not configured"))?;
     let token = req

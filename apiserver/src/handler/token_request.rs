@@ -36,7 +36,7 @@ fn invalid(name: &str, field: &str, value: &Value, msg: &str) -> ApiError {
 /// Serves a TokenRequest create.
 pub async fn create(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
     let auth = ctx
-        .state
+        .chain
         .auth()
         .ok_or_else(|| ApiError::unavailable("token issuance is not configured"))?;
     let sa_name = ctx.info.name.clone();

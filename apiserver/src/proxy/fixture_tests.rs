@@ -788,8 +788,16 @@ async fn all_clusters() {
 #[allow(dead_code)]
 fn serve_future_is_send<'a>(
     state: &'a Arc<crate::state::ApiState>,
+    proxy: &'a super::ClusterProxy,
     parts: http::request::Parts,
     info: &'a crate::request_info::RequestInfo,
 ) -> impl std::future::Future<Output = Result<Response, crate::error::ApiError>> + Send + 'a {
-    super::serve(state, parts, Body::empty(), UserInfo::default(), info)
+    super::serve(
+        state,
+        proxy,
+        parts,
+        Body::empty(),
+        UserInfo::default(),
+        info,
+    )
 }

@@ -43,9 +43,10 @@ pub const PROXY_METHODS: &[Method] = &[
 /// Where `clusters/*/proxy` sends non-resource requests.
 #[derive(Clone)]
 pub enum ControlPlane {
-    /// This server, in process, as the caller: the handler chain's router over the state,
-    /// passed in at launch (the proxy sits beside the handler chain, not under it).
-    Local(fn(Arc<ApiState>) -> axum::Router),
+    /// This server, in process, as the caller: the handler chain's router, passed in at
+    /// launch (the proxy sits beside the handler chain, not under it); `None` once the server
+    /// is gone.
+    Local(Arc<dyn Fn() -> Option<axum::Router> + Send + Sync>),
     /// A host API server (in `--aggregated` mode), with the server's own client, as
     /// karmada-aggregated-apiserver forwards to karmada-apiserver.
     Remote(kube::Client),
@@ -117,14 +118,15 @@ impl ClusterProxy {
             ));
         };
         match control_plane {
-            ControlPlane::Local(router) => {
+            ControlPlane::Local(local) => {
                 *out.uri_mut() = pq
                     .parse()
                     .map_err(|_| ApiError::bad_request("invalid proxied path"))?;
                 out.extensions_mut()
                     .insert(InProcessIdentity(Arc::new(req.user)));
                 let out = out.map(|_| req.body);
-                let router = router(state.clone());
+                let router =
+                    local().ok_or_else(|| ApiError::unavailable("the server is shutting down"))?;
                 match tower::ServiceExt::oneshot(router, out).await {
                     Ok(r) => Ok(r),
                     Err(e) => match e {},
@@ -200,6 +202,7 @@ pub(crate) fn is_cluster_subresource(
 /// Serves one proxy request (the caller is authenticated and authorized).
 pub async fn serve(
     state: &Arc<ApiState>,
+    proxy: &ClusterProxy,
     parts: http::request::Parts,
     body: Body,
     user: UserInfo,
@@ -211,7 +214,6 @@ pub async fn serve(
             "ClusterProxyOptions",
         ));
     }
-    let proxy = &state.cluster_proxy;
     let path = proxied_path(parts.uri.path()).to_string();
     // kube-apiserver reads names from the decoded path: kubectl sends `*` as `%2A`.
     let name = percent_decode(&info.name);

@@ -113,6 +113,7 @@ pub fn is_tunnel_request(state: &ApiState, info: &RequestInfo) -> bool {
 /// serves it as the cluster's tunnel until it closes.
 pub async fn accept(
     state: &std::sync::Arc<ApiState>,
+    proxy: &std::sync::Arc<super::ClusterProxy>,
     mut parts: http::request::Parts,
     user: &UserInfo,
     info: &RequestInfo,
@@ -146,7 +147,7 @@ pub async fn accept(
             "the connection cannot be upgraded (a tunnel needs HTTP/1.1, not HTTP/2)",
         ));
     };
-    let state = state.clone();
+    let proxy = proxy.clone();
     let agent = user.name.clone();
     tokio::spawn(async move {
         let io = match upgrade.await {
@@ -170,7 +171,7 @@ pub async fn accept(
                 return;
             }
         };
-        let tunnels = &state.cluster_proxy.tunnels;
+        let tunnels = &proxy.tunnels;
         let id = tunnels.register(&name, sender);
         tracing::info!(cluster = %name, %agent, "agent tunnel connected");
         match conn.await {

@@ -15,7 +15,7 @@ use crate::auth::{Authorizer, UserInfo, current_user};
 use crate::error::ApiError;
 use crate::object;
 use crate::resources::ResourceDef;
-use crate::state::ApiState;
+use crate::state::WriteCheck;
 
 /// What creating an aggregated ClusterRole requires: every permission (its rules are filled
 /// in by the aggregation controller from other roles).
@@ -90,11 +90,21 @@ pub fn confirm_no_escalation(
     Err(msg)
 }
 
+/// The escalation check over an authorizer, handed to the registry's state at launch (as
+/// kube's policy-based RBAC storage is built with the authorizer).
+pub struct EscalationCheck(pub std::sync::Arc<Authorizer>);
+
+impl WriteCheck for EscalationCheck {
+    fn check(&self, def: &ResourceDef, obj: &Value, old: Option<&Value>) -> Result<(), ApiError> {
+        check(&self.0, def, obj, old)
+    }
+}
+
 /// Refuses a create or update of an RBAC object that would grant the requesting user more
 /// than it holds. Called by admission before the object is defaulted and validated, where
 /// kube's policy-based storage runs.
 pub fn check(
-    state: &ApiState,
+    authz: &Authorizer,
     def: &ResourceDef,
     obj: &Value,
     old: Option<&Value>,
@@ -114,10 +124,6 @@ pub fn check(
     {
         return Ok(());
     }
-    let auth = state
-        .auth()
-        .ok_or_else(|| ApiError::unavailable("authorization is not configured"))?;
-    let authz = &auth.authorizer;
     let ns = if def.namespaced {
         object::namespace(obj)
     } else {

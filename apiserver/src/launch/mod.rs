@@ -1,6 +1,8 @@
 //! Assembles and starts an API server: storage, PKI, kubeconfig, catalog, caches,
 //! bootstrap objects and the HTTPS listener.
 
+pub mod aggregated;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -180,6 +182,8 @@ pub struct Running {
     pub url: String,
     /// Shared state.
     pub state: Arc<ApiState>,
+    /// The handler chain over it (security stack, aggregator, cluster proxy).
+    pub chain: Arc<crate::handler::Chain>,
     /// The router (for in-process clients).
     pub router: Router,
     /// The admin kubeconfig written for users.
@@ -349,26 +353,30 @@ pub async fn start_with(
     } else {
         pki.ca.cert_pem().to_string()
     };
-    let audit = match &security.audit {
-        Some(a) => Some(crate::audit::AuditLog::start(a).map_err(LaunchError::Audit)?),
-        None => None,
-    };
-    let auth = Arc::new(crate::auth::Auth::new(
-        &crate::auth::AuthOptions {
-            anonymous: security.anonymous_auth,
-            token_auth_file: security.token_auth_file.clone(),
-            client_ca_pems: client_ca_pems.clone(),
-            service_account_key_pem: pki.service_account_key_pem.clone(),
-            service_account_issuer: security.service_account_issuer.clone().unwrap_or_default(),
-            api_audiences: vec![],
-            root_ca_pem: cluster_ca_pem.clone(),
-        },
-        audit,
-    )?);
-    state.set_auth(auth.clone());
-    state
+    let chain = crate::handler::Chain::new(state.clone());
+    if let Some(a) = &security.audit {
+        chain.set_audit(crate::audit::AuditLog::start(a).map_err(LaunchError::Audit)?);
+    }
+    let auth = Arc::new(crate::auth::Auth::new(&crate::auth::AuthOptions {
+        anonymous: security.anonymous_auth,
+        token_auth_file: security.token_auth_file.clone(),
+        client_ca_pems: client_ca_pems.clone(),
+        service_account_key_pem: pki.service_account_key_pem.clone(),
+        service_account_issuer: security.service_account_issuer.clone().unwrap_or_default(),
+        api_audiences: vec![],
+        root_ca_pem: cluster_ca_pem.clone(),
+    })?);
+    chain.set_auth(auth.clone());
+    state.set_escalation_check(Arc::new(crate::auth::rbac::escalation::EscalationCheck(
+        auth.authorizer.clone(),
+    )));
+    // The proxy's route to this server itself; weak, as the chain owns the proxy.
+    let weak = Arc::downgrade(&chain);
+    chain
         .cluster_proxy
-        .set_control_plane(crate::proxy::ControlPlane::Local(crate::handler::router));
+        .set_control_plane(crate::proxy::ControlPlane::Local(Arc::new(move || {
+            weak.upgrade().map(crate::handler::router)
+        })));
     state.warm(Duration::from_secs(30)).await?;
     bootstrap(&state, opts.flavor).await?;
     // The bootstrap RBAC policy, aggregated and indexed before the first request is served.
@@ -377,11 +385,16 @@ pub async fn start_with(
     crate::controller::rbac::spawn(Arc::downgrade(&state), auth.authorizer.clone());
     // The kube-controller-manager controllers, the service-account token controller among
     // them, unless the caller runs them under leader election.
-    let kcm = crate::controller::kcm::start(&state, &opts.kcm);
+    let kcm = crate::controller::kcm::start(&chain, &opts.kcm);
     let aggregator = if opts.flavor == Flavor::ControlPlane {
         Some(
-            crate::aggregator::start(&state, &opts.data_dir.join("pki"), &client_ca_pems.concat())
-                .await?,
+            crate::aggregator::start(
+                &state,
+                &chain.aggregator,
+                &opts.data_dir.join("pki"),
+                &client_ca_pems.concat(),
+            )
+            .await?,
         )
     } else {
         None
@@ -389,7 +402,7 @@ pub async fn start_with(
     // Serves the stored CRDs before the first request and follows their changes.
     let crd_controller = crate::controller::crd::start(&state).await;
 
-    let router = crate::handler::router(state.clone());
+    let router = crate::handler::router(chain.clone());
     let tls = crate::server::server_config(&TlsFiles {
         cert_pem: serving_cert_pem.clone(),
         key_pem: serving_key_pem,
@@ -421,6 +434,7 @@ pub async fn start_with(
         addr,
         url,
         state,
+        chain,
         router,
         kubeconfig,
         pki,

@@ -10,9 +10,9 @@ use std::time::Duration;
 use storage::Store;
 use tokio::task::JoinHandle;
 
-use super::authn_config::{self, AuthnFlags};
-use super::{Delegated, DelegatedAuth};
-use crate::launch::StoreChoice;
+use super::StoreChoice;
+use crate::aggregated::authn_config::{self, AuthnFlags};
+use crate::aggregated::{Delegated, DelegatedAuth};
 use crate::proxy::{ControlPlane, RemoteSecrets, SecretSource};
 use crate::resources::{Catalog, karmada};
 use crate::server::{Serving, TlsFiles};
@@ -233,15 +233,16 @@ pub async fn start(opts: AggregatedOptions) -> Result<AggregatedServer, Aggregat
         authn,
         Delegated::new(authn_client.clone(), authz_client),
     ));
-    state.set_delegated_auth(auth.clone());
-    state
+    let chain = crate::handler::Chain::new(state.clone());
+    chain.set_delegated_auth(auth.clone());
+    chain
         .cluster_proxy
         .set_secrets(SecretSource::Remote(RemoteSecrets::new(host.clone())));
-    state
+    chain
         .cluster_proxy
         .set_control_plane(ControlPlane::Remote(host));
 
-    let router = crate::handler::router(state.clone());
+    let router = crate::handler::router(chain);
     let tls = crate::server::server_config(&TlsFiles {
         cert_pem,
         key_pem,
