@@ -7,9 +7,18 @@
 //! the built-in kinds' strategies and what a served resource is ([`resources::ResourceDef`]) in
 //! `kube-registry`, CRDs' structural schemas in `apiextensions` (apiextensions-apiserver), the
 //! OpenAPI document builders in `openapi-builder`, the kube-controller-manager controllers in
-//! `kube-controller-manager` (started by [`kcm`], which implements their `ApiServer` interface
-//! over this crate); this crate must not depend on the controllers crate, and the lower crates
-//! must never depend on it.
+//! `kube-controller-manager` (started by [`controller::kcm`], which implements their
+//! `ApiServer` interface over this crate); this crate must not depend on the controllers crate,
+//! and the lower crates must never depend on it.
+//!
+//! Inside, modules depend one way (README's Layout section; `scripts/module-cycles` checks
+//! it): [`launch`] and [`controller`] on top; the handler chain ([`handler`], whose
+//! [`handler::Chain`] holds the security stack, the audit log, the aggregator and the proxy);
+//! beside it [`aggregator`], [`aggregated`] and [`proxy`]; then [`auth`] and [`audit`], the
+//! [`registry`], [`admission`], and [`state`] with the [`watch_cache`]; the machinery modules
+//! at the bottom. A lower module never imports a higher one: what it needs from above is
+//! passed in (RBAC's escalation check as a [`state::WriteCheck`], the proxy's route to this
+//! server's chain as a [`proxy::ControlPlane`]).
 
 pub mod admission;
 pub mod aggregated;
