@@ -105,9 +105,15 @@ fn record_build() {
         if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
             watched.push(branch);
         }
+        // Only files that exist: cargo treats a missing watched file as changed, which
+        // would run this script, and so compile and link the binary again, on every build
+        // (a checkout without packed-refs has none until git packs its refs).
         for w in watched {
             if let Some(path) = git(&["rev-parse", "--git-path", &w]) {
-                println!("cargo:rerun-if-changed={}", root.join(path).display());
+                let path = root.join(path);
+                if path.exists() {
+                    println!("cargo:rerun-if-changed={}", path.display());
+                }
             }
         }
     }
