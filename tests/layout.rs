@@ -14,6 +14,7 @@ const ONE_WAY: &[&str] = &[
     "openapi-builder/src",
     "kube-controller-manager/src",
     "storage/src",
+    "encryption/src",
     "flowcontrol/src",
     "leaderelection/src",
     "component-base/src",

@@ -32,7 +32,6 @@ pub mod controller;
 pub mod conversion;
 pub mod crd;
 pub mod discovery;
-pub mod encryption;
 pub mod error;
 pub mod fields;
 pub mod handler;

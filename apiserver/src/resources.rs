@@ -2,51 +2,13 @@
 //! kinds of CustomResourceDefinitions. What one served resource is ([`ResourceDef`]) and the
 //! fixed tables of built-in and Karmada resources are the registry crate's.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 pub use kube_registry::resources::{
-    CustomSource, ResourceDef, ScaleDef, Source, Storage, built_in, karmada, split_api_version,
-    storage_prefix,
+    CustomSource, ResourceDef, ScaleDef, Source, Storage, StorageKeys, built_in, karmada,
+    split_api_version, storage_prefix,
 };
-
-/// How storage keys name their resource: `/registry/<resource>/...` in the core group,
-/// `/registry/<group>/<resource>/...` in the others (kube's default resource prefixes).
-#[derive(Clone, Debug)]
-pub struct StorageKeys {
-    /// The resources of the core group (their keys have no group segment).
-    core: HashSet<String>,
-}
-
-impl StorageKeys {
-    /// The key layout of the built-in resources.
-    pub fn new() -> StorageKeys {
-        StorageKeys {
-            core: built_in()
-                .into_iter()
-                .filter(|d| d.group.is_empty())
-                .map(|d| d.plural)
-                .collect(),
-        }
-    }
-
-    /// The group (empty for the core group) and resource a storage key or prefix belongs to;
-    /// the resource is empty for a prefix that names only a group.
-    pub fn group_resource<'k>(&self, key: &'k str) -> Option<(&'k str, &'k str)> {
-        let mut parts = key.strip_prefix("/registry/")?.split('/');
-        let first = parts.next()?;
-        if self.core.contains(first) {
-            return Some(("", first));
-        }
-        Some((first, parts.next()?))
-    }
-}
-
-impl Default for StorageKeys {
-    fn default() -> Self {
-        StorageKeys::new()
-    }
-}
 
 /// A served built-in or Karmada resource, by group and plural (for tests).
 #[cfg(test)]

@@ -4,6 +4,8 @@
 //! server's catalog adds the kinds of CustomResourceDefinitions.
 
 pub use karmada_api::names::split_api_version;
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 /// Where a resource's behaviour comes from.
@@ -536,6 +538,44 @@ fn from_spec(s: &Spec, source: Source, strategic_merge: bool) -> ResourceDef {
             }
         },
         source,
+    }
+}
+
+/// How storage keys name their resource: `/registry/<resource>/...` in the core group,
+/// `/registry/<group>/<resource>/...` in the others (kube's default resource prefixes).
+#[derive(Clone, Debug)]
+pub struct StorageKeys {
+    /// The resources of the core group (their keys have no group segment).
+    core: HashSet<String>,
+}
+
+impl StorageKeys {
+    /// The key layout of the built-in resources.
+    pub fn new() -> StorageKeys {
+        StorageKeys {
+            core: built_in()
+                .into_iter()
+                .filter(|d| d.group.is_empty())
+                .map(|d| d.plural)
+                .collect(),
+        }
+    }
+
+    /// The group (empty for the core group) and resource a storage key or prefix belongs to;
+    /// the resource is empty for a prefix that names only a group.
+    pub fn group_resource<'k>(&self, key: &'k str) -> Option<(&'k str, &'k str)> {
+        let mut parts = key.strip_prefix("/registry/")?.split('/');
+        let first = parts.next()?;
+        if self.core.contains(first) {
+            return Some(("", first));
+        }
+        Some((first, parts.next()?))
+    }
+}
+
+impl Default for StorageKeys {
+    fn default() -> Self {
+        StorageKeys::new()
     }
 }
 

@@ -286,7 +286,7 @@ pub async fn start_with(
         store
     };
     let store = match &security.encryption_provider_config {
-        Some(path) => crate::encryption::Encryption::load(path)
+        Some(path) => encryption::Encryption::load(path)
             .map_err(LaunchError::Config)?
             .wrap(store),
         None => store,

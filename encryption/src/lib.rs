@@ -1,8 +1,13 @@
-//! Encryption at rest (`--encryption-provider-config`): which resources are stored encrypted,
-//! with which keys. The store the server uses is wrapped in a
+//! Encryption at rest (`--encryption-provider-config`), as kube-apiserver's
+//! EncryptionConfiguration and value transformers (k8s.io/apiserver pkg/server/options/
+//! encryptionconfig, pkg/storage/value/encrypt): which resources are stored encrypted, with
+//! which keys. The store the server uses is wrapped in a
 //! [`storage::transform::TransformingStore`] whose transformer for a key is the chain of the
 //! resource the key belongs to, so the backend (embedded files, etcd) holds only ciphertext
 //! while reads, lists, watches and the watch cache see plain objects.
+//!
+//! It depends on the `Store` trait and on how storage keys name resources (`kube-registry`)
+//! only: no HTTP stack, no runtime of its own, nothing of the server.
 
 pub mod config;
 pub mod provider;
@@ -20,7 +25,7 @@ use provider::{Chain, EncryptCheck};
 /// (`*` for wildcards).
 pub struct Encryption {
     rules: HashMap<(String, String), Arc<dyn ValueTransformer>>,
-    keys: crate::resources::StorageKeys,
+    keys: kube_registry::resources::StorageKeys,
     check: Arc<dyn ValueTransformer>,
 }
 
@@ -49,7 +54,7 @@ impl Encryption {
         }
         Ok(Arc::new(Encryption {
             rules,
-            keys: crate::resources::StorageKeys::new(),
+            keys: kube_registry::resources::StorageKeys::new(),
             check: Arc::new(EncryptCheck),
         }))
     }
