@@ -270,10 +270,8 @@ impl<L: Interface> LeaderElector<L> {
         changes: &mut Option<watch::Receiver<Option<LeaderElectionRecord>>>,
     ) {
         loop {
-            let wake = if self.observed_record.holder_identity.is_empty() {
-                // Released (or never seen held): the next attempt finds out, at the poll.
-                poll
-            } else if self.is_leader() {
+            // Released, never seen held, or held by this participant: the next poll finds out.
+            let wake = if self.observed_record.holder_identity.is_empty() || self.is_leader() {
                 poll
             } else {
                 // Already expired means an attempt at expiry failed (an error, or a lost

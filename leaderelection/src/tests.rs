@@ -15,7 +15,6 @@ struct Store {
     next_rv: u64,
     down: bool,
     events: Vec<String>,
-    last_write: Option<Instant>,
     before_update: Option<Interference>,
     /// Set for a watchable lock: every write is sent here as it happens.
     changes: Option<watch::Sender<Option<LeaderElectionRecord>>>,
@@ -23,24 +22,21 @@ struct Store {
     writes: Vec<(String, Instant)>,
 }
 
-fn record_holder(object: &Option<(LeaderElectionRecord, u64)>) -> String {
-    object
-        .as_ref()
-        .map(|(r, _)| r.holder_identity.clone())
-        .unwrap_or_default()
-}
-
 impl Store {
     fn write(&mut self, record: LeaderElectionRecord) -> u64 {
         self.next_rv += 1;
-        self.object = Some((record, self.next_rv));
-        self.last_write = Some(Instant::now());
         self.writes
-            .push((record_holder(&self.object), Instant::now()));
+            .push((record.holder_identity.clone(), Instant::now()));
         if let Some(tx) = &self.changes {
-            tx.send_replace(self.object.as_ref().map(|(r, _)| r.clone()));
+            tx.send_replace(Some(record.clone()));
         }
+        self.object = Some((record, self.next_rv));
         self.next_rv
+    }
+
+    /// When the last write happened.
+    fn last_write(&self) -> Option<Instant> {
+        self.writes.last().map(|(_, t)| *t)
     }
 }
 
@@ -408,7 +404,7 @@ async fn a_leader_that_cannot_renew_stops_its_work_before_the_lease_expires() {
     assert_eq!(ended, Ended::Lost);
     assert!(!status.is_leading());
     assert!(status.render().ends_with("} 0\n"));
-    let last_write = store.with(|s| s.last_write).expect("written");
+    let last_write = store.with(|s| s.last_write()).expect("written");
     let stopped = log
         .lock()
         .expect("log")

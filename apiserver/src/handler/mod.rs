@@ -341,9 +341,7 @@ async fn within_deadline(
 
 /// Everything a resource handler needs about one request.
 pub struct Ctx {
-    /// Shared state.
-    pub state: Arc<ApiState>,
-    /// The handler chain (security stack, aggregator, proxy).
+    /// The handler chain: the registry's state, the security stack, aggregator and proxy.
     pub chain: Arc<Chain>,
     /// Derived request attributes.
     pub info: RequestInfo,
@@ -363,7 +361,7 @@ pub struct Ctx {
 
 impl Ctx {
     fn registry(&self) -> Registry<'_> {
-        Registry::new(&self.state, self.def.clone())
+        Registry::new(&self.chain.state, self.def.clone())
     }
 
     fn header(&self, h: header::HeaderName) -> Option<&str> {
@@ -482,7 +480,6 @@ async fn dispatch(
         ),
     )?;
     let ctx = Ctx {
-        state: state.clone(),
         chain: chain.clone(),
         ns,
         def,
@@ -1096,7 +1093,7 @@ async fn watch_req(ctx: &Ctx) -> Result<Response, ApiError> {
     match ctx.neg.target {
         Target::Table(_) => {
             let enc = crate::handler::tables::TableWatchEncoder::new(ctx)?;
-            watch::serve(&ctx.state, &ctx.def, &ctx.ns, &opts, enc).await
+            watch::serve(&ctx.chain.state, &ctx.def, &ctx.ns, &opts, enc).await
         }
         Target::PartialObjectMetadata(version) => {
             let blueprint = watch_list
@@ -1122,7 +1119,7 @@ async fn watch_req(ctx: &Ctx) -> Result<Response, ApiError> {
                     blueprint,
                 },
             };
-            watch::serve(&ctx.state, &ctx.def, &ctx.ns, &opts, enc).await
+            watch::serve(&ctx.chain.state, &ctx.def, &ctx.ns, &opts, enc).await
         }
         // A PartialObjectMetadataList conversion fails for each event, and kube's watch then
         // sends the object itself (watchEmbeddedEncoder).
@@ -1140,11 +1137,11 @@ async fn watch_req(ctx: &Ctx) -> Result<Response, ApiError> {
             match (media, codec) {
                 (MediaType::Protobuf, Some(codec)) => {
                     let enc = watch::ProtobufEncoder { codec, bookmark };
-                    watch::serve(&ctx.state, &ctx.def, &ctx.ns, &opts, enc).await
+                    watch::serve(&ctx.chain.state, &ctx.def, &ctx.ns, &opts, enc).await
                 }
                 _ => {
                     let enc = watch::JsonEncoder { bookmark };
-                    watch::serve(&ctx.state, &ctx.def, &ctx.ns, &opts, enc).await
+                    watch::serve(&ctx.chain.state, &ctx.def, &ctx.ns, &opts, enc).await
                 }
             }
         }
@@ -1179,7 +1176,7 @@ async fn read_object(
     body: Body,
     opts: &WriteOptions,
 ) -> Result<(Value, Vec<String>), ApiError> {
-    let bytes = body::read_limited(body, ctx.state.config.max_request_bytes).await?;
+    let bytes = body::read_limited(body, ctx.chain.state.config.max_request_bytes).await?;
     let media = body::content_type(ctx.header(header::CONTENT_TYPE));
     let decoded = body::decode(&media, &bytes, &ctx.def.kind, &ctx.def.version)?;
     if ctx.def.served_as_crd() {
@@ -1312,7 +1309,7 @@ async fn finalize(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
 }
 
 async fn read_delete_options(ctx: &Ctx, body: Body) -> Result<DeleteOptions, ApiError> {
-    let bytes = body::read_limited(body, ctx.state.config.max_request_bytes).await?;
+    let bytes = body::read_limited(body, ctx.chain.state.config.max_request_bytes).await?;
     let body_value = if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         None
     } else {
@@ -1347,7 +1344,7 @@ async fn delete_collection(ctx: &Ctx, body: Body) -> Result<Response, ApiError> 
 
 /// Reads the raw body of a request (patches), with the size limit.
 pub async fn read_body(ctx: &Ctx, body: Body) -> Result<bytes::Bytes, ApiError> {
-    body::read_limited(body, ctx.state.config.max_request_bytes).await
+    body::read_limited(body, ctx.chain.state.config.max_request_bytes).await
 }
 
 /// The write context of a request.

@@ -172,7 +172,7 @@ pub async fn patch(ctx: &Ctx, body: Body, sub: Subresource) -> Result<Response, 
     )?;
     let bytes = read_body(ctx, body).await?;
     let doc = parse_patch_body(t, &bytes)?;
-    let reg = Registry::new(&ctx.state, ctx.def.clone());
+    let reg = Registry::new(&ctx.chain.state, ctx.def.clone());
     let mut wctx = write_context(ctx, &opts);
     let gvk = GroupVersionKindRef {
         group: &ctx.def.group,

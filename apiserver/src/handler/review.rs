@@ -281,7 +281,7 @@ async fn token_review(ctx: &Ctx, req: &Value) -> Result<Value, ApiError> {
         .unwrap_or_default();
     let outcome = auth
         .authenticator
-        .authenticate_token(&ctx.state, token, &audiences)
+        .authenticate_token(&ctx.chain.state, token, &audiences)
         .await;
     let status = match outcome.user {
         Some(u) => json!({

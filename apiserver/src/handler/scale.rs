@@ -100,7 +100,7 @@ fn scale_def(ctx: &Ctx) -> Result<ScaleDef, ApiError> {
 /// GET .../scale.
 pub async fn get(ctx: &Ctx) -> Result<Response, ApiError> {
     let def = scale_def(ctx)?;
-    let obj = Registry::new(&ctx.state, ctx.def.clone())
+    let obj = Registry::new(&ctx.chain.state, ctx.def.clone())
         .get(&ctx.ns, &ctx.info.name)
         .await?;
     render_object(ctx, StatusCode::OK, &scale_of(ctx, &def, &obj), vec![])
@@ -115,7 +115,7 @@ async fn write_scale(
 ) -> Result<Response, ApiError> {
     let def = scale_def(ctx)?;
     let wctx = write_context(ctx, opts);
-    let reg = Registry::new(&ctx.state, ctx.def.clone());
+    let reg = Registry::new(&ctx.chain.state, ctx.def.clone());
     let path = def.spec_replicas_path.clone();
     let updated = reg
         .guaranteed_update(&ctx.ns, &ctx.info.name, Subresource::Main, &wctx, |cur| {

@@ -79,7 +79,7 @@ pub async fn create(ctx: &Ctx, body: Body) -> Result<Response, ApiError> {
         Some(_) => return Err(ApiError::bad_request("spec.audiences must be a list")),
     };
 
-    let sa = Registry::new(&ctx.state, ctx.def.clone())
+    let sa = Registry::new(&ctx.chain.state, ctx.def.clone())
         .get(&ctx.ns, &sa_name)
         .await?;
     let sa_ref = Ref {
@@ -146,13 +146,13 @@ async fn bound_object(ctx: &Ctx, r: &Value) -> Result<(String, Ref, String), Api
             "spec.boundObjectRef.name is required",
         ));
     }
-    let snapshot = ctx.state.catalog.snapshot();
+    let snapshot = ctx.chain.state.catalog.snapshot();
     let def = snapshot
         .get("", "v1", resource)
         .cloned()
         .ok_or_else(|| ApiError::bad_request(format!("{resource} are not served")))?;
     let ns = if namespaced { ctx.ns.as_str() } else { "" };
-    let obj = Registry::new(&ctx.state, def).get(ns, &name).await?;
+    let obj = Registry::new(&ctx.chain.state, def).get(ns, &name).await?;
     let live_uid = object::uid(&obj).to_string();
     if !uid.is_empty() && uid != live_uid {
         return Err(ApiError::conflict(
