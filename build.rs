@@ -11,16 +11,28 @@
 use std::path::Path;
 use std::process::Command;
 
-/// The sources whose changes make the tree dirty (cargo rescans directories recursively).
+/// The sources whose changes make the tree dirty (cargo rescans directories recursively):
+/// every workspace crate the binary is built from.
 const SOURCES: &[&str] = &[
     "src",
     "api/src",
     "apimachinery/src",
+    "apiextensions/src",
     "registry/src",
+    "openapi-builder/src",
     "storage/src",
+    "encryption/src",
+    "genericapiserver/src",
     "apiserver/src",
+    "kube-controller-manager/src",
     "controllers/src",
     "certs/src",
+    "netproxy/src",
+    "lua/src",
+    "flowcontrol/src",
+    "leaderelection/src",
+    "component-base/src",
+    "karmada-metrics/src",
     "Cargo.toml",
     "Cargo.lock",
 ];

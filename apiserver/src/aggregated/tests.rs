@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use super::AuthnFlags;
 use crate::launch::StoreChoice;
 use crate::launch::aggregated::AggregatedOptions;
-use crate::proxy::fixture_tests::{ControlPlane, DEADLINE};
 use crate::proxy::transport::{self, Dialer, TlsSettings};
+use crate::proxy_tests::{ControlPlane, DEADLINE};
 
 const SVC: &str = "karmada-aggregated-apiserver";
 
@@ -263,7 +263,7 @@ async fn behind_a_host_aggregator() {
 
     // The proxy, through the host and the aggregated server, with credentials from the
     // host's Secrets.
-    let member = crate::proxy::fixture_tests::Backend::start(Default::default()).await;
+    let member = crate::proxy_tests::Backend::start(Default::default()).await;
     host.add_cluster(
         "m2",
         &format!("https://{}", member.addr),

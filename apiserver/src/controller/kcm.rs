@@ -2,7 +2,6 @@
 //! interface over the catalog, the watch caches, the registry and the store, and their start at
 //! launch. The controllers themselves live in the `kube-controller-manager` crate.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -96,32 +95,6 @@ impl Resource for Served {
 
     fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
         self
-    }
-}
-
-impl Object for CachedObject {
-    fn key(&self) -> &str {
-        CachedObject::key(self)
-    }
-
-    fn namespace(&self) -> &str {
-        CachedObject::namespace(self)
-    }
-
-    fn name(&self) -> &str {
-        CachedObject::name(self)
-    }
-
-    fn rv(&self) -> i64 {
-        self.rv
-    }
-
-    fn value(&self) -> Value {
-        CachedObject::value(self)
-    }
-
-    fn raw_json(&self) -> Cow<'_, [u8]> {
-        CachedObject::raw_json(self)
     }
 }
 

@@ -355,6 +355,3 @@ pub enum AggregatorError {
     #[error("publishing extension-apiserver-authentication: {0}")]
     Publish(String),
 }
-
-#[cfg(test)]
-mod tests;

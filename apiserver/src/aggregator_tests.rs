@@ -13,7 +13,7 @@ use http::{HeaderValue, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
-use crate::proxy::fixture_tests::{ControlPlane, DEADLINE};
+use crate::proxy_tests::{ControlPlane, DEADLINE};
 
 /// A request the adapter saw: path, headers, client certificate CN.
 type SeenRequest = (String, http::HeaderMap, Option<String>);

@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 
-use super::transport::{self, Dialer, HttpClient, TlsSettings};
 use crate::auth::UserInfo;
 use crate::launch::{Running, ServeOptions, StoreChoice};
+use crate::proxy::transport::{self, Dialer, HttpClient, TlsSettings};
 use crate::state::Flavor;
 
 pub(crate) const DEADLINE: Duration = Duration::from_secs(20);
@@ -788,11 +788,11 @@ async fn all_clusters() {
 #[allow(dead_code)]
 fn serve_future_is_send<'a>(
     state: &'a Arc<crate::state::ApiState>,
-    proxy: &'a super::ClusterProxy,
+    proxy: &'a crate::proxy::ClusterProxy,
     parts: http::request::Parts,
     info: &'a crate::request_info::RequestInfo,
 ) -> impl std::future::Future<Output = Result<Response, crate::error::ApiError>> + Send + 'a {
-    super::serve(
+    crate::proxy::serve(
         state,
         proxy,
         parts,

@@ -280,9 +280,6 @@ pub(crate) fn tunnel_uri(path: &str, query: Option<&str>) -> Result<http::Uri, A
 }
 
 #[cfg(test)]
-pub(crate) mod fixture_tests;
-
-#[cfg(test)]
 mod tests {
     use super::*;
 
