@@ -54,7 +54,11 @@ pub fn spawn(
         .args(args)
         .arg("--data-dir")
         .arg(dir.path())
-        .env("KARMADA_RS_LOG", "error")
+        // Quiet unless the caller asks for more (KARMADA_RS_LOG=warn shows slow disk syncs).
+        .env(
+            "KARMADA_RS_LOG",
+            std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "error".into()),
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
