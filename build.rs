@@ -8,34 +8,32 @@
 //! linker places them first. A name that no longer exists (code changed since the recording)
 //! is skipped, so a stale list only costs memory, never correctness.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The sources whose changes make the tree dirty (cargo rescans directories recursively):
-/// every workspace crate the binary is built from.
-const SOURCES: &[&str] = &[
-    "src",
-    "api/src",
-    "apimachinery/src",
-    "apiextensions/src",
-    "registry/src",
-    "openapi-builder/src",
-    "storage/src",
-    "encryption/src",
-    "genericapiserver/src",
-    "apiserver/src",
-    "kube-controller-manager/src",
-    "controllers/src",
-    "certs/src",
-    "netproxy/src",
-    "lua/src",
-    "flowcontrol/src",
-    "leaderelection/src",
-    "component-base/src",
-    "karmada-metrics/src",
-    "Cargo.toml",
-    "Cargo.lock",
-];
+/// every workspace member's `src/`, read from the manifest's `members` list so a new crate is
+/// never missed, and the manifest and lock file.
+fn sources(root: &Path) -> Vec<PathBuf> {
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
+    let members = manifest
+        .split_once("members = [")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map_or("", |(list, _)| list);
+    members
+        .split(',')
+        .map(|m| m.trim().trim_matches('"'))
+        .filter(|m| !m.is_empty())
+        .map(|m| {
+            if m == "." {
+                root.join("src")
+            } else {
+                root.join(m).join("src")
+            }
+        })
+        .chain([root.join("Cargo.toml"), root.join("Cargo.lock")])
+        .collect()
+}
 
 fn main() {
     record_build();
@@ -77,8 +75,8 @@ fn links_with_lld() -> bool {
 /// a Docker context without `.git`) the git fields are empty: nothing here is required.
 fn record_build() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for s in SOURCES {
-        println!("cargo:rerun-if-changed={}", root.join(s).display());
+    for s in sources(root) {
+        println!("cargo:rerun-if-changed={}", s.display());
     }
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
     let git = |args: &[&str]| -> Option<String> {
