@@ -7,7 +7,8 @@
 //!   then resumed: Works deleted from its execution space meanwhile (target: zero);
 //! - failover: N Deployments (6 replicas, Divided), each with its own policy tolerating the
 //!   taint for 0 s; member3 is killed: time from the kill until every one of them has its full
-//!   replica count Ready on member1 and member2, and the control plane's CPU during the move.
+//!   replica count Ready on member1 and member2, the control plane's CPU during the move, and
+//!   the requests it served meanwhile (by verb, resource and code, per moved Deployment).
 //!
 //! Environment: FAILOVER_BENCH_N (1000), FAILOVER_BENCH_PATIENT (200),
 //! FAILOVER_BENCH_FAILURE_THRESHOLD (the control plane's --cluster-failure-threshold, 5s),
@@ -172,6 +173,71 @@ async fn all_ready_on(
         if done >= count {
             return Some(Instant::now());
         }
+    }
+}
+
+/// The server's `apiserver_request_total`, keyed by `verb resource[/subresource] code`: the
+/// requests of every client, the in-process controllers' included (they go through the same
+/// handler chain).
+async fn request_counts(cp: &Client) -> HashMap<String, f64> {
+    let text = cp
+        .request_text(
+            http::Request::get("/metrics")
+                .body(Vec::new())
+                .expect("metrics request"),
+        )
+        .await
+        .expect("GET /metrics");
+    let mut counts = HashMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("apiserver_request_total{") else {
+            continue;
+        };
+        let Some((labels, value)) = rest.rsplit_once("} ") else {
+            continue;
+        };
+        let label = |name: &str| {
+            labels
+                .split(',')
+                .find_map(|kv| {
+                    kv.strip_prefix(name)?
+                        .strip_prefix("=\"")?
+                        .strip_suffix('"')
+                })
+                .unwrap_or("")
+                .to_string()
+        };
+        let sub = label("subresource");
+        let key = format!(
+            "{} {}{}{} {}",
+            label("verb"),
+            label("resource"),
+            if sub.is_empty() { "" } else { "/" },
+            sub,
+            label("code")
+        );
+        *counts.entry(key).or_insert(0.0) += value.trim().parse::<f64>().unwrap_or(0.0);
+    }
+    counts
+}
+
+/// Prints the requests made between two `request_counts`, most frequent first, with their
+/// number per moved Deployment: where the control plane's work during the move goes.
+fn print_request_diff(before: &HashMap<String, f64>, after: &HashMap<String, f64>, n: usize) {
+    let mut rows: Vec<(&String, f64)> = after
+        .iter()
+        .map(|(k, v)| (k, v - before.get(k).copied().unwrap_or(0.0)))
+        // A watch is counted once, when it starts; it says nothing about the work done.
+        .filter(|(k, d)| *d > 0.0 && !k.starts_with("WATCH "))
+        .collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let total: f64 = rows.iter().map(|r| r.1).sum();
+    println!(
+        "requests to the control plane during the move, watches excluded: {total:.0} ({:.1} per Deployment)",
+        total / n.max(1) as f64
+    );
+    for (key, d) in rows.iter().take(25) {
+        println!("  {d:>8.0} {:>6.2}/Deployment  {key}", d / n.max(1) as f64);
     }
 }
 
@@ -349,6 +415,7 @@ async fn main() {
         "{n} Deployments (6 replicas, Divided 2/2/2, own policy each) ready on three members in {:.1} s",
         created.elapsed().as_secs_f64()
     );
+    let requests_before = request_counts(&cp).await;
     let cpu_before = cpu_seconds(pid);
     let killed = Instant::now();
     members[2].child.kill().expect("kill member3");
@@ -360,6 +427,7 @@ async fn main() {
     let survivors = member_clients[..2].to_vec();
     let (taint_at, done) = tokio::join!(t, all_ready_on(&survivors, "d", n, limit));
     let cpu = cpu_seconds(pid) - cpu_before;
+    print_request_diff(&requests_before, &request_counts(&cp).await, n);
     match done {
         Some(at) => {
             let took = at - killed;
