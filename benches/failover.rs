@@ -32,7 +32,9 @@ use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use serde_json::json;
-use support::{Process, client, cpu_seconds, env_or, join_ready, spawn, spawn_members};
+use support::{
+    Process, client, cpu_seconds, env_or, join_ready, metrics_text, spawn, spawn_members,
+};
 
 #[derive(Clone, Debug, Default, serde::Deserialize)]
 struct SpecReplicas {
@@ -180,14 +182,7 @@ async fn all_ready_on(
 /// requests of every client, the in-process controllers' included (they go through the same
 /// handler chain).
 async fn request_counts(cp: &Client) -> HashMap<String, f64> {
-    let text = cp
-        .request_text(
-            http::Request::get("/metrics")
-                .body(Vec::new())
-                .expect("metrics request"),
-        )
-        .await
-        .expect("GET /metrics");
+    let text = metrics_text(cp).await;
     let mut counts = HashMap::new();
     for line in text.lines() {
         let Some(rest) = line.strip_prefix("apiserver_request_total{") else {

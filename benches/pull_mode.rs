@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use apiserver::proxy::transport::Body;
 use futures::StreamExt;
-use support::{admin_client, ms, percentile, rss_mib, timed_get as get};
+use support::{admin_client, metrics_text, ms, percentile, rss_mib, timed_get as get};
 
 const DEADLINE: Duration = Duration::from_secs(300);
 
@@ -336,14 +336,7 @@ fn main() {
         // The control plane's store writes during the whole run, from its
         // etcd_request_duration_seconds histogram: a write held by the disk (each is synced
         // before it is acknowledged) delays every Work behind it.
-        let metrics = client
-            .request_text(
-                http::Request::get("/metrics")
-                    .body(Vec::new())
-                    .expect("metrics request"),
-            )
-            .await
-            .expect("control plane /metrics");
+        let metrics = metrics_text(&client).await;
         let (slow, total, slowest) = slow_writes(&metrics, "0.2");
         rows.push((
             "control-plane store writes over 0.2 s / all (slowest bucket)".into(),

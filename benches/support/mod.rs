@@ -138,6 +138,18 @@ pub async fn client(kubeconfig: &Path) -> kube::Client {
     kube::Client::try_from(cfg).expect("client")
 }
 
+/// The server's Prometheus text (`GET /metrics`).
+pub async fn metrics_text(client: &kube::Client) -> String {
+    client
+        .request_text(
+            http::Request::get("/metrics")
+                .body(Vec::new())
+                .expect("metrics request"),
+        )
+        .await
+        .expect("GET /metrics")
+}
+
 /// Starts simulated members as `up` runs them.
 pub fn spawn_members(names: &[String]) -> Vec<Process> {
     names
