@@ -122,6 +122,33 @@ async fn install_custom_kind(cp: &Client, members: &[Client]) {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+    // The scheduler places a template only on clusters whose status lists its API (Karmada's
+    // APIEnablement filter), and the members' status is collected periodically: wait until
+    // every Cluster lists the new kind, so the timed phase measures the propagation, not the
+    // wait for the next status collection (about 5 s of idle control plane without this).
+    let clusters: Api<karmada_api::cluster::v1alpha1::Cluster> = Api::all(cp.clone());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let listed = clusters
+            .list(&Default::default())
+            .await
+            .expect("list clusters");
+        let ready = listed.items.len() == members.len()
+            && listed.items.iter().all(|c| {
+                c.status.api_enablements.iter().any(|e| {
+                    e.group_version == "apps.example.io/v1"
+                        && e.resources.iter().any(|r| r.kind == "Workload")
+                })
+            });
+        if ready {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the clusters' status does not list the CRD's API"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let script = |s: &str| json!({"luaScript": s});
     let ric: kube::api::DynamicObject = serde_json::from_value(json!({
         "apiVersion": "config.karmada.io/v1alpha1", "kind": "ResourceInterpreterCustomization",
