@@ -24,10 +24,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use controllers::scheduler::algorithm::{ApiEnablement, api_enabled};
 use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use karmada_api::cluster::v1alpha1::Cluster;
 use kube::api::{Patch, PatchParams, PostParams};
+use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use serde_json::json;
@@ -90,7 +93,7 @@ fn workload(name: &str) -> kube::api::DynamicObject {
 }
 
 /// The CRD of the custom kind and a customization scripting every operation of it.
-async fn install_custom_kind(cp: &Client, members: &[Client]) {
+async fn install_custom_kind(cp: &Client, members: &[Client], names: &[String]) {
     let crd: kube::api::DynamicObject = serde_json::from_value(json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "workloads.apps.example.io"},
@@ -126,28 +129,20 @@ async fn install_custom_kind(cp: &Client, members: &[Client]) {
     // APIEnablement filter), and the members' status is collected periodically: wait until
     // every Cluster lists the new kind, so the timed phase measures the propagation, not the
     // wait for the next status collection (about 5 s of idle control plane without this).
-    let clusters: Api<karmada_api::cluster::v1alpha1::Cluster> = Api::all(cp.clone());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let listed = clusters
-            .list(&Default::default())
-            .await
-            .expect("list clusters");
-        let ready = listed.items.len() == members.len()
-            && listed.items.iter().all(|c| {
-                c.status.api_enablements.iter().any(|e| {
-                    e.group_version == "apps.example.io/v1"
-                        && e.resources.iter().any(|r| r.kind == "Workload")
+    let clusters: Api<Cluster> = Api::all(cp.clone());
+    let kind = workload_resource();
+    for name in names {
+        tokio::time::timeout(
+            Duration::from_secs(60),
+            await_condition(clusters.clone(), name, |c: Option<&Cluster>| {
+                c.is_some_and(|c| {
+                    api_enabled(c, &kind.api_version, &kind.kind) == ApiEnablement::Enabled
                 })
-            });
-        if ready {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the clusters' status does not list the CRD's API"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
+            }),
+        )
+        .await
+        .expect("the cluster's status lists the CRD's API within 60 s")
+        .expect("watch");
     }
     let script = |s: &str| json!({"luaScript": s});
     let ric: kube::api::DynamicObject = serde_json::from_value(json!({
@@ -221,7 +216,7 @@ async fn main() {
         for m in &member_processes {
             member_clients.push(client(&m.kubeconfig).await);
         }
-        install_custom_kind(&cp, &member_clients).await;
+        install_custom_kind(&cp, &member_clients, &names).await;
     }
     let (kind_api_version, kind) = if custom {
         ("apps.example.io/v1", "Workload")
