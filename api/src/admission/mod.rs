@@ -305,30 +305,32 @@ fn admit_crd<T: Webhooks>(
         }
         _ => None,
     };
-    let mut out = match whole {
+    match whole {
         Some(mut typed) if T::mutates(op) => {
             typed.mutate(op)?;
-            encode(&typed)?
+            *obj = encode(&typed)?;
         }
+        // Only the metadata goes through its typed form, as kube-apiserver decodes it. The
+        // stored metadata went through it when written, so metadata this write leaves as it
+        // was (a controller's spec patch) is kept as it is.
+        Some(_) | None
+            if old.is_some()
+                && same_metadata(obj.get("metadata"), old.and_then(|o| o.get("metadata"))) => {}
         whole => {
-            // Only the metadata goes through its typed form, as kube-apiserver decodes it.
             let metadata = match whole {
                 Some(typed) => typed.metadata().clone(),
                 None => decode::<MetadataOf<T>>(obj)?.metadata,
             };
-            let mut normalized = obj.clone();
-            if let Some(map) = normalized.as_object_mut() {
+            if let Some(map) = obj.as_object_mut() {
                 map.insert("metadata".into(), encode(&metadata)?);
             }
-            normalized
         }
-    };
-    default_and_check(schema, &mut out, RESOURCE_ROOT_SKIP)?;
+    }
+    default_and_check(schema, obj, RESOURCE_ROOT_SKIP)?;
     if T::VALIDATES {
-        let final_typed: T = decode(&out)?;
+        let final_typed: T = decode(obj)?;
         final_typed.validate(old_typed.as_ref(), op)?;
     }
-    *obj = out;
     Ok(())
 }
 
@@ -463,6 +465,11 @@ fn validate_schema(
 }
 
 fn decode<T: DeserializeOwned + k8s_openapi::Resource>(value: &Value) -> Result<T, AdmissionError> {
+    // Tracking the path allocates for every member decoded, and almost every object decodes:
+    // the path is worked out only for the error message.
+    if let Ok(typed) = T::deserialize(value) {
+        return Ok(typed);
+    }
     serde_path_to_error::deserialize(value).map_err(|e| {
         AdmissionError::BadRequest(format!(
             "{} in version \"{}\" cannot be handled as a {}: {}",
