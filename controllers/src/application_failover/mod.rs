@@ -25,6 +25,7 @@ use crate::graceful_eviction::state_preservation::{reflected_statuses, state_for
 use crate::graceful_eviction::{self, REASON_EVICT_FAILED, TaskOptions, event_both};
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::Recorder;
+use crate::runtime::precedence::Class;
 use crate::runtime::{Change, Context, Key, Requeue, Result, WorkQueue, is_conflict};
 
 /// Event reason: the workload turned unhealthy on a cluster and the countdown started.
@@ -156,7 +157,8 @@ fn wants<B: Binding>(b: &B) -> bool {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder("application-failover-controller"),
-        queue: WorkQueue::with_rate_limiter("application-failover", ctx.settings.rate_limiter),
+        queue: WorkQueue::with_rate_limiter("application-failover", ctx.settings.rate_limiter)
+            .with_precedence(Class::Placement, ctx.precedence.clone()),
         unhealthy: Mutex::new(HashMap::new()),
         ctx: ctx.clone(),
     });
@@ -305,7 +307,7 @@ impl Controller {
                     }
                 };
                 let opts = task_options(app, producer, before.clone(), state);
-                graceful_eviction::evict_cluster(&mut new_spec, c, opts);
+                graceful_eviction::evict_cluster(&mut new_spec, c, opts, Timestamp::now());
             }
             match graceful_eviction::write_eviction(&self.ctx, b.as_ref(), &new_spec).await {
                 Ok(()) => {}

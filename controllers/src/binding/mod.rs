@@ -29,6 +29,7 @@ use crate::overrides;
 use crate::runtime::bindings::{Binding, existing_clusters, target_clusters};
 use crate::runtime::context::BY_ID;
 use crate::runtime::events::{EventTarget, Recorder};
+use crate::runtime::precedence::Class;
 use crate::runtime::{
     Change, Context, Error, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue, is_not_found,
 };
@@ -46,7 +47,8 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::with_rate_limiter("binding", ctx.settings.rate_limiter),
+        queue: WorkQueue::with_rate_limiter("binding", ctx.settings.rate_limiter)
+            .with_precedence(Class::Placement, ctx.precedence.clone()),
         ctx: ctx.clone(),
     });
     c.register::<ResourceBinding>();

@@ -21,6 +21,7 @@ use crate::runtime::bindings::{Binding, digest_statuses, existing_clusters};
 use crate::runtime::context::BY_ID;
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::patch::merge_diff;
+use crate::runtime::precedence::Class;
 use crate::runtime::write::merge_patch_status;
 use crate::runtime::{
     CachedWork, Change, Context, Key, RawObject, Requeue, Result, WorkQueue, is_not_found,
@@ -47,7 +48,8 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::with_rate_limiter("binding-status", ctx.settings.rate_limiter),
+        queue: WorkQueue::with_rate_limiter("binding-status", ctx.settings.rate_limiter)
+            .with_precedence(Class::Status, ctx.precedence.clone()),
         ctx: ctx.clone(),
     });
     c.register::<ResourceBinding>();

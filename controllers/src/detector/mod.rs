@@ -24,6 +24,7 @@ use tokio::task::JoinHandle;
 
 use crate::runtime::discovery::ServedResource;
 use crate::runtime::events::{EventTarget, Recorder};
+use crate::runtime::precedence::Class;
 use crate::runtime::{
     Change, Context, Error, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue,
 };
@@ -74,7 +75,8 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         .collect();
     let d = Arc::new(Detector {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::with_rate_limiter("resource-detector", ctx.settings.rate_limiter),
+        queue: WorkQueue::with_rate_limiter("resource-detector", ctx.settings.rate_limiter)
+            .with_precedence(Class::Placement, ctx.precedence.clone()),
         policies: WorkQueue::with_rate_limiter("propagation-policies", ctx.settings.rate_limiter),
         waiting: Mutex::new(HashSet::new()),
         index: RwLock::new(Arc::new(PolicyIndex::default())),

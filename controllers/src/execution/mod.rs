@@ -21,6 +21,7 @@ use crate::interpreter;
 use crate::metrics;
 use crate::runtime::context::BY_NAMESPACE;
 use crate::runtime::events::{EventTarget, Recorder};
+use crate::runtime::precedence::Class;
 use crate::runtime::write::merge_patch_status;
 use crate::runtime::{
     CachedManifest, CachedWork, Change, Context, Error, Key, ObjectKey, RawObject, Requeue, Result,
@@ -43,7 +44,8 @@ struct Controller {
 pub fn start(ctx: Arc<Context>, watcher: Arc<ObjectWatcher>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::with_rate_limiter("execution", ctx.settings.rate_limiter),
+        queue: WorkQueue::with_rate_limiter("execution", ctx.settings.rate_limiter)
+            .with_precedence(Class::Placement, ctx.precedence.clone()),
         watcher,
         ctx: ctx.clone(),
     });

@@ -26,6 +26,7 @@ use tokio::task::JoinHandle;
 
 use crate::runtime::bindings::{Binding, template_target};
 use crate::runtime::events::{EventTarget, Recorder};
+use crate::runtime::precedence::Class;
 use crate::runtime::{Change, Context, Key, Requeue, Result, WorkQueue, is_conflict, is_not_found};
 
 /// Event reason when a task ended and the old copy goes (events.EventReasonEvictWorkloadFromClusterSucceed).
@@ -68,8 +69,20 @@ pub struct TaskOptions {
 }
 
 /// GracefulEvictCluster: removes `cluster` from the scheduling result and, unless it already
-/// has one, adds an eviction task for it. Returns false when the cluster was not in the result.
-pub fn evict_cluster(spec: &mut ResourceBindingSpec, cluster: &str, opts: TaskOptions) -> bool {
+/// has one, adds an eviction task for it, created `now`. Returns false when the cluster was not
+/// in the result.
+///
+/// Karmada leaves the task's creationTimestamp to the graceful eviction controller, which sets
+/// it in a write of its own right after the eviction. Setting it here gives the task the same
+/// time in the eviction's own write: during a failover that second write raced the
+/// scheduler's on every binding (and lost with a 409 on three in four). The controller still
+/// stamps tasks that arrive without one (written by a person or another tool).
+pub fn evict_cluster(
+    spec: &mut ResourceBindingSpec,
+    cluster: &str,
+    opts: TaskOptions,
+    now: Timestamp,
+) -> bool {
     let Some(i) = spec.clusters.iter().position(|t| t.name == cluster) else {
         return false;
     };
@@ -91,7 +104,7 @@ pub fn evict_cluster(spec: &mut ResourceBindingSpec, cluster: &str, opts: TaskOp
         grace_period_seconds: opts.grace_period_seconds,
         suppress_deletion: opts.suppress_deletion,
         preserved_label_state: opts.preserved_label_state,
-        creation_timestamp: None,
+        creation_timestamp: Some(Time(now)),
         clusters_before_failover: opts.clusters_before_failover,
     });
     true
@@ -238,7 +251,8 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(NAME),
-        queue: WorkQueue::with_rate_limiter(NAME, ctx.settings.rate_limiter),
+        queue: WorkQueue::with_rate_limiter(NAME, ctx.settings.rate_limiter)
+            .with_precedence(Class::Status, ctx.precedence.clone()),
         ctx: ctx.clone(),
     });
     c.register::<ResourceBinding>();

@@ -55,20 +55,25 @@ fn evicting_moves_the_cluster_into_a_task_once() {
         producer: "TaintManager".into(),
         ..Default::default()
     };
-    assert!(evict_cluster(&mut spec, "m2", opts.clone()));
+    assert!(evict_cluster(&mut spec, "m2", opts.clone(), ts(7)));
     assert_eq!(spec.clusters, vec![target("m1")]);
     assert_eq!(spec.graceful_eviction_tasks.len(), 1);
     let t = &spec.graceful_eviction_tasks[0];
     assert_eq!(t.from_cluster, "m2");
     assert_eq!(t.replicas, Some(2));
     assert_eq!(t.purge_mode, Some(PurgeMode::Gracefully));
+    assert_eq!(
+        t.creation_timestamp,
+        Some(Time(ts(7))),
+        "stamped in the eviction's own write"
+    );
     assert!(
-        !evict_cluster(&mut spec, "m2", opts.clone()),
+        !evict_cluster(&mut spec, "m2", opts.clone(), ts(7)),
         "not in the result any more"
     );
     // A cluster back in the result while its task stands is removed again without a second task.
     spec.clusters.push(target("m2"));
-    assert!(evict_cluster(&mut spec, "m2", opts));
+    assert!(evict_cluster(&mut spec, "m2", opts, ts(7)));
     assert_eq!(spec.graceful_eviction_tasks.len(), 1);
     assert_eq!(spec.clusters, vec![target("m1")]);
     // Workloads without replicas record none.
@@ -79,7 +84,7 @@ fn evicting_moves_the_cluster_into_a_task_once() {
         }],
         ..Default::default()
     };
-    evict_cluster(&mut spec, "m1", TaskOptions::default());
+    evict_cluster(&mut spec, "m1", TaskOptions::default(), ts(7));
     assert_eq!(spec.graceful_eviction_tasks[0].replicas, None);
 }
 

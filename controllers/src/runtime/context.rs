@@ -26,6 +26,7 @@ use super::discovery::ServedResource;
 use super::dynamic::DynamicInformers;
 use super::events::EventSink;
 use super::informer::Informer;
+use super::precedence::Precedence;
 use crate::interpreter::ResourceInterpreter;
 use crate::member_clients::MemberClients;
 
@@ -161,6 +162,8 @@ pub struct Context {
     pub members: MemberClients,
     /// Where events go.
     pub events: EventSink,
+    /// The placement queues' waiting keys, which hold back the status queues' extra workers.
+    pub precedence: Arc<Precedence>,
 }
 
 fn policy_ids(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> Vec<String> {
@@ -234,6 +237,7 @@ impl Context {
             served: watch::channel(Arc::new(Vec::new())).0,
             members,
             events,
+            precedence: Arc::default(),
         };
         (Arc::new(ctx), events_task)
     }

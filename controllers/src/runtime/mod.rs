@@ -11,6 +11,7 @@ pub mod events;
 pub mod informer;
 pub mod object;
 pub mod patch;
+pub mod precedence;
 pub mod queue;
 pub mod selector;
 pub mod text;

@@ -19,6 +19,11 @@ use tokio::task::JoinHandle;
 
 use component_base::rate_limiter::{RateLimiter, RateLimiterOptions};
 
+use super::precedence::{Class, Precedence};
+
+/// How long a status queue's first worker holds each key back while placement work waits.
+const HOLD: Duration = Duration::from_millis(500);
+
 /// What a reconciler asks the queue to do with its key after a successful pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Requeue {
@@ -54,6 +59,8 @@ struct Inner<K> {
     /// On a paced queue, the failure count of Karmada's pacer key: the limiter is asked for a
     /// delay after every successful pass and the count reset once it is waited out.
     pacer: Option<AtomicU32>,
+    /// Placement work first (see [`Precedence`]): set once, before the workers start.
+    precedence: std::sync::OnceLock<(Class, Arc<Precedence>)>,
 }
 
 /// A deduplicating, rate-limited queue of keys shared by a controller's workers.
@@ -109,7 +116,23 @@ where
                 next_pass: AtomicU64::new(0),
                 limiter,
                 pacer: paced.then(|| AtomicU32::new(0)),
+                precedence: std::sync::OnceLock::new(),
             }),
+        }
+    }
+
+    /// Puts the queue in a class of the shared [`Precedence`]: a placement queue's waiting
+    /// keys hold back the status queues' extra workers. Called before any key is added.
+    pub fn with_precedence(self, class: Class, precedence: Arc<Precedence>) -> Self {
+        let _ = self.inner.precedence.set((class, precedence));
+        self
+    }
+
+    /// The shared precedence, when this is a placement queue.
+    fn placement(&self) -> Option<&Precedence> {
+        match self.inner.precedence.get() {
+            Some((Class::Placement, p)) => Some(p),
+            _ => None,
         }
     }
 
@@ -139,6 +162,9 @@ where
         st.queued.insert(key.clone());
         st.added_at.insert(key.clone(), Instant::now());
         st.queue.push_back(key);
+        if let Some(p) = self.placement() {
+            p.queued();
+        }
         drop(st);
         self.inner.metrics.added();
         self.inner.notify.notify_one();
@@ -223,6 +249,9 @@ where
             {
                 let mut st = self.lock();
                 if let Some(k) = st.queue.pop_front() {
+                    if let Some(p) = self.placement() {
+                        p.taken();
+                    }
                     st.queued.remove(&k);
                     st.processing.insert(k.clone());
                     let waited = st.added_at.remove(&k).map(|t| t.elapsed());
@@ -242,6 +271,9 @@ where
         st.processing.remove(key);
         if st.dirty.remove(key) && st.queued.insert(key.clone()) {
             st.queue.push_back(key.clone());
+            if let Some(p) = self.placement() {
+                p.queued();
+            }
             drop(st);
             self.inner.notify.notify_one();
         }
@@ -257,11 +289,26 @@ where
         E: std::fmt::Display + Send + 'static,
     {
         (0..workers.max(1))
-            .map(|_| {
+            .map(|worker| {
                 let q = self.clone();
                 let f = reconcile.clone();
+                // A status queue's workers wait while placement work waits; the first one
+                // for at most HOLD per key during a burst, so status never stops.
+                let yields_to = match q.inner.precedence.get() {
+                    Some((Class::Status, p)) => Some(p.clone()),
+                    _ => None,
+                };
                 tokio::spawn(async move {
                     loop {
+                        if let Some(p) = &yields_to {
+                            if worker == 0 {
+                                if p.bursting() {
+                                    let _ = tokio::time::timeout(HOLD, p.cleared()).await;
+                                }
+                            } else {
+                                p.cleared().await;
+                            }
+                        }
                         let (key, pass) = q.get().await;
                         match f(key.clone()).await {
                             Ok(Requeue::No) => {
@@ -455,6 +502,48 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         for h in handles {
+            h.abort();
+        }
+    }
+
+    #[tokio::test]
+    async fn status_queues_wait_while_placement_keys_wait() {
+        let precedence = Arc::new(Precedence::default());
+        let placement: WorkQueue<u32> =
+            WorkQueue::new("placement").with_precedence(Class::Placement, precedence.clone());
+        let status: WorkQueue<u32> =
+            WorkQueue::new("status").with_precedence(Class::Status, precedence.clone());
+        // A placement key waits (no placement worker runs yet).
+        placement.add(1);
+        placement.add(1);
+        assert_eq!(precedence.waiting(), 1, "a key counts once while it waits");
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let handles = status.run(4, move |k| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send((k, Instant::now()));
+                Ok::<_, String>(Requeue::No)
+            }
+        });
+        let started = Instant::now();
+        status.add(10);
+        status.add(11);
+        // Only the first worker takes keys, at most one per HOLD.
+        let (_, first) = rx.recv().await.expect("first status key");
+        assert!(
+            first - started >= HOLD - Duration::from_millis(50),
+            "a status key was taken {:?} after it was added, while placement waited",
+            first - started
+        );
+        // Placement catches up: the rest goes at once.
+        let placement_handles = placement.run(1, |_| async { Ok::<_, String>(Requeue::No) });
+        let (_, second) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("second status key within 10 s")
+            .expect("second status key");
+        assert!(second >= first);
+        assert_eq!(precedence.waiting(), 0);
+        for h in handles.into_iter().chain(placement_handles) {
             h.abort();
         }
     }

@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use crate::metrics;
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::{EventTarget, Recorder};
+use crate::runtime::precedence::Class;
 use crate::runtime::write::merge_patch_status;
 use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, now, set_condition};
 use crate::scheduler::algorithm::{
@@ -46,7 +47,8 @@ struct Scheduler {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let s = Arc::new(Scheduler {
         recorder: ctx.events.recorder(DEFAULT_SCHEDULER),
-        queue: WorkQueue::with_rate_limiter("scheduler", ctx.settings.rate_limiter),
+        queue: WorkQueue::with_rate_limiter("scheduler", ctx.settings.rate_limiter)
+            .with_precedence(Class::Placement, ctx.precedence.clone()),
         clusters_version: AtomicU64::new(1),
         seen: Mutex::new(HashMap::new()),
         ctx: ctx.clone(),

@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use crate::execution::objectwatcher::{CreateError, ObjectWatcher};
 use crate::execution::{manifest_status, manifest_target, work_target};
 use crate::runtime::events::Recorder;
+use crate::runtime::precedence::Class;
 use crate::runtime::write::merge_patch_status;
 use crate::runtime::{
     CachedWork, Change, Context, Key, ObjectKey, RawObject, Requeue, Result, WorkQueue,
@@ -75,7 +76,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub fn start(ctx: Arc<Context>, watcher: Arc<ObjectWatcher>) -> Vec<JoinHandle<()>> {
     let c = Arc::new_cyclic(|me| Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::with_rate_limiter("work-status", ctx.settings.rate_limiter),
+        queue: WorkQueue::with_rate_limiter("work-status", ctx.settings.rate_limiter)
+            .with_precedence(Class::Status, ctx.precedence.clone()),
         pending: Mutex::new(HashMap::new()),
         watches: Mutex::new(HashMap::new()),
         work_kinds: Mutex::new(HashMap::new()),
