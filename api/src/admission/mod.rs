@@ -313,9 +313,7 @@ fn admit_crd<T: Webhooks>(
         // Only the metadata goes through its typed form, as kube-apiserver decodes it. The
         // stored metadata went through it when written, so metadata this write leaves as it
         // was (a controller's spec patch) is kept as it is.
-        Some(_) | None
-            if old.is_some()
-                && same_metadata(obj.get("metadata"), old.and_then(|o| o.get("metadata"))) => {}
+        _ if same_metadata(obj.get("metadata"), old.and_then(|o| o.get("metadata"))) => {}
         whole => {
             let metadata = match whole {
                 Some(typed) => typed.metadata().clone(),

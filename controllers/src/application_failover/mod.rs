@@ -157,8 +157,7 @@ fn wants<B: Binding>(b: &B) -> bool {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder("application-failover-controller"),
-        queue: WorkQueue::with_rate_limiter("application-failover", ctx.settings.rate_limiter)
-            .with_precedence(Class::Placement, ctx.precedence.clone()),
+        queue: ctx.queue("application-failover", Class::Placement),
         unhealthy: Mutex::new(HashMap::new()),
         ctx: ctx.clone(),
     });

@@ -47,8 +47,7 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::with_rate_limiter("binding", ctx.settings.rate_limiter)
-            .with_precedence(Class::Placement, ctx.precedence.clone()),
+        queue: ctx.queue("binding", Class::Placement),
         ctx: ctx.clone(),
     });
     c.register::<ResourceBinding>();

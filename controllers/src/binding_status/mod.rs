@@ -48,8 +48,7 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::with_rate_limiter("binding-status", ctx.settings.rate_limiter)
-            .with_precedence(Class::Status, ctx.precedence.clone()),
+        queue: ctx.queue("binding-status", Class::Status),
         ctx: ctx.clone(),
     });
     c.register::<ResourceBinding>();

@@ -75,8 +75,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         .collect();
     let d = Arc::new(Detector {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::with_rate_limiter("resource-detector", ctx.settings.rate_limiter)
-            .with_precedence(Class::Placement, ctx.precedence.clone()),
+        queue: ctx.queue("resource-detector", Class::Placement),
         policies: WorkQueue::with_rate_limiter("propagation-policies", ctx.settings.rate_limiter),
         waiting: Mutex::new(HashSet::new()),
         index: RwLock::new(Arc::new(PolicyIndex::default())),

@@ -44,8 +44,7 @@ struct Controller {
 pub fn start(ctx: Arc<Context>, watcher: Arc<ObjectWatcher>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::with_rate_limiter("execution", ctx.settings.rate_limiter)
-            .with_precedence(Class::Placement, ctx.precedence.clone()),
+        queue: ctx.queue("execution", Class::Placement),
         watcher,
         ctx: ctx.clone(),
     });

@@ -251,8 +251,7 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(NAME),
-        queue: WorkQueue::with_rate_limiter(NAME, ctx.settings.rate_limiter)
-            .with_precedence(Class::Status, ctx.precedence.clone()),
+        queue: ctx.queue(NAME, Class::Status),
         ctx: ctx.clone(),
     });
     c.register::<ResourceBinding>();

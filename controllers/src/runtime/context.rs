@@ -26,7 +26,8 @@ use super::discovery::ServedResource;
 use super::dynamic::DynamicInformers;
 use super::events::EventSink;
 use super::informer::Informer;
-use super::precedence::Precedence;
+use super::precedence::{Class, Precedence};
+use super::queue::WorkQueue;
 use crate::interpreter::ResourceInterpreter;
 use crate::member_clients::MemberClients;
 
@@ -180,6 +181,16 @@ fn policy_ids(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
 }
 
 impl Context {
+    /// A controller's queue: the controllers' rate limiter (`--rate-limiter-*`), in `class` of
+    /// the shared [`Precedence`].
+    pub fn queue<K>(&self, name: &'static str, class: Class) -> WorkQueue<K>
+    where
+        K: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static,
+    {
+        WorkQueue::with_rate_limiter(name, self.settings.rate_limiter)
+            .with_precedence(class, self.precedence.clone())
+    }
+
     /// Creates the informers (not yet running) and the event sink.
     pub fn new(
         client: Client,

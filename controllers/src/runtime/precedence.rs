@@ -25,6 +25,9 @@ use tokio::sync::Notify;
 /// How long placement work may keep status controllers' first workers holding back.
 pub const BURST: Duration = Duration::from_secs(10);
 
+/// How long a status queue's first worker holds each key back during a burst.
+pub const HOLD: Duration = Duration::from_millis(500);
+
 /// The number of placement keys waiting, shared by the control plane's queues.
 #[derive(Debug)]
 pub struct Precedence {
@@ -84,6 +87,17 @@ impl Precedence {
     /// Placement keys waiting now.
     pub fn waiting(&self) -> usize {
         self.waiting.load(Ordering::Acquire)
+    }
+
+    /// What a status queue's worker waits for before taking a key: no placement key waiting,
+    /// or, for the queue's first worker, at most [`HOLD`] and only during a burst, so status
+    /// never stops.
+    pub(crate) async fn hold(&self, first_worker: bool) {
+        if !first_worker {
+            self.cleared().await;
+        } else if self.bursting() {
+            let _ = tokio::time::timeout(HOLD, self.cleared()).await;
+        }
     }
 
     /// Returns once no placement key waits.

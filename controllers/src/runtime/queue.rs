@@ -21,9 +21,6 @@ use component_base::rate_limiter::{RateLimiter, RateLimiterOptions};
 
 use super::precedence::{Class, Precedence};
 
-/// How long a status queue's first worker holds each key back while placement work waits.
-const HOLD: Duration = Duration::from_millis(500);
-
 /// What a reconciler asks the queue to do with its key after a successful pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Requeue {
@@ -292,8 +289,6 @@ where
             .map(|worker| {
                 let q = self.clone();
                 let f = reconcile.clone();
-                // A status queue's workers wait while placement work waits; the first one
-                // for at most HOLD per key during a burst, so status never stops.
                 let yields_to = match q.inner.precedence.get() {
                     Some((Class::Status, p)) => Some(p.clone()),
                     _ => None,
@@ -301,13 +296,7 @@ where
                 tokio::spawn(async move {
                     loop {
                         if let Some(p) = &yields_to {
-                            if worker == 0 {
-                                if p.bursting() {
-                                    let _ = tokio::time::timeout(HOLD, p.cleared()).await;
-                                }
-                            } else {
-                                p.cleared().await;
-                            }
+                            p.hold(worker == 0).await;
                         }
                         let (key, pass) = q.get().await;
                         match f(key.clone()).await {
@@ -340,6 +329,7 @@ where
 
 #[cfg(test)]
 mod tests {
+    use super::super::precedence::HOLD;
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -47,8 +47,7 @@ struct Scheduler {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let s = Arc::new(Scheduler {
         recorder: ctx.events.recorder(DEFAULT_SCHEDULER),
-        queue: WorkQueue::with_rate_limiter("scheduler", ctx.settings.rate_limiter)
-            .with_precedence(Class::Placement, ctx.precedence.clone()),
+        queue: ctx.queue("scheduler", Class::Placement),
         clusters_version: AtomicU64::new(1),
         seen: Mutex::new(HashMap::new()),
         ctx: ctx.clone(),

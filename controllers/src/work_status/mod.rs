@@ -76,8 +76,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub fn start(ctx: Arc<Context>, watcher: Arc<ObjectWatcher>) -> Vec<JoinHandle<()>> {
     let c = Arc::new_cyclic(|me| Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::with_rate_limiter("work-status", ctx.settings.rate_limiter)
-            .with_precedence(Class::Status, ctx.precedence.clone()),
+        queue: ctx.queue("work-status", Class::Status),
         pending: Mutex::new(HashMap::new()),
         watches: Mutex::new(HashMap::new()),
         work_kinds: Mutex::new(HashMap::new()),
