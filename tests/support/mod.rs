@@ -591,11 +591,24 @@ impl Server {
         content_type: Option<&str>,
         body: &[u8],
     ) -> Result<RawAnswer, String> {
+        let kubeconfig = admin.then_some(self.kubeconfig.as_path());
+        self.raw_as(kubeconfig, method, path, content_type, body)
+    }
+
+    /// [`Server::raw`] with the credentials of `kubeconfig` (none at all without one).
+    pub fn raw_as(
+        &self,
+        kubeconfig: Option<&Path>,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Result<RawAnswer, String> {
         let url: http::Uri = self.url.parse().expect("server URL");
         let ca = pem_to_der(&self.ca_pem());
-        let kubeconfig = self.kubeconfig.clone();
+        let kubeconfig = kubeconfig.map(Path::to_path_buf);
         self.rt.block_on(async move {
-            let mut config = if admin {
+            let mut config = if let Some(kubeconfig) = kubeconfig {
                 let kc =
                     kube::config::Kubeconfig::read_from(&kubeconfig).map_err(|e| e.to_string())?;
                 kube::Config::from_custom_kubeconfig(kc, &Default::default())

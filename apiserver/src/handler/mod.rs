@@ -158,24 +158,20 @@ async fn entry(State(chain): State<Arc<Chain>>, req: http::Request<Body>) -> Res
     let long_running = is_long_running(&info);
     let mutating = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
     // In-flight limits as kube's MaxInFlightLimit filter (when API Priority and Fairness is
-    // off; it runs after authentication, in `handle`): long-running requests are exempt.
-    let guard = if long_running || state.flow_control.is_some() {
-        None
+    // off): long-running requests are exempt. A request past the limit is answered 429 once
+    // authenticated (in `admit`), unless it comes from system:masters: kube always serves the
+    // super-admin, without a slot.
+    let (guard, over_limit) = if long_running || state.flow_control.is_some() {
+        (None, false)
     } else {
         let limit = if mutating {
             state.config.max_mutating_requests_inflight
         } else {
             state.config.max_requests_inflight
         };
-        match state.metrics.admit(mutating, limit) {
-            Some(g) => Some(g),
-            None => {
-                return errors.render(&ApiError::too_many_requests(
-                    "Too many requests, please try again later.",
-                    1,
-                ));
-            }
-        }
+        let guard = state.metrics.admit(mutating, limit);
+        let over = guard.is_none();
+        (guard, over)
     };
     let labels = info
         .is_resource_request
@@ -212,7 +208,7 @@ async fn entry(State(chain): State<Arc<Chain>>, req: http::Request<Body>) -> Res
     let result = match deadline {
         Ok(deadline) => {
             // Pinned here so the (large) handler future stays in this frame.
-            let handling = handle(&chain, req, info, query, &mut audit);
+            let handling = handle(&chain, req, info, query, over_limit, &mut audit);
             tokio::pin!(handling);
             within_deadline(deadline, handling).await
         }
@@ -382,13 +378,18 @@ async fn handle(
     req: http::Request<Body>,
     mut info: RequestInfo,
     query: HashMap<String, Vec<String>>,
+    over_limit: bool,
     audit: &mut crate::audit::RequestAudit,
 ) -> Result<Response, ApiError> {
     let (mut parts, body) = req.into_parts();
     audit.set_request(&info);
     let user = match chain.delegated_auth() {
-        Some(d) => std::sync::Arc::new(d.admit(&mut parts, &mut info, &query).await?),
-        None => admit(chain, &mut parts, &mut info, &query, audit).await?,
+        Some(d) => {
+            let user = d.admit(&mut parts, &mut info, &query).await?;
+            refuse_over_limit(over_limit, &user)?;
+            std::sync::Arc::new(user)
+        }
+        None => admit(chain, &mut parts, &mut info, &query, over_limit, audit).await?,
     };
     // kube's WithPriorityAndFairness: after authentication and impersonation, by who asks.
     let _seat = match &chain.state.flow_control {
@@ -402,8 +403,21 @@ async fn handle(
     .await
 }
 
-/// Authenticates, applies impersonation and authorizes one request (kube's
-/// WithAuthentication, WithImpersonation and WithAuthorization filters). Returns the identity
+/// kube's MaxInFlightLimit filter for a request that found every slot taken: 429 with
+/// Retry-After, except for system:masters, whom kube always answers.
+fn refuse_over_limit(over_limit: bool, user: &UserInfo) -> Result<(), ApiError> {
+    if over_limit && !user.is_master() {
+        return Err(ApiError::too_many_requests(
+            "Too many requests, please try again later.",
+            1,
+        ));
+    }
+    Ok(())
+}
+
+/// Authenticates, applies impersonation, the in-flight limit and authorization to one request
+/// (kube's WithAuthentication, WithImpersonation, WithMaxInFlightLimit and WithAuthorization
+/// filters, in that order). Returns the identity
 /// the request acts as. Only an authenticated request has its field selector read (for the
 /// name RBAC checks, [`crate::request_info::add_selector_name`]).
 async fn admit(
@@ -411,6 +425,7 @@ async fn admit(
     parts: &mut http::request::Parts,
     info: &mut RequestInfo,
     query: &HashMap<String, Vec<String>>,
+    over_limit: bool,
     audit: &mut crate::audit::RequestAudit,
 ) -> Result<Arc<UserInfo>, ApiError> {
     let auth = chain
@@ -431,6 +446,7 @@ async fn admit(
         }
         None => user,
     };
+    refuse_over_limit(over_limit, &user)?;
     let attrs = auth::attributes::Attributes::from_request(&user, info);
     let decision = auth.authorizer.authorize(&attrs);
     audit.set_decision(decision.allowed, &decision.reason);
