@@ -417,9 +417,9 @@ fn refuse_over_limit(over_limit: bool, user: &UserInfo) -> Result<(), ApiError> 
 
 /// Authenticates, applies impersonation, the in-flight limit and authorization to one request
 /// (kube's WithAuthentication, WithImpersonation, WithMaxInFlightLimit and WithAuthorization
-/// filters, in that order). Returns the identity
-/// the request acts as. Only an authenticated request has its field selector read (for the
-/// name RBAC checks, [`crate::request_info::add_selector_name`]).
+/// filters, in that order). Returns the identity the request acts as. Only an authenticated
+/// request has its field selector read (for the name RBAC checks,
+/// [`crate::request_info::add_selector_name`]).
 async fn admit(
     chain: &Chain,
     parts: &mut http::request::Parts,
