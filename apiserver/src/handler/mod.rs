@@ -383,19 +383,25 @@ async fn handle(
 ) -> Result<Response, ApiError> {
     let (mut parts, body) = req.into_parts();
     audit.set_request(&info);
-    let user = match chain.delegated_auth() {
-        Some(d) => {
-            let user = d.admit(&mut parts, &mut info, &query).await?;
-            refuse_over_limit(over_limit, &user)?;
-            std::sync::Arc::new(user)
-        }
-        None => admit(chain, &mut parts, &mut info, &query, over_limit, audit).await?,
+    let (user, authorized) = match chain.delegated_auth() {
+        // The delegated path asks its SubjectAccessReview as it authenticates.
+        Some(d) => (d.admit(&mut parts, &mut info, &query).await?, true),
+        None => (
+            identify(chain, &mut parts, &mut info, &query, audit).await?,
+            false,
+        ),
     };
-    // kube's WithPriorityAndFairness: after authentication and impersonation, by who asks.
+    // kube's WithMaxInFlightLimit, or WithPriorityAndFairness: after authentication and
+    // impersonation, by who asks, and before authorization.
+    refuse_over_limit(over_limit, &user)?;
     let _seat = match &chain.state.flow_control {
         Some(fc) if !is_long_running(&info) => Some(admit_flow(fc, &user, &info).await?),
         _ => None,
     };
+    if !authorized {
+        authorize(chain, &user, &info, audit)?;
+    }
+    let user = Arc::new(user);
     auth::scope(
         user.clone(),
         dispatch(chain, parts, body, query, info, (*user).clone()),
@@ -415,22 +421,18 @@ fn refuse_over_limit(over_limit: bool, user: &UserInfo) -> Result<(), ApiError> 
     Ok(())
 }
 
-/// Authenticates, applies impersonation, the in-flight limit and authorization to one request
-/// (kube's WithAuthentication, WithImpersonation, WithMaxInFlightLimit and WithAuthorization
-/// filters, in that order). Returns the identity the request acts as. Only an authenticated
-/// request has its field selector read (for the name RBAC checks,
+/// Authenticates one request and applies impersonation (kube's WithAuthentication and
+/// WithImpersonation filters). Returns the identity the request acts as. Only an
+/// authenticated request has its field selector read (for the name RBAC checks,
 /// [`crate::request_info::add_selector_name`]).
-async fn admit(
+async fn identify(
     chain: &Chain,
     parts: &mut http::request::Parts,
     info: &mut RequestInfo,
     query: &HashMap<String, Vec<String>>,
-    over_limit: bool,
     audit: &mut crate::audit::RequestAudit,
-) -> Result<Arc<UserInfo>, ApiError> {
-    let auth = chain
-        .auth()
-        .ok_or_else(|| ApiError::unavailable("the server's authentication is not configured"))?;
+) -> Result<UserInfo, ApiError> {
+    let auth = configured_auth(chain)?;
     let user = auth.authenticator.authenticate(&chain.state, parts).await?;
     audit.set_user(&user);
     crate::request_info::add_selector_name(info, query);
@@ -438,23 +440,41 @@ async fn admit(
     if let Some(log) = chain.audit() {
         audit.received(log);
     }
-    let user = match auth::impersonation::impersonate(&auth.authorizer, &user, &parts.headers)? {
-        Some(acting_as) => {
-            audit.set_impersonated(&acting_as);
-            auth::impersonation::strip_headers(&mut parts.headers);
-            acting_as
-        }
-        None => user,
-    };
-    refuse_over_limit(over_limit, &user)?;
-    let attrs = auth::attributes::Attributes::from_request(&user, info);
+    Ok(
+        match auth::impersonation::impersonate(&auth.authorizer, &user, &parts.headers)? {
+            Some(acting_as) => {
+                audit.set_impersonated(&acting_as);
+                auth::impersonation::strip_headers(&mut parts.headers);
+                acting_as
+            }
+            None => user,
+        },
+    )
+}
+
+/// The security stack, set once the server has its certificates.
+fn configured_auth(chain: &Chain) -> Result<&Arc<auth::Auth>, ApiError> {
+    chain
+        .auth()
+        .ok_or_else(|| ApiError::unavailable("the server's authentication is not configured"))
+}
+
+/// kube's WithAuthorization filter: `user` may do what the request asks, or a 403.
+fn authorize(
+    chain: &Chain,
+    user: &UserInfo,
+    info: &RequestInfo,
+    audit: &mut crate::audit::RequestAudit,
+) -> Result<(), ApiError> {
+    let auth = configured_auth(chain)?;
+    let attrs = auth::attributes::Attributes::from_request(user, info);
     let decision = auth.authorizer.authorize(&attrs);
     audit.set_decision(decision.allowed, &decision.reason);
     if !decision.allowed {
         tracing::debug!(user = %user.name, verb = %info.verb, path = %info.path, "forbidden");
         return Err(attrs.forbidden(&decision.reason));
     }
-    Ok(Arc::new(user))
+    Ok(())
 }
 
 async fn dispatch(
