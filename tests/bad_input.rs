@@ -960,11 +960,11 @@ fn requests_past_the_request_timeout_get_a_504() {
             support::DEADLINE,
             || {
                 let m = s.raw(true, "GET", "/metrics", None, b"").ok()?;
-                let line = m.body.lines().find(|l| {
-                    l.starts_with("apiserver_current_inflight_requests{request_kind=\"mutating\"}")
-                })?;
-                let held: i64 = line.rsplit(' ').next()?.parse().ok()?;
-                (held >= 1).then_some(())
+                let held = support::metric(
+                    &m.body,
+                    r#"apiserver_current_inflight_requests{request_kind="mutating"}"#,
+                )?;
+                (held >= 1.0).then_some(())
             },
         );
         // Refused before authorization, as kube's filter: alice, who may not write

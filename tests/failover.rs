@@ -7,14 +7,7 @@ mod support;
 
 use propagation_env::Env;
 use serde_json::Value;
-use support::{Backend, DEADLINE, Server, wait_for};
-
-/// The value of one series (`name{labels}`) in a /metrics text.
-fn metric(metrics: &str, name: &str) -> Option<f64> {
-    metrics
-        .lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok())
-}
+use support::{Backend, DEADLINE, Server, metric, wait_for};
 
 /// Applies YAML that the server must refuse; returns kubectl's stderr.
 fn apply_err(cp: &Server, yaml: &str) -> String {

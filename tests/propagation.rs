@@ -6,7 +6,7 @@ mod support;
 
 use propagation_env::Env;
 use serde_json::Value;
-use support::Backend;
+use support::{Backend, metric};
 
 const DEPLOY: &str = "apiVersion: apps/v1
 kind: Deployment
@@ -551,12 +551,6 @@ spec:
     );
 }
 
-/// The value of one series (name with its labels, as written) in a /metrics text.
-fn series(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-}
-
 #[test]
 fn controllers_report_karmada_and_workqueue_metrics() {
     let env = Env::start(2);
@@ -592,11 +586,11 @@ fn controllers_report_karmada_and_workqueue_metrics() {
         let text = env.cp.kubectl_ok(&["get", "--raw", "/metrics"]);
         at_least_one
             .iter()
-            .all(|s| series(&text, s).is_some_and(|v| v >= 1.0))
+            .all(|s| metric(&text, s).is_some_and(|v| v >= 1.0))
             .then_some(text)
     });
     assert_eq!(
-        series(&text, r#"cluster_ready_state{member_cluster="member1"}"#),
+        metric(&text, r#"cluster_ready_state{member_cluster="member1"}"#),
         Some(1.0)
     );
     assert!(
@@ -609,7 +603,7 @@ fn controllers_report_karmada_and_workqueue_metrics() {
     );
     // The API server's own series are still there.
     assert!(
-        series(
+        metric(
             &text,
             "apiserver_current_inflight_requests{request_kind=\"readOnly\"}"
         )
@@ -617,7 +611,7 @@ fn controllers_report_karmada_and_workqueue_metrics() {
     );
     // Writes to the members, counted as Karmada's execution controller counts them.
     assert!(
-        series(
+        metric(
             &text,
             r#"create_resource_to_cluster{result="success",apiversion="apps/v1",kind="Deployment",member_cluster="member1",recreate="false"}"#
         )
@@ -629,7 +623,7 @@ fn controllers_report_karmada_and_workqueue_metrics() {
     let deleted = std::cell::Cell::new(false);
     env.wait("the update and the delete counted", || {
         let text = env.cp.kubectl_ok(&["get", "--raw", "/metrics"]);
-        let updated = series(
+        let updated = metric(
             &text,
             r#"update_resource_to_cluster{result="success",apiversion="apps/v1",kind="Deployment",member_cluster="member2",operationResult="updated"}"#,
         )
@@ -638,7 +632,7 @@ fn controllers_report_karmada_and_workqueue_metrics() {
         if updated && !deleted.replace(true) {
             env.cp.kubectl_ok(&["delete", "deploy", "nginx", "-n", "default", "--wait=false"]);
         }
-        series(
+        metric(
             &text,
             r#"delete_resource_from_cluster{result="success",apiversion="apps/v1",kind="Deployment",member_cluster="member1"}"#,
         )

@@ -11,6 +11,12 @@ use std::time::{Duration, Instant};
 /// How long a test waits for a condition before failing.
 pub const DEADLINE: Duration = Duration::from_secs(60);
 
+/// The value of one series (its name with its labels, as written) in a /metrics text.
+pub fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
 /// Polls `f` until it returns `Some`, failing the test after `timeout`.
 pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let start = Instant::now();

@@ -159,8 +159,8 @@ async fn entry(State(chain): State<Arc<Chain>>, req: http::Request<Body>) -> Res
     let mutating = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
     // In-flight limits as kube's MaxInFlightLimit filter (when API Priority and Fairness is
     // off): long-running requests are exempt. A request past the limit is answered 429 once
-    // authenticated (in `admit`), unless it comes from system:masters: kube always serves the
-    // super-admin, without a slot.
+    // its caller is known (in `handle`), unless it comes from system:masters: kube always
+    // serves the super-admin, without a slot.
     let (guard, over_limit) = if long_running || state.flow_control.is_some() {
         (None, false)
     } else {
@@ -273,7 +273,7 @@ async fn admit_flow<'a>(
     });
     fc.admit(&class).await.map_err(|rejection| {
         tracing::debug!(user = %user.name, flow_schema = class.flow_schema, reason = rejection.reason(), "request rejected by priority and fairness");
-        ApiError::too_many_requests("Too many requests, please try again later.", 1)
+        too_many_requests()
     })
 }
 
@@ -413,12 +413,14 @@ async fn handle(
 /// Retry-After, except for system:masters, whom kube always answers.
 fn refuse_over_limit(over_limit: bool, user: &UserInfo) -> Result<(), ApiError> {
     if over_limit && !user.is_master() {
-        return Err(ApiError::too_many_requests(
-            "Too many requests, please try again later.",
-            1,
-        ));
+        return Err(too_many_requests());
     }
     Ok(())
+}
+
+/// kube's answer from either limit filter: 429 with `Retry-After: 1`.
+fn too_many_requests() -> ApiError {
+    ApiError::too_many_requests("Too many requests, please try again later.", 1)
 }
 
 /// Authenticates one request and applies impersonation (kube's WithAuthentication and
