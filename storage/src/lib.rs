@@ -22,6 +22,6 @@ pub mod transform;
 
 pub use error::Error;
 pub use store::{
-    Event, EventKind, KeyValue, RangeRequest, RangeResponse, Revision, Store, WatchItem,
-    WatchStream,
+    Event, EventKind, KeyValue, ProgressRequester, RangeRequest, RangeResponse, Revision, Store,
+    WatchItem, WatchStream,
 };

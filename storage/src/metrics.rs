@@ -10,7 +10,9 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use component_base::metrics::{Desc, Kind, REQUEST_DURATION_BUCKETS, Registry};
 
-use crate::{Error, KeyValue, RangeRequest, RangeResponse, Revision, Store, WatchStream};
+use crate::{
+    Error, KeyValue, ProgressRequester, RangeRequest, RangeResponse, Revision, Store, WatchStream,
+};
 
 /// `etcd_request_duration_seconds`.
 pub static REQUEST_DURATION: Desc = Desc {
@@ -115,8 +117,12 @@ impl Store for MeteredStore {
         res
     }
 
-    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, Error> {
-        self.inner.watch(prefix, after).await
+    async fn watch_with_progress(
+        &self,
+        prefix: &str,
+        after: Revision,
+    ) -> Result<(WatchStream, Option<ProgressRequester>), Error> {
+        self.inner.watch_with_progress(prefix, after).await
     }
 
     async fn current_revision(&self) -> Result<Revision, Error> {

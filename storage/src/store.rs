@@ -4,10 +4,12 @@
 //! `storage/tests/conformance/` runs unchanged against each of them.
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::Stream;
+use tokio::sync::Notify;
 
 use crate::Error;
 
@@ -111,7 +113,8 @@ pub enum WatchItem {
     /// has been delivered. Sent when the watcher is caught up and the store has moved past
     /// the last revision it reported: by the embedded store within
     /// `EmbeddedOptions::progress_interval`, over etcd at the server's
-    /// `--experimental-watch-progress-notify-interval` (10 minutes by default).
+    /// `--experimental-watch-progress-notify-interval` (10 minutes by default); and in
+    /// answer to a [`ProgressRequester`].
     Progress(Revision),
 }
 
@@ -119,6 +122,26 @@ pub enum WatchItem {
 /// when it can no longer deliver every change (e.g. it fell too far behind and the
 /// history it needs was compacted), and with other errors only when the backend is gone.
 pub type WatchStream = Pin<Box<dyn Stream<Item = Result<WatchItem, Error>> + Send>>;
+
+/// Asks one watch for a progress report, as etcd's `RequestProgress`: soon after a request,
+/// once every change up to the store's revision at the time of the request was delivered, the
+/// stream yields `WatchItem::Progress` with a revision at least that high (unless events
+/// already took it there). Requests made while one is pending fold into it.
+#[derive(Clone, Debug)]
+pub struct ProgressRequester(Arc<Notify>);
+
+impl ProgressRequester {
+    /// A requester and the signal its watch listens to.
+    pub(crate) fn new() -> (ProgressRequester, Arc<Notify>) {
+        let signal = Arc::new(Notify::new());
+        (ProgressRequester(signal.clone()), signal)
+    }
+
+    /// Asks for a progress report.
+    pub fn request(&self) {
+        self.0.notify_one();
+    }
+}
 
 /// A key-value store with etcd v3 semantics: MVCC revisions, compare-and-swap writes,
 /// ranged reads at past revisions, and resumable watches.
@@ -159,7 +182,19 @@ pub trait Store: Send + Sync + 'static {
     /// Unique (each event once), Atomic (a transaction's events together), Reliable (no
     /// gaps), Resumable (watching again from the last delivered revision continues
     /// exactly), Bookmarkable (progress revisions are exact).
-    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, Error>;
+    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, Error> {
+        Ok(self.watch_with_progress(prefix, after).await?.0)
+    }
+
+    /// [`Store::watch`], with a handle that asks the stream for a progress report. None when
+    /// the backend cannot answer such requests in order with the events (etcd before 3.4.31
+    /// and 3.5.13 sends the answer ahead of events still pending): then only events and the
+    /// backend's own progress notifications tell how far the stream has come.
+    async fn watch_with_progress(
+        &self,
+        prefix: &str,
+        after: Revision,
+    ) -> Result<(WatchStream, Option<ProgressRequester>), Error>;
 
     /// The current revision of the whole store.
     async fn current_revision(&self) -> Result<Revision, Error>;

@@ -34,8 +34,9 @@ pub struct EtcdServerTls {
 pub struct EtcdProcessBuilder {
     /// etcd's `--max-request-bytes` (default 8 MiB, enough for the 4 MiB value limit).
     pub max_request_bytes: usize,
-    /// etcd's `--experimental-watch-progress-notify-interval` (default 200 ms).
-    pub progress_notify_interval: Duration,
+    /// etcd's `--experimental-watch-progress-notify-interval`; unset (the default) leaves
+    /// etcd's own default (10 minutes), as users run it.
+    pub progress_notify_interval: Option<Duration>,
     /// Extra command-line arguments.
     pub extra_args: Vec<String>,
     /// How long to wait for etcd to serve (default 20 s).
@@ -48,7 +49,7 @@ impl Default for EtcdProcessBuilder {
     fn default() -> Self {
         EtcdProcessBuilder {
             max_request_bytes: 8 << 20,
-            progress_notify_interval: Duration::from_millis(200),
+            progress_notify_interval: None,
             extra_args: Vec::new(),
             start_timeout: Duration::from_secs(20),
             tls: None,
@@ -57,9 +58,10 @@ impl Default for EtcdProcessBuilder {
 }
 
 impl EtcdProcessBuilder {
-    /// Sets the progress notification interval.
+    /// Sets the progress notification interval (etcd's
+    /// `--experimental-watch-progress-notify-interval`).
     pub fn progress_notify_interval(mut self, d: Duration) -> Self {
-        self.progress_notify_interval = d;
+        self.progress_notify_interval = Some(d);
         self
     }
 
@@ -239,11 +241,12 @@ impl EtcdProcess {
             .arg(initial_cluster)
             .arg("--max-request-bytes")
             .arg(self.builder.max_request_bytes.to_string())
-            .arg("--experimental-watch-progress-notify-interval")
-            .arg(format!(
-                "{}ms",
-                self.builder.progress_notify_interval.as_millis()
-            ))
+            .args(self.builder.progress_notify_interval.iter().flat_map(|d| {
+                [
+                    "--experimental-watch-progress-notify-interval".to_string(),
+                    format!("{}ms", d.as_millis()),
+                ]
+            }))
             .arg("--logger")
             .arg("zap")
             .arg("--log-level")

@@ -12,8 +12,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 
 use crate::{
-    Error, Event, EventKind, KeyValue, RangeRequest, RangeResponse, Revision, Store, WatchItem,
-    WatchStream,
+    Error, Event, EventKind, KeyValue, ProgressRequester, RangeRequest, RangeResponse, Revision,
+    Store, WatchItem, WatchStream,
 };
 
 /// A value as read back from storage.
@@ -177,10 +177,14 @@ impl Store for TransformingStore {
         }
     }
 
-    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, Error> {
+    async fn watch_with_progress(
+        &self,
+        prefix: &str,
+        after: Revision,
+    ) -> Result<(WatchStream, Option<ProgressRequester>), Error> {
         let f = self.transformer_for.clone();
-        let stream = self.inner.watch(prefix, after).await?;
-        Ok(Box::pin(stream.map(move |item| {
+        let (stream, progress) = self.inner.watch_with_progress(prefix, after).await?;
+        let stream: WatchStream = Box::pin(stream.map(move |item| {
             match item {
                 Ok(WatchItem::Events(events)) => events
                     .into_iter()
@@ -189,7 +193,8 @@ impl Store for TransformingStore {
                     .map(WatchItem::Events),
                 other => other,
             }
-        })))
+        }));
+        Ok((stream, progress))
     }
 
     async fn current_revision(&self) -> Result<Revision, Error> {

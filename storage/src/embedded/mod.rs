@@ -24,7 +24,9 @@ use bytes::Bytes;
 use tokio::sync::oneshot;
 
 use crate::Error;
-use crate::store::{KeyValue, RangeRequest, RangeResponse, Revision, Store, WatchStream};
+use crate::store::{
+    KeyValue, ProgressRequester, RangeRequest, RangeResponse, Revision, Store, WatchStream,
+};
 
 use self::mvcc::Mvcc;
 use self::writer::{Op, Reply, Request, Writer, WriterConfig};
@@ -379,14 +381,21 @@ impl Store for EmbeddedStore {
         }
     }
 
-    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, Error> {
+    async fn watch_with_progress(
+        &self,
+        prefix: &str,
+        after: Revision,
+    ) -> Result<(WatchStream, Option<ProgressRequester>), Error> {
         let next = self.shared.read().watch_start(after)?;
-        Ok(watch::watch_stream(
+        let (requester, requested) = ProgressRequester::new();
+        let stream = watch::watch_stream(
             self.shared.clone(),
             prefix.to_owned(),
             next,
             self.opts.progress_interval,
-        ))
+            requested,
+        );
+        Ok((stream, Some(requester)))
     }
 
     async fn current_revision(&self) -> Result<Revision, Error> {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use crate::Error;
@@ -32,6 +32,8 @@ struct Watcher {
     rx: watch::Receiver<Revision>,
     last_emit: Instant,
     interval: Duration,
+    /// Progress asked for by the consumer ([`crate::ProgressRequester`]).
+    requested: Arc<Notify>,
     done: bool,
 }
 
@@ -67,17 +69,16 @@ impl Watcher {
             }
             let complete = self.next - 1;
             let changed = if complete > self.reported {
-                // Caught up and the store moved on: a bookmark is due after the interval.
+                // Caught up and the store moved on: a bookmark is due after the interval, or
+                // at once when the consumer asks for one.
                 let deadline = self.last_emit + self.interval;
                 tokio::select! {
                     changed = self.rx.changed() => changed,
-                    () = tokio::time::sleep_until(deadline) => {
-                        self.reported = complete;
-                        self.last_emit = Instant::now();
-                        return Some(Ok(WatchItem::Progress(complete)));
-                    }
+                    () = tokio::time::sleep_until(deadline) => return Some(Ok(self.progress(complete))),
+                    () = self.requested.notified() => return Some(Ok(self.progress(complete))),
                 }
             } else {
+                // Nothing to report: a request now is answered by the next progress or event.
                 self.rx.changed().await
             };
             if changed.is_err() {
@@ -90,12 +91,22 @@ impl Watcher {
     }
 }
 
+impl Watcher {
+    /// Reports that every change up to `complete` was delivered.
+    fn progress(&mut self, complete: Revision) -> WatchItem {
+        self.reported = complete;
+        self.last_emit = Instant::now();
+        WatchItem::Progress(complete)
+    }
+}
+
 /// A stream of the changes under `prefix` from revision `next` on.
 pub(crate) fn watch_stream(
     shared: Arc<Shared>,
     prefix: String,
     next: Revision,
     interval: Duration,
+    requested: Arc<Notify>,
 ) -> WatchStream {
     let rx = shared.rev_rx.clone();
     let w = Watcher {
@@ -106,6 +117,7 @@ pub(crate) fn watch_stream(
         rx,
         last_emit: Instant::now(),
         interval,
+        requested,
         done: false,
     };
     Box::pin(futures::stream::unfold(w, |mut w| async move {

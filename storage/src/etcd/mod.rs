@@ -22,7 +22,9 @@ use rpc::response_op::Response as OpResponse;
 use rpc::{Client, Compare, ConnectSettings, RangeRequest as EtcdRange, TxnRequest, TxnResponse};
 
 use crate::Error;
-use crate::store::{KeyValue, RangeRequest, RangeResponse, Revision, Store, WatchStream};
+use crate::store::{
+    KeyValue, ProgressRequester, RangeRequest, RangeResponse, Revision, Store, WatchStream,
+};
 
 /// Largest response the client decodes: lists of many large objects must fit.
 const MAX_DECODING_MESSAGE: usize = i32::MAX as usize;
@@ -116,6 +118,33 @@ impl Default for EtcdOptions {
 pub struct EtcdStore {
     client: Client,
     opts: Arc<EtcdOptions>,
+    /// Every endpoint runs an etcd that answers progress requests in order with events
+    /// ([`answers_progress_requests`]); found out at connect.
+    progress_requests: bool,
+}
+
+/// Whether an etcd of this version (as its Status reports it, e.g. `3.5.16`) answers a watch
+/// stream's progress request only once every event up to the revision it reports was sent.
+/// Earlier versions answer at once with the current revision, ahead of events still pending
+/// (etcd-io/etcd#15220); kube-apiserver's storage feature checker draws the same line for
+/// `RequestWatchProgress`: 3.4.31, 3.5.13, and every 3.6 or later.
+pub fn answers_progress_requests(version: &str) -> bool {
+    let mut parts = version
+        .trim()
+        .trim_start_matches('v')
+        .split(['.', '-', '+'])
+        .map(|p| p.parse::<u64>().ok());
+    let (Some(Some(major)), Some(Some(minor)), Some(Some(patch))) =
+        (parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    match (major, minor) {
+        (3, 4) => patch >= 31,
+        (3, 5) => patch >= 13,
+        (3, m) => m >= 6,
+        (m, _) => m > 3,
+    }
 }
 
 impl std::fmt::Debug for EtcdStore {
@@ -255,9 +284,10 @@ impl EtcdStore {
             };
         }
         let client = Client::new(&settings).map_err(Error::InvalidArgument)?;
-        let store = EtcdStore {
+        let mut store = EtcdStore {
             client,
             opts: Arc::new(opts),
+            progress_requests: false,
         };
         // The channel connects lazily: authenticate (when a user is set) and make sure etcd
         // really answers before returning, retrying while it is unreachable.
@@ -281,7 +311,43 @@ impl EtcdStore {
                 Err(e) => return Err(e),
             }
         }
+        store.progress_requests = store.check_progress_requests().await;
         Ok(Arc::new(store))
+    }
+
+    /// Asks every endpoint for its version and decides whether consistent reads can be served
+    /// from watch caches kept fresh by progress requests (all endpoints answer them in order)
+    /// or must be read from etcd; logs which.
+    async fn check_progress_requests(&self) -> bool {
+        let mut versions = Vec::with_capacity(self.client.endpoints());
+        for (at, endpoint) in self.opts.endpoints.iter().enumerate() {
+            let status =
+                tokio::time::timeout(self.opts.connect_timeout, self.client.status_of(at)).await;
+            let version = match status {
+                Ok(Ok(s)) => s.version,
+                Ok(Err(e)) => format!("unknown ({})", e.message()),
+                Err(_) => "unknown (no answer)".to_string(),
+            };
+            versions.push((endpoint.as_str(), version));
+        }
+        let all = versions.iter().all(|(_, v)| answers_progress_requests(v));
+        let listed = versions
+            .iter()
+            .map(|(e, v)| format!("{e} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if all {
+            tracing::info!(etcd = %listed, "consistent reads are served from the watch cache, brought up to date by progress requests on its etcd watch");
+        } else {
+            tracing::info!(etcd = %listed, "consistent reads are read from etcd (quorum reads): progress requests need etcd 3.4.31, 3.5.13 or 3.6 and later on every endpoint");
+        }
+        all
+    }
+
+    /// Whether this store's watches answer progress requests (see
+    /// [`answers_progress_requests`]).
+    pub fn answers_progress_requests(&self) -> bool {
+        self.progress_requests
     }
 
     /// The options this store was connected with.
@@ -564,7 +630,11 @@ impl Store for EtcdStore {
         }
     }
 
-    async fn watch(&self, prefix: &str, after: Revision) -> Result<WatchStream, Error> {
+    async fn watch_with_progress(
+        &self,
+        prefix: &str,
+        after: Revision,
+    ) -> Result<(WatchStream, Option<ProgressRequester>), Error> {
         watch::watch(self, prefix, after).await
     }
 
@@ -624,7 +694,30 @@ impl Store for EtcdStore {
 
 #[cfg(test)]
 mod tests {
-    use super::prefix_end;
+    use super::{answers_progress_requests, prefix_end};
+
+    #[test]
+    fn progress_requests_are_answered_in_order_from_kubes_versions_on() {
+        for (version, answers) in [
+            ("3.4.23", false),
+            ("3.4.30", false),
+            ("3.4.31", true),
+            ("3.4.45", true),
+            ("3.5.12", false),
+            ("3.5.13", true),
+            ("3.5.16", true),
+            ("3.6.0", true),
+            ("3.6.0-rc.5", true),
+            ("v3.6.4", true),
+            ("3.3.27", false),
+            ("4.0.0", true),
+            ("", false),
+            ("unknown (no answer)", false),
+            ("3.5", false),
+        ] {
+            assert_eq!(answers_progress_requests(version), answers, "{version}");
+        }
+    }
 
     #[test]
     fn prefix_ends() {

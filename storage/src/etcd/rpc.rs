@@ -281,11 +281,14 @@ pub struct TxnResponse {
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct StatusRequest {}
 
-/// `etcdserverpb.StatusResponse` (the member's database size; the rest is not read).
+/// `etcdserverpb.StatusResponse` (the member's version and database size; the rest is not
+/// read).
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct StatusResponse {
     #[prost(message, optional, tag = "1")]
     pub header: Option<ResponseHeader>,
+    #[prost(string, tag = "2")]
+    pub version: String,
     #[prost(int64, tag = "3")]
     pub db_size: i64,
 }
@@ -306,10 +309,11 @@ pub struct CompactionResponse {
     pub header: Option<ResponseHeader>,
 }
 
-/// `etcdserverpb.WatchRequest` (creation only: a watch is ended by dropping its stream).
+/// `etcdserverpb.WatchRequest` (creation and progress requests: a watch is ended by dropping
+/// its stream).
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct WatchRequest {
-    #[prost(oneof = "watch_request::RequestUnion", tags = "1")]
+    #[prost(oneof = "watch_request::RequestUnion", tags = "1, 3")]
     pub request_union: Option<watch_request::RequestUnion>,
 }
 
@@ -320,8 +324,15 @@ pub mod watch_request {
     pub enum RequestUnion {
         #[prost(message, tag = "1")]
         CreateRequest(super::WatchCreateRequest),
+        #[prost(message, tag = "3")]
+        ProgressRequest(super::WatchProgressRequest),
     }
 }
+
+/// `etcdserverpb.WatchProgressRequest`: asks for a progress notification of the stream's
+/// watches (etcd's `RequestProgress`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct WatchProgressRequest {}
 
 /// `etcdserverpb.WatchCreateRequest`.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -439,14 +450,26 @@ pub struct Client {
 
 /// A watch's response stream; the request side stays open as long as it lives.
 pub struct WatchStream {
-    _requests: mpsc::Sender<WatchRequest>,
+    requests: mpsc::Sender<WatchRequest>,
     responses: Streaming<WatchResponse>,
 }
 
 impl WatchStream {
-    /// The next response; `Ok(None)` when etcd ended the stream.
+    /// The next response; `Ok(None)` when etcd ended the stream. Cancel-safe.
     pub async fn message(&mut self) -> Result<Option<WatchResponse>, Status> {
         self.responses.message().await
+    }
+
+    /// Sends a progress request on the stream (etcd answers with a response that has no
+    /// events and the revision in its header). A request already queued stands for this one.
+    pub fn request_progress(&self) {
+        let req = WatchRequest {
+            request_union: Some(watch_request::RequestUnion::ProgressRequest(
+                WatchProgressRequest {},
+            )),
+        };
+        // Full: one is queued and not sent yet; closed: the stream is ending anyway.
+        let _ = self.requests.try_send(req);
     }
 }
 
@@ -536,6 +559,35 @@ impl Client {
             .await
     }
 
+    /// How many endpoints the client was given.
+    pub fn endpoints(&self) -> usize {
+        self.channels.len()
+    }
+
+    /// `Maintenance.Status` of endpoint `at` (in the order given), whichever endpoint calls
+    /// go to now.
+    pub async fn status_of(&self, at: usize) -> Result<StatusResponse, Status> {
+        let channel = self
+            .channels
+            .get(at)
+            .cloned()
+            .ok_or_else(|| Status::invalid_argument(format!("no etcd endpoint {at}")))?;
+        let mut grpc =
+            tonic::client::Grpc::new(channel).max_decoding_message_size(self.max_decoding);
+        grpc.ready()
+            .await
+            .map_err(|e| Status::unavailable(format!("etcd connection: {e}")))?;
+        let mut request = tonic::Request::new(StatusRequest {});
+        self.add_token(request.metadata_mut());
+        grpc.unary(
+            request,
+            PathAndQuery::from_static("/etcdserverpb.Maintenance/Status"),
+            ProstCodec::<StatusRequest, StatusResponse>::default(),
+        )
+        .await
+        .map(tonic::Response::into_inner)
+    }
+
     /// `Auth.UserAdd`.
     pub async fn user_add(&self, name: &str, password: &str) -> Result<(), Status> {
         let req = AuthUserAddRequest {
@@ -607,7 +659,7 @@ impl Client {
             .map_err(|s| self.failed(at, s))?
             .into_inner();
         Ok(WatchStream {
-            _requests: tx,
+            requests: tx,
             responses,
         })
     }
@@ -775,6 +827,17 @@ mod tests {
             watch.encode_to_vec(),
             [0x0a, 1, b'k', 0x18, 3, 0x20, 1, 0x30, 1]
         );
+        // progress_request = 3, an empty message.
+        let progress = WatchRequest {
+            request_union: Some(watch_request::RequestUnion::ProgressRequest(
+                WatchProgressRequest {},
+            )),
+        };
+        assert_eq!(progress.encode_to_vec(), [0x1a, 0]);
+        // StatusResponse { version: "3.4.23" }
+        let status = StatusResponse::decode(&[0x12, 6, b'3', b'.', b'4', b'.', b'2', b'3'][..])
+            .expect("decodes");
+        assert_eq!(status.version, "3.4.23");
         // A WatchResponse with a header revision, canceled, and one DELETE event.
         let bytes = [
             0x0a, 2, 0x18, 42, // header { revision: 42 }

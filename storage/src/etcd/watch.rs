@@ -3,17 +3,24 @@
 //! watch from the next revision, so the consumer sees no gap and no duplicate. Progress
 //! comes from etcd's progress notifications (`progress_notify`), which etcd sends only to a
 //! watcher that is synced (every event up to the notified revision already sent), so they
-//! are exact; how often depends on etcd's `--experimental-watch-progress-notify-interval`.
-//! etcd 3.4's on-demand `RequestProgress` answers out of order with pending events, so it
-//! is not used.
+//! are exact; how often depends on etcd's `--experimental-watch-progress-notify-interval`
+//! (10 minutes by default). On etcd that answers them in order (3.4.31, 3.5.13, 3.6 and
+//! later: [`super::answers_progress_requests`]) the consumer may also ask for one
+//! (`RequestProgress` on the watch's own stream, so the answer covers this watch alone);
+//! earlier versions answer at once with the current revision, ahead of events still pending,
+//! so no requester is handed out there.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::Error;
-use crate::store::{Event, EventKind, KeyValue, Revision, Store, WatchItem, WatchStream};
+use crate::store::{
+    Event, EventKind, KeyValue, ProgressRequester, Revision, Store, WatchItem, WatchStream,
+};
 
 use super::rpc::{self, EventType, WatchCreateRequest};
 use super::{EtcdStore, Failure, convert, prefix_end, revision_probe};
@@ -28,6 +35,8 @@ struct Watcher {
     /// The last revision delivered (by an event or a progress notification).
     last: Revision,
     stream: Option<rpc::WatchStream>,
+    /// Progress asked for by the consumer; None when etcd cannot answer it in order.
+    requested: Option<Arc<Notify>>,
     done: bool,
 }
 
@@ -36,7 +45,7 @@ pub(super) async fn watch(
     store: &EtcdStore,
     prefix: &str,
     after: Revision,
-) -> Result<WatchStream, Error> {
+) -> Result<(WatchStream, Option<ProgressRequester>), Error> {
     if after < 0 {
         return Err(Error::InvalidArgument(format!("negative revision {after}")));
     }
@@ -53,20 +62,28 @@ pub(super) async fn watch(
             return Err(store.fail_at(f, after + 1).await);
         }
     }
+    let (requester, requested) = if store.progress_requests {
+        let (r, signal) = ProgressRequester::new();
+        (Some(r), Some(signal))
+    } else {
+        (None, None)
+    };
     let mut w = Watcher {
         store: store.clone(),
         prefix: prefix.to_owned(),
         last,
         stream: None,
+        requested,
         done: false,
     };
     w.stream = Some(w.open().await.map_err(|f| match f {
         Failure::Other(e) => e,
         _ => Error::Backend("etcd refused the watch".into()),
     })?);
-    Ok(Box::pin(futures::stream::unfold(w, |mut w| async move {
+    let stream: WatchStream = Box::pin(futures::stream::unfold(w, |mut w| async move {
         w.next_item().await.map(|item| (item, w))
-    })))
+    }));
+    Ok((stream, requester))
 }
 
 fn convert_event(e: rpc::Event) -> Result<Option<Event>, Error> {
@@ -157,7 +174,16 @@ impl Watcher {
                 return None;
             }
             let msg = match self.stream.as_mut() {
-                Some(stream) => stream.message().await,
+                Some(stream) => match &self.requested {
+                    Some(requested) => tokio::select! {
+                        msg = stream.message() => msg,
+                        () = requested.notified() => {
+                            stream.request_progress();
+                            continue;
+                        }
+                    },
+                    None => stream.message().await,
+                },
                 None => {
                     if let Err(e) = self.reconnect("connection lost").await {
                         return self.finish(e);

@@ -606,9 +606,10 @@ pub async fn watch_bookmarks(store: Arc<dyn Store>) {
         }
     }
 
-    // Now mix writes in and out of the prefix and check exactness while they happen.
+    // Now mix writes in and out of the prefix and check exactness while they happen, asking
+    // for progress after every batch where the backend takes such requests.
     let base = mark(s).await;
-    let mut w = s.watch("/mix/", base).await.unwrap();
+    let (mut w, requester) = s.watch_with_progress("/mix/", base).await.unwrap();
     let writer = {
         let s = store.clone();
         tokio::spawn(async move {
@@ -643,6 +644,9 @@ pub async fn watch_bookmarks(store: Arc<dyn Store>) {
                     );
                     high = e.kv.mod_revision;
                     delivered.push(high);
+                }
+                if let Some(r) = &requester {
+                    r.request();
                 }
             }
             Some(Ok(WatchItem::Progress(rev))) => {
