@@ -108,26 +108,43 @@ impl<'a> Registry<'a> {
             Some(r) => {
                 let want = object::parse_resource_version(r)?;
                 let cache = self.state.cache(&self.def)?;
-                self.wait_cache(&cache, want).await?;
-                let key = self.key(ns, name)?;
-                cache
-                    .get(&key)
-                    .map(|o| o.value())
-                    .ok_or_else(|| self.not_found(name))
+                if self.caught_up(&cache, want).await? {
+                    let key = self.key(ns, name)?;
+                    return cache
+                        .get(&key)
+                        .map(|o| o.value())
+                        .ok_or_else(|| self.not_found(name));
+                }
+                // The store's current state is not older than `want` (checked above).
+                self.get(ns, name).await
             }
             None => self.get(ns, name).await,
         }
     }
 
-    async fn wait_cache(
+    /// Whether the cache reached `rev` (kube's waitUntilFreshAndBlock, with progress
+    /// requests where the store answers them). False when it cannot be shown to: the store,
+    /// which is then at least at `rev`, answers instead. A revision the store has not reached
+    /// either is too large (kube's 504 with Retry-After).
+    async fn caught_up(
         &self,
         cache: &crate::watch_cache::WatchCache,
         rev: i64,
-    ) -> Result<(), ApiError> {
-        cache
-            .wait_for(rev, self.state.config.cache_freshness_wait)
+    ) -> Result<bool, ApiError> {
+        match cache
+            .catch_up(rev, self.state.config.cache_freshness_wait)
             .await
-            .map_err(|_| ApiError::too_large_resource_version(rev, cache.revision()))
+        {
+            Ok(_) => Ok(true),
+            Err(crate::watch_cache::CacheError::Unprovable) => {
+                if store_of(self.state).current_revision().await? >= rev {
+                    Ok(false)
+                } else {
+                    Err(ApiError::too_large_resource_version(rev, cache.revision()))
+                }
+            }
+            Err(_) => Err(ApiError::too_large_resource_version(rev, cache.revision())),
+        }
     }
 
     /// Lists objects with kube's resourceVersion / limit / continue semantics.
@@ -157,32 +174,39 @@ impl<'a> Registry<'a> {
         match (opts.resource_version.as_deref(), opts.rv_match) {
             // "Any": whatever the cache has, never paged.
             (Some("0"), _) => {
-                self.wait_cache(&cache, 0).await?;
+                cache
+                    .wait_for(0, self.state.config.cache_freshness_wait)
+                    .await
+                    .map_err(|_| ApiError::too_large_resource_version(0, cache.revision()))?;
                 Ok(self.page(cache.list(&filter, None, 0)))
             }
             (Some(rv), RvMatch::NotOlderThan) | (Some(rv), RvMatch::Unset)
                 if !(opts.rv_match == RvMatch::Unset && limit > 0) =>
             {
                 let want = object::parse_resource_version(rv)?;
-                self.wait_cache(&cache, want).await?;
-                Ok(self.page(cache.list(&filter, None, limit)))
+                if self.caught_up(&cache, want).await? {
+                    Ok(self.page(cache.list(&filter, None, limit)))
+                } else {
+                    self.list_from_store(&filter, None, limit, 0).await
+                }
             }
             // Exact (or legacy exact: an RV with a limit).
             (Some(rv), _) => {
                 let want = object::parse_resource_version(rv)?;
                 self.list_at(&cache, &filter, None, limit, want).await
             }
-            // Most recent: a consistent read.
+            // Most recent: a consistent read, from the cache once it is shown current, else
+            // from the store (kube-apiserver's fallback without RequestWatchProgress).
             (None, _) => {
-                let current = store_of(self.state).current_revision().await?;
-                if cache
-                    .wait_for(current, self.state.config.cache_freshness_wait)
+                match cache
+                    .wait_fresh(
+                        store_of(self.state).as_ref(),
+                        self.state.config.cache_freshness_wait,
+                    )
                     .await
-                    .is_ok()
                 {
-                    Ok(self.page(cache.list(&filter, None, limit)))
-                } else {
-                    self.list_from_store(&filter, None, limit, 0).await
+                    Ok(_) => Ok(self.page(cache.list(&filter, None, limit))),
+                    Err(_) => self.list_from_store(&filter, None, limit, 0).await,
                 }
             }
         }

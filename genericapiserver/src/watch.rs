@@ -272,13 +272,34 @@ pub async fn serve<E: Encoder>(
 
     // Where does the watch start?
     let after: Option<i64> = match opts.resource_version.as_deref() {
+        None if streaming_list => {
+            // A streaming list is a consistent list: its initial events must be the latest
+            // state. Without a way to show the cache current, kube answers as here (the
+            // client falls back to list and watch).
+            if let Err(e) = cache.wait_fresh(state.store.as_ref(), wait).await {
+                let requested = match e {
+                    CacheError::NotReady { requested, .. } => requested,
+                    _ => state.store.current_revision().await?,
+                };
+                return Err(ApiError::too_large_resource_version(
+                    requested,
+                    cache.revision(),
+                ));
+            }
+            None
+        }
         None => {
-            // "Start at most recent": initial events from a consistent state.
-            let current = state.store.current_revision().await?;
-            cache
-                .wait_for(current, wait)
-                .await
-                .map_err(|_| ApiError::too_large_resource_version(current, cache.revision()))?;
+            // "Start at most recent": the cache's state once it is shown current; where the
+            // store cannot show that, the state the cache has (kube's cacher without
+            // WatchFromStorageWithoutResourceVersion serves it without waiting).
+            if let Err(CacheError::NotReady { .. }) =
+                cache.wait_fresh(state.store.as_ref(), wait).await
+            {
+                cache
+                    .wait_for(0, wait)
+                    .await
+                    .map_err(|_| ApiError::unavailable("watch cache is not ready"))?;
+            }
             None
         }
         Some("0") => {
@@ -290,13 +311,20 @@ pub async fn serve<E: Encoder>(
         }
         Some(rv) => {
             let rv = crate::object::parse_resource_version(rv)?;
-            cache
-                .wait_for(rv, wait)
-                .await
-                .map_err(|_| ApiError::too_large_resource_version(rv, cache.revision()))?;
             if streaming_list && opts.rv_match == RvMatch::NotOlderThan {
+                // Initial events at a state not older than `rv`.
+                cache
+                    .catch_up(rv, wait)
+                    .await
+                    .map_err(|_| ApiError::too_large_resource_version(rv, cache.revision()))?;
                 None
             } else {
+                // Events after `rv`, even when the cache has not reached it yet (it was a
+                // list read from the store): they come through the cache in order.
+                cache
+                    .wait_for(0, wait)
+                    .await
+                    .map_err(|_| ApiError::unavailable("watch cache is not ready"))?;
                 Some(rv)
             }
         }
@@ -313,6 +341,9 @@ pub async fn serve<E: Encoder>(
         }
         Err(CacheError::NotReady { requested, current }) => {
             return Err(ApiError::too_large_resource_version(requested, current));
+        }
+        Err(CacheError::Unprovable) => {
+            return Err(ApiError::unavailable("watch cache is not ready"));
         }
     };
     let timeout = opts

@@ -13,7 +13,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::StreamExt;
 use serde_json::Value;
-use storage::{EventKind, RangeRequest, Store, WatchItem};
+use storage::{EventKind, ProgressRequester, RangeRequest, Store, WatchItem};
 use tokio::sync::watch;
 
 use crate::fields;
@@ -602,6 +602,11 @@ pub enum CacheError {
         /// Current.
         current: i64,
     },
+    /// The store cannot tell the cache how far it is (an etcd that does not answer progress
+    /// requests in order): whether the cache holds the latest state cannot be shown, so a
+    /// consistent read goes to the store, as kube-apiserver does without
+    /// `RequestWatchProgress`.
+    Unprovable,
 }
 
 struct State {
@@ -619,6 +624,9 @@ struct State {
     /// Bumped when the cache relists: receivers of the previous state are closed.
     epoch: u64,
 }
+
+/// How often a cache waiting to be shown fresh asks its storage watch for progress again.
+const PROGRESS_RETRY: Duration = Duration::from_millis(100);
 
 /// Events at the end of the window whose frames are kept for watchers that keep up.
 const HOT_EVENTS: usize = 1_024;
@@ -664,6 +672,9 @@ pub struct WatchCache {
     /// Why the store's values cannot be read (a value the encryption configuration cannot
     /// decrypt), while that lasts: waiting for the cache is then pointless.
     unreadable: std::sync::Mutex<Option<String>>,
+    /// Asks the storage watch feeding the cache for a progress report (kube's
+    /// conditionalProgressRequester); None until it runs, or when the store cannot answer.
+    progress: std::sync::Mutex<Option<ProgressRequester>>,
 }
 
 impl std::fmt::Debug for WatchCache {
@@ -680,7 +691,8 @@ pub struct Subscription {
     pub backlog: Vec<Arc<CacheEvent>>,
     /// Initial objects (for watches without a revision), at `revision`.
     pub initial: Vec<Arc<CachedObject>>,
-    /// The revision the subscription starts after.
+    /// The revision the subscription starts after (the requested one when the cache has not
+    /// reached it yet).
     pub revision: i64,
     /// Live events.
     pub rx: EventReceiver,
@@ -834,6 +846,7 @@ impl WatchCache {
             initializations: AtomicU64::new(0),
             terminated_watchers: AtomicU64::new(0),
             unreadable: std::sync::Mutex::new(None),
+            progress: std::sync::Mutex::new(None),
         })
     }
 
@@ -958,7 +971,8 @@ impl WatchCache {
         }
         self.revision_tx.send_replace(rev);
 
-        let mut stream = store.watch(&self.prefix, rev).await?;
+        let (mut stream, progress) = store.watch_with_progress(&self.prefix, rev).await?;
+        *self.progress.lock().unwrap_or_else(|p| p.into_inner()) = progress;
         while let Some(item) = stream.next().await {
             match item? {
                 WatchItem::Events(events) => {
@@ -1106,6 +1120,64 @@ impl WatchCache {
         }
     }
 
+    /// Waits until the cache reflects everything the store holds now: reads the store's
+    /// current revision (a quorum read), then [`WatchCache::catch_up`] to it. Returns the
+    /// cache's revision.
+    pub async fn wait_fresh(
+        &self,
+        store: &dyn Store,
+        timeout: Duration,
+    ) -> Result<i64, CacheError> {
+        let rev = store
+            .current_revision()
+            .await
+            .map_err(|_| CacheError::NotReady {
+                requested: 0,
+                current: self.revision(),
+            })?;
+        self.catch_up(rev, timeout).await
+    }
+
+    /// Waits until the cache reflects at least `rev`, asking the storage watch for progress
+    /// while it is behind (as kube's watch cache does with etcd's `RequestProgress`), up to
+    /// `timeout`; returns the cache's revision. When the store cannot answer progress
+    /// requests, a listed cache that is behind fails at once with
+    /// [`CacheError::Unprovable`]: it may be current with nothing to show for it, and a read
+    /// from the store is then cheaper than waiting for an event that may never come.
+    pub async fn catch_up(&self, rev: i64, timeout: Duration) -> Result<i64, CacheError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let (ready, revision) = {
+                let st = self.read();
+                (st.ready, st.revision)
+            };
+            if ready && revision >= rev {
+                return Ok(revision);
+            }
+            let requester = self
+                .progress
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let wait = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match requester {
+                // Not listed yet: the list itself brings it to a revision at least `rev`.
+                None if !ready => self.wait_for(rev, wait).await?,
+                None => return Err(CacheError::Unprovable),
+                Some(requester) => {
+                    requester.request();
+                    // An etcd watch that was not synced when asked drops the request (3.4.31
+                    // and later answer synced watches only): ask again after a while.
+                    match self.wait_for(rev, wait.min(PROGRESS_RETRY)).await {
+                        Ok(()) => {}
+                        Err(CacheError::NotReady { .. }) if !wait.is_zero() => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        }
+    }
+
     /// Lists matching objects from the current state, starting after `start_after` (a full
     /// key), at most `limit` (0: all).
     pub fn list(&self, filter: &Filter, start_after: Option<&str>, limit: usize) -> ListResult {
@@ -1233,19 +1305,18 @@ impl WatchCache {
                         oldest: st.oldest,
                     });
                 }
-                if rev > st.revision {
-                    return Err(CacheError::NotReady {
-                        requested: rev,
-                        current: st.revision,
-                    });
-                }
+                // A revision the cache has not reached yet (a list read from the store, whose
+                // resourceVersion is the store's) is watched from there on, as kube's cacher
+                // does: the events after it arrive through the cache in order.
                 let start = st.events.partition_point(|e| e.rv <= rev);
                 let backlog = st.events.iter().skip(start).cloned().collect();
+                let mut rx = self.receiver(&st);
+                rx.after = rx.after.max(rev);
                 Ok(Subscription {
                     backlog,
                     initial: vec![],
-                    revision: st.revision,
-                    rx: self.receiver(&st),
+                    revision: st.revision.max(rev),
+                    rx,
                 })
             }
         }

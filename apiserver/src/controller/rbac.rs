@@ -20,6 +20,8 @@ use crate::watch_cache::{CacheEvent, EventReceiver, Filter, RecvError, TryRecvEr
 const SETTLE: Duration = Duration::from_millis(2);
 /// How often the task checks whether its server is gone.
 const LIVENESS: Duration = Duration::from_secs(1);
+/// How long the start waits for the RBAC caches to hold the server's own writes.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 /// The field manager of aggregation writes.
 const AGGREGATION_MANAGER: &str = "clusterrole-aggregation-controller";
 
@@ -50,13 +52,36 @@ fn caches(state: &ApiState) -> Result<[Arc<WatchCache>; 4], ApiError> {
     ])
 }
 
-/// Waits until the RBAC caches reflect everything stored so far.
-pub async fn sync(state: &ApiState, timeout: Duration) -> Result<(), ApiError> {
-    let rev = state.store.current_revision().await?;
-    for c in caches(state)? {
-        c.wait_for(rev, timeout)
-            .await
-            .map_err(|_| ApiError::unavailable("the RBAC caches did not catch up"))?;
+/// Revisions of this server's writes to the four RBAC resources, in the order of [`defs`]
+/// (0: none). The caches must reach them before the index is built from them.
+pub type Written = [i64; 4];
+
+/// Where `plural` goes in [`Written`].
+pub fn written_index(plural: &str) -> Option<usize> {
+    [
+        "roles",
+        "clusterroles",
+        "rolebindings",
+        "clusterrolebindings",
+    ]
+    .iter()
+    .position(|p| *p == plural)
+}
+
+/// Waits until the RBAC caches are listed and hold this server's own writes: what others
+/// stored before the caches listed is in their list, and later changes arrive as events, as
+/// with kube's informers. (Waiting for the store's current revision instead would wait
+/// forever on an etcd that sends no progress notifications: the revision moves with writes
+/// to every resource.)
+pub async fn sync(state: &ApiState, written: Written, timeout: Duration) -> Result<(), ApiError> {
+    for (c, rev) in caches(state)?.iter().zip(written) {
+        c.wait_for(rev, timeout).await.map_err(|_| {
+            ApiError::unavailable(format!(
+                "the {} cache did not catch up with revision {rev} (at {})",
+                c.def().qualified(),
+                c.revision()
+            ))
+        })?;
     }
     Ok(())
 }
@@ -76,8 +101,9 @@ pub fn rebuild(state: &ApiState, authz: &Authorizer) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Runs one aggregation pass over the cached ClusterRoles; returns how many were rewritten.
-pub async fn aggregate(state: &ApiState) -> Result<usize, ApiError> {
+/// Runs one aggregation pass over the cached ClusterRoles; returns how many were rewritten
+/// and the revision of the last rewrite (0: none).
+pub async fn aggregate(state: &ApiState) -> Result<(usize, i64), ApiError> {
     let [_, cluster_roles_def, _, _] = defs(state)?;
     let cluster_roles: Vec<_> = state
         .cache(&cluster_roles_def)?
@@ -92,35 +118,46 @@ pub async fn aggregate(state: &ApiState) -> Result<usize, ApiError> {
         dry_run: false,
         apply: false,
     };
+    let mut written = 0;
     for (name, rules) in &changes {
         let rules = json!(rules);
         let res = reg
-            .guaranteed_update("", name, Subresource::Main, &ctx, |cur| {
+            .guaranteed_update_written("", name, Subresource::Main, &ctx, |cur| {
                 let mut next = cur.clone();
                 next["rules"] = rules.clone();
                 Ok(next)
             })
             .await;
         match res {
-            Ok(_) => tracing::debug!(clusterrole = %name, "aggregated rules updated"),
+            Ok(w) => {
+                tracing::debug!(clusterrole = %name, "aggregated rules updated");
+                written = written.max(w.stored.map_or(0, |(_, rev)| rev));
+            }
             // Deleted meanwhile: the next pass sees it gone.
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(changes.len())
+    Ok((changes.len(), written))
 }
 
 /// Aggregates until nothing changes (aggregated roles may feed others, as `edit` feeds
 /// `admin`), then builds the index. Used at start, before the server serves.
-pub async fn settle(state: &ApiState, authz: &Authorizer) -> Result<(), ApiError> {
+pub async fn settle(
+    state: &ApiState,
+    authz: &Authorizer,
+    mut written: Written,
+) -> Result<(), ApiError> {
+    let cluster_roles = written_index("clusterroles").unwrap_or(1);
     for _ in 0..8 {
-        sync(state, Duration::from_secs(30)).await?;
-        if aggregate(state).await? == 0 {
+        sync(state, written, SYNC_TIMEOUT).await?;
+        let (changed, rev) = aggregate(state).await?;
+        written[cluster_roles] = written[cluster_roles].max(rev);
+        if changed == 0 {
             break;
         }
     }
-    sync(state, Duration::from_secs(30)).await?;
+    sync(state, written, SYNC_TIMEOUT).await?;
     rebuild(state, authz)
 }
 

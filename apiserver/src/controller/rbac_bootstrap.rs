@@ -589,7 +589,8 @@ fn additions(kind: &str, existing: &Value, wanted: &Value) -> Option<Value> {
 
 /// Creates or completes the bootstrap policy (with Karmada's installer objects on a control
 /// plane).
-pub async fn ensure(state: &ApiState) -> Result<(), ApiError> {
+pub async fn ensure(state: &ApiState) -> Result<crate::controller::rbac::Written, ApiError> {
+    let mut written = crate::controller::rbac::Written::default();
     let snapshot = state.catalog.snapshot();
     let ctx = WriteContext {
         manager: "kube-apiserver".into(),
@@ -619,30 +620,37 @@ pub async fn ensure(state: &ApiState) -> Result<(), ApiError> {
             .cloned()
             .ok_or_else(|| ApiError::internal(format!("{plural} are not served")))?;
         let reg = Registry::new(state, def);
+        let slot = crate::controller::rbac::written_index(plural)
+            .ok_or_else(|| ApiError::internal(format!("{plural} is not an RBAC resource")))?;
         for obj in objects {
             let name = crate::object::name(&obj).to_string();
             let ns = crate::object::meta_str(&obj, "namespace").to_string();
             let ns = ns.as_str();
-            match reg.get(ns, &name).await {
-                Ok(existing) => {
-                    if let Some(next) = additions(kind, &existing, &obj) {
+            let stored = match reg.get(ns, &name).await {
+                Ok(existing) => match additions(kind, &existing, &obj) {
+                    Some(next) => {
                         tracing::info!(kind, %name, "completing bootstrap RBAC object");
-                        reg.guaranteed_update(ns, &name, Subresource::Main, &ctx, |_| {
+                        reg.guaranteed_update_written(ns, &name, Subresource::Main, &ctx, |_| {
                             Ok(next.clone())
                         })
-                        .await?;
+                        .await?
+                        .stored
                     }
-                }
-                Err(e) if e.code == 404 => match reg.create(ns, obj, &ctx).await {
-                    Ok(_) => {}
-                    Err(e) if e.code == 409 => {}
+                    None => None,
+                },
+                Err(e) if e.code == 404 => match reg.create_written(ns, obj, &ctx).await {
+                    Ok(w) => w.stored,
+                    Err(e) if e.code == 409 => None,
                     Err(e) => return Err(e),
                 },
                 Err(e) => return Err(e),
+            };
+            if let Some((_, rev)) = stored {
+                written[slot] = written[slot].max(rev);
             }
         }
     }
-    Ok(())
+    Ok(written)
 }
 
 #[cfg(test)]

@@ -380,8 +380,8 @@ pub async fn start_with(
     state.warm(Duration::from_secs(30)).await?;
     bootstrap(&state, opts.flavor).await?;
     // The bootstrap RBAC policy, aggregated and indexed before the first request is served.
-    crate::controller::rbac_bootstrap::ensure(&state).await?;
-    crate::controller::rbac::settle(&state, &auth.authorizer).await?;
+    let written = crate::controller::rbac_bootstrap::ensure(&state).await?;
+    crate::controller::rbac::settle(&state, &auth.authorizer, written).await?;
     crate::controller::rbac::spawn(Arc::downgrade(&state), auth.authorizer.clone());
     // The kube-controller-manager controllers, the service-account token controller among
     // them, unless the caller runs them under leader election.
