@@ -1,6 +1,9 @@
-//! End-to-end termination of `serve` on SIGTERM, in kube-apiserver's order: `/readyz` fails
-//! at once while the API is still served for `--shutdown-delay-duration`, then watches end
-//! cleanly, the process exits 0, and every acknowledged write is there after a restart.
+//! End-to-end start and termination of `serve`, in kube-apiserver's order. Starting, the
+//! listener answers at once: `/livez` passes while `/readyz` names what is missing (an etcd
+//! that is not there yet) and the API answers 503 until the server is ready. On SIGTERM,
+//! `/readyz` fails at once while the API is still served for `--shutdown-delay-duration`,
+//! then watches end cleanly, the process exits 0, and every acknowledged write is there after
+//! a restart.
 
 mod support;
 
@@ -11,7 +14,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams, WatchEvent, WatchParams};
-use support::{DEADLINE, kubectl_cmd, run, spawn_serving, wait_for};
+use support::{DEADLINE, kubectl_cmd, raw_request, run, spawn_serving, wait_for};
 
 /// The server process, killed if the test fails before it exits.
 struct Process(Child);
@@ -63,6 +66,84 @@ fn config_map(name: &str) -> ConfigMap {
     serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("configmap")
 }
 
+/// `serve` whose etcd is not running yet: the listener answers from the start, alive and not
+/// ready, with etcd named; the API asks clients to come back; once etcd runs, the same
+/// process becomes ready and serves, without a restart.
+#[test]
+fn serve_answers_while_its_etcd_is_away_and_becomes_ready_when_it_comes() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let mut etcd = rt
+        .block_on(storage::testing::EtcdProcess::start())
+        .expect("etcd");
+    let endpoint = etcd.endpoint();
+    etcd.kill();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let url = format!("https://127.0.0.1:{port}");
+    let mut child = Process(
+        Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["--etcd-servers", &endpoint])
+            .args(["--bind", &format!("127.0.0.1:{port}")])
+            .env("KARMADA_RS_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn karmada-rs"),
+    );
+    let get = |path: &str| {
+        let ca = std::fs::read_to_string(dir.path().join("pki/ca.crt")).ok()?;
+        rt.block_on(raw_request(&url, &ca, None, ("GET", path, None, b"")))
+            .ok()
+    };
+    let live = wait_for("the listener to answer /livez", DEADLINE, || get("/livez"));
+    assert_eq!((live.status, live.body.as_str()), (200, "ok"));
+    let ready = get("/readyz?verbose").expect("/readyz answers");
+    assert_eq!(ready.status, 500, "{ready:?}");
+    assert!(
+        ready.body.contains("[+]ping ok\n")
+            && ready.body.contains("[-]etcd failed: reason withheld\n")
+            && ready.body.ends_with("readyz check failed\n"),
+        "{}",
+        ready.body
+    );
+    let api = get("/api/v1/namespaces").expect("the API answers");
+    assert_eq!(api.status, 503, "{api:?}");
+    assert_eq!(api.retry_after.as_deref(), Some("1"));
+    assert!(
+        api.body.contains("\"reason\":\"ServiceUnavailable\""),
+        "{}",
+        api.body
+    );
+    assert!(api.body.contains("etcd"), "{}", api.body);
+    assert!(
+        child.0.try_wait().expect("wait").is_none(),
+        "serve gave up on its etcd"
+    );
+
+    rt.block_on(etcd.start_again()).expect("etcd again");
+    let ready = wait_for("the server to become ready", DEADLINE, || {
+        get("/readyz").filter(|r| r.status == 200)
+    });
+    assert_eq!(ready.body, "ok");
+    let kubeconfig = dir.path().join("karmada.kubeconfig");
+    wait_for("the admin kubeconfig", DEADLINE, || {
+        kubeconfig.exists().then_some(())
+    });
+    let out =
+        run(kubectl_cmd(&kubeconfig, &dir.path().join("cache")).args(["get", "ns", "default"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn sigterm_fails_readiness_serves_through_the_delay_ends_watches_and_exits_0() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -104,7 +185,11 @@ fn sigterm_fails_readiness_serves_through_the_delay_ends_watches_and_exits_0() {
         String::from_utf8_lossy(&readyz.stdout),
         String::from_utf8_lossy(&readyz.stderr)
     );
-    assert!(said.contains("ServiceUnavailable"), "{said}");
+    // kube's health handler: 500, every check listed, the reason withheld.
+    assert!(
+        said.contains("[-]shutdown failed: reason withheld") && said.contains("[+]etcd ok"),
+        "{said}"
+    );
     assert!(
         terminated.elapsed() < Duration::from_secs(3),
         "readyz failed only after the delay"

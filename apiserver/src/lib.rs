@@ -29,7 +29,7 @@ mod proxy_tests;
 
 pub use genericapiserver::{
     admission, aggregator, audit, audit_policy, auth, body, client, conversion, crd, discovery,
-    error, fields, ids, json_splice, karmada_tables, managed_fields, metrics, negotiation, object,
-    openapi, options, output, protobuf_body, proxy, registry, request_info, resources, schema,
-    server, state, status_write, version, watch, watch_cache,
+    error, fields, healthz, ids, json_splice, karmada_tables, managed_fields, metrics, negotiation,
+    object, openapi, options, output, protobuf_body, proxy, registry, request_info, resources,
+    schema, server, state, status_write, version, watch, watch_cache,
 };

@@ -382,6 +382,14 @@ impl ApiError {
         ApiError::new(503, "ServiceUnavailable", message)
     }
 
+    /// 503 ServiceUnavailable with `Retry-After` (client-go waits that long and retries).
+    pub fn unavailable_retry(message: impl Into<String>, retry_after: u32) -> ApiError {
+        ApiError::unavailable(message).with_details(Details {
+            retry_after_seconds: Some(retry_after),
+            ..Default::default()
+        })
+    }
+
     /// 501 NotImplemented.
     pub fn not_implemented(message: impl Into<String>) -> ApiError {
         ApiError::new(501, "NotImplemented", message)

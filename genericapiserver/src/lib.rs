@@ -33,6 +33,7 @@ pub mod crd;
 pub mod discovery;
 pub mod error;
 pub mod fields;
+pub mod healthz;
 pub mod ids;
 pub use karmada_api::json_splice;
 pub mod karmada_tables;

@@ -134,6 +134,8 @@ pub struct ApiState {
     pub flow_control: Option<flowcontrol::FlowControl>,
     /// RBAC's escalation check, once the security stack is set up.
     escalation_check: OnceLock<Arc<dyn WriteCheck>>,
+    /// `/healthz`, `/livez` and `/readyz`.
+    pub health: Arc<crate::healthz::Health>,
 }
 
 impl std::fmt::Debug for ApiState {
@@ -151,6 +153,17 @@ impl Drop for ApiState {
 impl ApiState {
     /// Creates the state; caches start as resources are first used (or by [`ApiState::warm`]).
     pub fn new(store: Arc<dyn Store>, catalog: Arc<Catalog>, config: ApiConfig) -> Arc<ApiState> {
+        ApiState::with_health(store, catalog, config, Arc::default())
+    }
+
+    /// [`ApiState::new`] with the health checks a starting server already answers with: the
+    /// state adds (or replaces) `etcd`, `watch-cache` and `shutdown`.
+    pub fn with_health(
+        store: Arc<dyn Store>,
+        catalog: Arc<Catalog>,
+        config: ApiConfig,
+        health: Arc<crate::healthz::Health>,
+    ) -> Arc<ApiState> {
         let flow_control = config.priority_and_fairness.then(|| {
             flowcontrol::FlowControl::new(flowcontrol::Config {
                 server_concurrency_limit: usize::try_from(
@@ -163,7 +176,7 @@ impl ApiState {
                 max_wait: config.request_timeout / 4,
             })
         });
-        Arc::new(ApiState {
+        let state = Arc::new(ApiState {
             store,
             catalog,
             config,
@@ -172,7 +185,52 @@ impl ApiState {
             lifecycle: tokio::sync::watch::Sender::new(Lifecycle::Running),
             caches: Mutex::new(HashMap::new()),
             escalation_check: OnceLock::new(),
-        })
+            health,
+        });
+        state.add_health_checks();
+        state
+    }
+
+    /// kube-apiserver's `etcd` check (`--etcd-healthcheck-timeout`, 2 s), readiness's
+    /// `shutdown`, and `watch-cache`: every started cache has listed.
+    fn add_health_checks(self: &Arc<Self>) {
+        use crate::healthz::{HEALTH_AND_READY, Probe, check};
+        let store = self.store.clone();
+        self.health.add(
+            "etcd",
+            HEALTH_AND_READY,
+            Arc::new(move || {
+                let store = store.clone();
+                Box::pin(async move {
+                    match tokio::time::timeout(Duration::from_secs(2), store.health()).await {
+                        Ok(r) => r.map_err(|e| e.to_string()),
+                        Err(_) => Err("the storage did not answer within 2s".into()),
+                    }
+                })
+            }),
+        );
+        let weak = Arc::downgrade(self);
+        self.health.add(
+            "watch-cache",
+            &[Probe::Readyz],
+            check(move || match weak.upgrade() {
+                Some(s) if s.caches_ready() => Ok(()),
+                Some(_) => Err("not synced".into()),
+                None => Err("the server is gone".into()),
+            }),
+        );
+        let lifecycle = self.lifecycle.subscribe();
+        self.health.add(
+            "shutdown",
+            &[Probe::Readyz],
+            check(move || {
+                if *lifecycle.borrow() >= Lifecycle::ShutdownInitiated {
+                    Err("process is shutting down".into())
+                } else {
+                    Ok(())
+                }
+            }),
+        );
     }
 
     /// Sets RBAC's escalation check (once).

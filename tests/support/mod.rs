@@ -580,6 +580,8 @@ pub fn pem_to_der(pem: &str) -> Vec<u8> {
 pub struct RawAnswer {
     /// HTTP status.
     pub status: u16,
+    /// The `Retry-After` header.
+    pub retry_after: Option<String>,
     /// The body read within two seconds (all of it unless the body is a stream).
     pub body: String,
     /// Whether the body ended within those two seconds (a watch stays open).
@@ -610,58 +612,74 @@ impl Server {
         content_type: Option<&str>,
         body: &[u8],
     ) -> Result<RawAnswer, String> {
-        let url: http::Uri = self.url.parse().expect("server URL");
-        let ca = pem_to_der(&self.ca_pem());
-        let kubeconfig = kubeconfig.map(Path::to_path_buf);
-        self.rt.block_on(async move {
-            let mut config = if let Some(kubeconfig) = kubeconfig {
-                let kc =
-                    kube::config::Kubeconfig::read_from(&kubeconfig).map_err(|e| e.to_string())?;
-                kube::Config::from_custom_kubeconfig(kc, &Default::default())
-                    .await
-                    .map_err(|e| e.to_string())?
-            } else {
-                let mut c = kube::Config::new(url);
-                c.root_cert = Some(vec![ca]);
-                c
-            };
-            // Answers as sent: no client-side retries.
-            config.default_retry = false;
-            let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
-            let mut req = http::Request::builder().method(method).uri(path);
-            if let Some(ct) = content_type {
-                req = req.header("content-type", ct);
-            }
-            let req = req.body(body.to_vec().into()).map_err(|e| e.to_string())?;
-            let resp = tokio::time::timeout(Duration::from_secs(20), client.send(req))
-                .await
-                .map_err(|_| format!("{method} {path}: no answer within 20 s"))?
-                .map_err(|e| format!("{method} {path}: no answer: {e}"))?;
-            let status = resp.status().as_u16();
-            let mut stream = resp.into_body();
-            let mut bytes = Vec::new();
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
-            let ended = loop {
-                match tokio::time::timeout_at(deadline, http_body_util::BodyExt::frame(&mut stream))
-                    .await
-                {
-                    Err(_) => break false,
-                    Ok(None) => break true,
-                    Ok(Some(Ok(frame))) => {
-                        if let Ok(data) = frame.into_data() {
-                            bytes.extend_from_slice(&data);
-                        }
-                    }
-                    Ok(Some(Err(e))) => return Err(format!("{method} {path}: body: {e}")),
-                }
-            };
-            Ok(RawAnswer {
-                status,
-                body: String::from_utf8_lossy(&bytes).into_owned(),
-                ended,
-            })
-        })
+        self.rt.block_on(raw_request(
+            &self.url,
+            &self.ca_pem(),
+            kubeconfig,
+            (method, path, content_type, body),
+        ))
     }
+}
+
+/// One request to the server at `url` (trusting `ca_pem`) with the credentials of
+/// `kubeconfig`, or none at all without one, as curl would; `Err` when no answer came (a
+/// dropped connection, a timeout).
+pub async fn raw_request(
+    url: &str,
+    ca_pem: &str,
+    kubeconfig: Option<&Path>,
+    (method, path, content_type, body): (&str, &str, Option<&str>, &[u8]),
+) -> Result<RawAnswer, String> {
+    let url: http::Uri = url.parse().expect("server URL");
+    let mut config = if let Some(kubeconfig) = kubeconfig {
+        let kc = kube::config::Kubeconfig::read_from(kubeconfig).map_err(|e| e.to_string())?;
+        kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .map_err(|e| e.to_string())?
+    } else {
+        let mut c = kube::Config::new(url);
+        c.root_cert = Some(vec![pem_to_der(ca_pem)]);
+        c
+    };
+    // Answers as sent: no client-side retries.
+    config.default_retry = false;
+    let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+    let mut req = http::Request::builder().method(method).uri(path);
+    if let Some(ct) = content_type {
+        req = req.header("content-type", ct);
+    }
+    let req = req.body(body.to_vec().into()).map_err(|e| e.to_string())?;
+    let resp = tokio::time::timeout(Duration::from_secs(20), client.send(req))
+        .await
+        .map_err(|_| format!("{method} {path}: no answer within 20 s"))?
+        .map_err(|e| format!("{method} {path}: no answer: {e}"))?;
+    let status = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get(http::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(String::from);
+    let mut stream = resp.into_body();
+    let mut bytes = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    let ended = loop {
+        match tokio::time::timeout_at(deadline, http_body_util::BodyExt::frame(&mut stream)).await {
+            Err(_) => break false,
+            Ok(None) => break true,
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    bytes.extend_from_slice(&data);
+                }
+            }
+            Ok(Some(Err(e))) => return Err(format!("{method} {path}: body: {e}")),
+        }
+    };
+    Ok(RawAnswer {
+        status,
+        retry_after,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+        ended,
+    })
 }
 
 /// A running `karmada-rs member serve` (a simulated member cluster's API server).

@@ -637,7 +637,7 @@ async fn non_resource(
             );
             Ok(resp)
         }
-        "/healthz" | "/livez" | "/readyz" => health(state, path).await,
+        "/healthz" | "/livez" | "/readyz" => health(state, path, parts.uri.query()).await,
         "/api" | "/apis" => {
             let core = path == "/api";
             if core && snapshot.get("", "v1", "namespaces").is_none() {
@@ -696,7 +696,9 @@ async fn non_resource(
                 ["apis", g, v] => discovery::resource_list(&snapshot, g, v)
                     .ok_or_else(ApiError::path_not_found)
                     .and_then(|d| discovery_document(accept, pretty, &d)),
-                ["healthz" | "livez" | "readyz", _check] => health(state, path).await,
+                ["healthz" | "livez" | "readyz", ..] => {
+                    health(state, path, parts.uri.query()).await
+                }
                 _ => Err(ApiError::path_not_found()),
             }
         }
@@ -715,33 +717,18 @@ fn discovery_document(
     Ok(output::respond(StatusCode::OK, neg.media.as_str(), body))
 }
 
-async fn health(state: &Arc<ApiState>, path: &str) -> Result<Response, ApiError> {
-    let ready_needed = path.starts_with("/readyz");
-    if ready_needed {
-        // kube-apiserver's `shutdown` readyz check, failing from the termination signal on.
-        if *state.lifecycle.borrow() >= crate::state::Lifecycle::ShutdownInitiated {
-            return Ok((
-                StatusCode::SERVICE_UNAVAILABLE,
-                "[-]shutdown failed: process is shutting down\nreadyz check failed\n",
-            )
-                .into_response());
-        }
-        if let Err(e) = state.store.health().await {
-            return Ok((
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("[-]etcd failed: {e}\nreadyz check failed\n"),
-            )
-                .into_response());
-        }
-        if !state.caches_ready() {
-            return Ok((
-                StatusCode::SERVICE_UNAVAILABLE,
-                "[-]watch-cache failed: not synced\nreadyz check failed\n",
-            )
-                .into_response());
-        }
-    }
-    Ok((StatusCode::OK, "ok").into_response())
+async fn health(
+    state: &Arc<ApiState>,
+    path: &str,
+    query: Option<&str>,
+) -> Result<Response, ApiError> {
+    let (probe, check) =
+        crate::healthz::Probe::of_path(path).ok_or_else(ApiError::path_not_found)?;
+    state
+        .health
+        .respond(probe, check, query)
+        .await
+        .ok_or_else(ApiError::path_not_found)
 }
 
 /// A JSON response.

@@ -2,6 +2,7 @@
 //! bootstrap objects and the HTTPS listener.
 
 pub mod aggregated;
+pub mod startup;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -235,9 +236,8 @@ pub async fn open_store(opts: &ServeOptions) -> Result<Arc<dyn Store>, LaunchErr
             let store = storage::embedded::EmbeddedStore::open(
                 &dir,
                 storage::embedded::EmbeddedOptions {
-                    // Consistent lists wait for the watch cache to hear of the store's
-                    // revision; a short interval keeps quiet resources current.
-                    progress_interval: Duration::from_millis(20),
+                    // Consistent reads ask the caches' watches for progress when they need
+                    // it; the periodic reports only keep idle watchers' bookmarks recent.
                     unsafe_no_fsync: opts.unsafe_no_fsync,
                     ..Default::default()
                 },
@@ -267,71 +267,27 @@ fn storage_type() -> storage::metrics::TypeOf {
     })
 }
 
-/// Starts a server.
+/// Starts a server. The listener answers from the start ([`startup`]): while storage is away
+/// or a start-up step is still running, `/readyz` says which and other requests get a 503;
+/// steps that need storage are retried until they succeed. Returns once the full handler
+/// chain serves.
 pub async fn start_with(
     opts: ServeOptions,
     security: SecurityOptions,
 ) -> Result<Running, LaunchError> {
     std::fs::create_dir_all(&opts.data_dir).map_err(storage::Error::Io)?;
-    let store = open_store(&opts).await?;
-    // The control plane's storage requests are measured as kube-apiserver's (simulated members
-    // running in the same process stay out of its registry).
-    let store = if opts.flavor == Flavor::ControlPlane {
-        storage::metrics::MeteredStore::new(
-            store,
-            component_base::metrics::global(),
-            storage_type(),
-        )
-    } else {
-        store
-    };
-    let store = match &security.encryption_provider_config {
-        Some(path) => encryption::Encryption::load(path)
-            .map_err(LaunchError::Config)?
-            .wrap(store),
-        None => store,
-    };
+    // Configuration errors stop the start before anything is served.
+    let encryption = security
+        .encryption_provider_config
+        .as_ref()
+        .map(|path| encryption::Encryption::load(path).map_err(LaunchError::Config))
+        .transpose()?;
     let pki = Arc::new(certs::Pki::ensure(
         &opts.data_dir.join("pki"),
         &certs::PkiOptions {
             extra_sans: opts.tls_sans.clone(),
         },
     )?);
-    let listener = tokio::net::TcpListener::bind(opts.bind)
-        .await
-        .map_err(|source| LaunchError::Bind {
-            addr: opts.bind,
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(|source| LaunchError::Bind {
-        addr: opts.bind,
-        source,
-    })?;
-    let host = if addr.ip().is_unspecified() {
-        "127.0.0.1".to_string()
-    } else {
-        addr.ip().to_string()
-    };
-    let url = format!("https://{host}:{}", addr.port());
-
-    let mut resources = built_in();
-    if opts.flavor == Flavor::ControlPlane {
-        resources.extend(karmada());
-    }
-    let catalog = Arc::new(Catalog::new(resources));
-    let state = ApiState::new(
-        store,
-        catalog,
-        ApiConfig {
-            flavor: opts.flavor,
-            external_address: format!("{host}:{}", addr.port()),
-            max_requests_inflight: opts.limits.max_requests_inflight,
-            max_mutating_requests_inflight: opts.limits.max_mutating_requests_inflight,
-            request_timeout: opts.limits.request_timeout,
-            priority_and_fairness: opts.limits.priority_and_fairness,
-            ..Default::default()
-        },
-    );
     let mut client_ca_pems = vec![pki.ca.cert_pem().to_string()];
     if let Some(f) = &security.client_ca_file {
         client_ca_pems.push(read_file(f)?);
@@ -353,9 +309,88 @@ pub async fn start_with(
     } else {
         pki.ca.cert_pem().to_string()
     };
+    let audit = security
+        .audit
+        .as_ref()
+        .map(|a| crate::audit::AuditLog::start(a).map_err(LaunchError::Audit))
+        .transpose()?;
+    let tls = crate::server::server_config(&TlsFiles {
+        cert_pem: serving_cert_pem.clone(),
+        key_pem: serving_key_pem,
+        client_ca_pems: client_ca_pems.clone(),
+    })?;
+    let listener = tokio::net::TcpListener::bind(opts.bind)
+        .await
+        .map_err(|source| LaunchError::Bind {
+            addr: opts.bind,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| LaunchError::Bind {
+        addr: opts.bind,
+        source,
+    })?;
+    let host = if addr.ip().is_unspecified() {
+        "127.0.0.1".to_string()
+    } else {
+        addr.ip().to_string()
+    };
+    let url = format!("https://{host}:{}", addr.port());
+
+    // From here on the listener answers; kube-apiserver's post-start hooks name what is left.
+    let startup = startup::Startup::new();
+    let health = startup.health().clone();
+    let caches_synced = health.hook("generic-apiserver-start-informers");
+    let namespaces_made = health.hook("start-system-namespaces-controller");
+    let roles_made = health.hook("rbac/bootstrap-roles");
+    let crds_served = health.hook("crd-informer-synced");
+    let aggregator_started = (opts.flavor == Flavor::ControlPlane)
+        .then(|| health.hook("start-kube-aggregator-informers"));
+    let serving = crate::server::serve(listener, tls, startup.router()).map_err(|source| {
+        LaunchError::Bind {
+            addr: opts.bind,
+            source,
+        }
+    })?;
+
+    let store = connect_store(&opts, &startup).await?;
+    // The control plane's storage requests are measured as kube-apiserver's (simulated members
+    // running in the same process stay out of its registry).
+    let store = if opts.flavor == Flavor::ControlPlane {
+        storage::metrics::MeteredStore::new(
+            store,
+            component_base::metrics::global(),
+            storage_type(),
+        )
+    } else {
+        store
+    };
+    let store = match encryption {
+        Some(e) => e.wrap(store),
+        None => store,
+    };
+
+    let mut resources = built_in();
+    if opts.flavor == Flavor::ControlPlane {
+        resources.extend(karmada());
+    }
+    let catalog = Arc::new(Catalog::new(resources));
+    let state = ApiState::with_health(
+        store,
+        catalog,
+        ApiConfig {
+            flavor: opts.flavor,
+            external_address: format!("{host}:{}", addr.port()),
+            max_requests_inflight: opts.limits.max_requests_inflight,
+            max_mutating_requests_inflight: opts.limits.max_mutating_requests_inflight,
+            request_timeout: opts.limits.request_timeout,
+            priority_and_fairness: opts.limits.priority_and_fairness,
+            ..Default::default()
+        },
+        health,
+    );
     let chain = crate::handler::Chain::new(state.clone());
-    if let Some(a) = &security.audit {
-        chain.set_audit(crate::audit::AuditLog::start(a).map_err(LaunchError::Audit)?);
+    if let Some(a) = audit {
+        chain.set_audit(a);
     }
     let auth = Arc::new(crate::auth::Auth::new(&crate::auth::AuthOptions {
         anonymous: security.anonymous_auth,
@@ -377,43 +412,40 @@ pub async fn start_with(
         .set_control_plane(crate::proxy::ControlPlane::Local(Arc::new(move || {
             weak.upgrade().map(crate::handler::router)
         })));
-    state.warm(Duration::from_secs(30)).await?;
-    bootstrap(&state, opts.flavor).await?;
+    startup::retrying("watch caches", || state.warm(Duration::from_secs(30))).await;
+    caches_synced.done();
+    startup::retrying("system namespaces", || bootstrap(&state, opts.flavor)).await;
+    namespaces_made.done();
     // The bootstrap RBAC policy, aggregated and indexed before the first request is served.
-    let written = crate::controller::rbac_bootstrap::ensure(&state).await?;
-    crate::controller::rbac::settle(&state, &auth.authorizer, written).await?;
+    startup::retrying("bootstrap RBAC policy", || async {
+        let written = crate::controller::rbac_bootstrap::ensure(&state).await?;
+        crate::controller::rbac::settle(&state, &auth.authorizer, written).await
+    })
+    .await;
     crate::controller::rbac::spawn(Arc::downgrade(&state), auth.authorizer.clone());
+    roles_made.done();
     // The kube-controller-manager controllers, the service-account token controller among
     // them, unless the caller runs them under leader election.
     let kcm = crate::controller::kcm::start(&chain, &opts.kcm);
-    let aggregator = if opts.flavor == Flavor::ControlPlane {
-        Some(
-            crate::aggregator::start(
-                &state,
-                &chain.aggregator,
-                &opts.data_dir.join("pki"),
-                &client_ca_pems.concat(),
-            )
-            .await?,
-        )
-    } else {
-        None
+    let aggregator = match aggregator_started {
+        Some(hook) => {
+            let pki_dir = opts.data_dir.join("pki");
+            let client_cas = client_ca_pems.concat();
+            let started = startup::retrying("aggregation layer", || {
+                crate::aggregator::start(&state, &chain.aggregator, &pki_dir, &client_cas)
+            })
+            .await;
+            hook.done();
+            Some(started)
+        }
+        None => None,
     };
     // Serves the stored CRDs before the first request and follows their changes.
     let crd_controller = crate::controller::crd::start(&state).await;
+    crds_served.done();
 
     let router = crate::handler::router(chain.clone());
-    let tls = crate::server::server_config(&TlsFiles {
-        cert_pem: serving_cert_pem.clone(),
-        key_pem: serving_key_pem,
-        client_ca_pems,
-    })?;
-    let serving = crate::server::serve(listener, tls, router.clone()).map_err(|source| {
-        LaunchError::Bind {
-            addr: opts.bind,
-            source,
-        }
-    })?;
+    startup.serve(router.clone());
 
     let kubeconfig = opts.data_dir.join(&opts.kubeconfig_name);
     certs::write_kubeconfig(
@@ -443,6 +475,34 @@ pub async fn start_with(
         _aggregator: aggregator,
         crd_controller,
     })
+}
+
+/// Opens the chosen store; an etcd that does not answer is tried again with back-off (and
+/// reported by `/readyz`) for as long as it takes, as kube-apiserver waits for its etcd.
+async fn connect_store(
+    opts: &ServeOptions,
+    startup: &startup::Startup,
+) -> Result<Arc<dyn Store>, LaunchError> {
+    if let StoreChoice::Etcd(e) = &opts.store {
+        let endpoints = e.endpoints.join(",");
+        let store = startup::retrying("etcd", || async {
+            match storage::etcd::EtcdStore::connect((**e).clone()).await {
+                Ok(s) => Ok(Ok(s)),
+                Err(err @ storage::Error::Unavailable(_)) => {
+                    startup.storage_failing(Some(err.to_string()));
+                    Err(format!("etcd at {endpoints}: {err}"))
+                }
+                // Settings etcd refuses (a bad certificate, an unknown user) will not heal.
+                Err(other) => Ok(Err(other)),
+            }
+        })
+        .await?;
+        startup.storage_failing(None);
+        return Ok(store as Arc<dyn Store>);
+    }
+    let store = open_store(opts).await?;
+    startup.storage_failing(None);
+    Ok(store)
 }
 
 /// Creates the namespaces kube-apiserver (and Karmada) create at start.
