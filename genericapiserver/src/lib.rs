@@ -38,6 +38,7 @@ pub mod ids;
 pub use karmada_api::json_splice;
 pub mod karmada_tables;
 mod kcm_object;
+pub mod lingering_close;
 pub mod managed_fields;
 pub mod metrics;
 pub mod negotiation;

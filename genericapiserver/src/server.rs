@@ -1,6 +1,7 @@
 //! HTTPS serving: rustls (TLS 1.2+, HTTP/1.1 and HTTP/2 by ALPN), client certificates
 //! requested (not required) and verified against the client CA, then handed to the router
-//! as a request extension.
+//! as a request extension. Connections hyper ends before the client did close lingering
+//! ([`crate::lingering_close`]), so early refusals reach the client.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 
 use crate::auth::{PeerCertificates, RemoteAddr};
+use crate::lingering_close::LingeringClose;
 
 /// Why TLS could not be configured.
 #[derive(Debug, thiserror::Error)]
@@ -148,7 +150,7 @@ pub fn serve(
                 );
                 let conn_builder = auto::Builder::new(TokioExecutor::new());
                 let conn = conn_builder.serve_connection_with_upgrades(
-                    TokioIo::new(tls),
+                    TokioIo::new(LingeringClose::new(tls)),
                     TowerToHyperService::new(svc),
                 );
                 if let Err(e) = watcher.watch(conn.into_owned()).await {
