@@ -367,3 +367,82 @@ fn mistakes_are_reported_as_karmadactl_reports_them() {
     assert!(err.starts_with("Execute InterpretHealth error: "), "{err}");
     assert!(err.contains("attempt to index"), "{err}");
 }
+
+/// An AggregateStatus script that says what `statusItems` it received.
+const ECHO_ITEMS: &str = r#"apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata: {name: echo}
+spec:
+  target: {apiVersion: apps.example.io/v1, kind: Workload}
+  customizations:
+    statusAggregation:
+      luaScript: |
+        function AggregateStatus(obj, statusItems)
+          if statusItems == nil then
+            obj.status = {items = "nil"}
+            return obj
+          end
+          local seen = {}
+          for _, item in ipairs(statusItems) do
+            local fields = {}
+            for k, v in pairs(item) do
+              if type(v) ~= "table" then fields[#fields + 1] = k .. "=" .. tostring(v) else fields[#fields + 1] = k end
+            end
+            table.sort(fields)
+            seen[#seen + 1] = table.concat(fields, " ")
+          end
+          obj.status = {items = seen, count = #statusItems}
+          return obj
+        end
+"#;
+
+/// `--status-file` is read as karmadactl reads it: each document decoded as Go decodes an
+/// AggregatedStatusItem (missing and null fields zero, unknown fields dropped, names in any
+/// case, any health), and no file at all is nil to the script.
+#[test]
+fn status_files_are_decoded_as_karmadactl_decodes_them() {
+    let dir = files();
+    std::fs::write(dir.path().join("echo.yaml"), ECHO_ITEMS).expect("write");
+    let cases: [(&str, Option<&str>, &str); 4] = [
+        ("no status file", None, "status:\n  items: nil\n"),
+        ("an empty status file", Some(""), "status:\n  count: 0\n"),
+        (
+            "items without clusterName, with unknown, null and differently cased fields",
+            Some(
+                "status: {ready: 2}\napplied: true\nextra: {ignored: true}\n---\nClusterName: member2\nhealth: Degraded\nappliedMessage: null\napplied: null\n---\n",
+            ),
+            "status:\n  count: 2\n  items:\n  - applied=true clusterName= status\n  - clusterName=member2 health=Degraded\n",
+        ),
+        (
+            "a document that is no object",
+            Some("- clusterName: member1\n"),
+            "",
+        ),
+    ];
+    for (name, file, want) in cases {
+        let mut args = vec![
+            "-f",
+            "echo.yaml",
+            "--operation",
+            "AggregateStatus",
+            "--desired-file",
+            "desired.yaml",
+        ];
+        if let Some(text) = file {
+            std::fs::write(dir.path().join("items.yaml"), text).expect("write");
+            args.extend(["--status-file", "items.yaml"]);
+        }
+        let out = interpret(dir.path(), &args);
+        if want.is_empty() {
+            assert_eq!(out.status.code(), Some(1), "{name}");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stderr),
+                "error: fail to get status items: items.yaml: json: cannot unmarshal array into Go value of type v1alpha2.AggregatedStatusItem\n",
+                "{name}"
+            );
+            continue;
+        }
+        let printed = stdout(&out);
+        assert!(printed.ends_with(want), "{name}: {printed}");
+    }
+}

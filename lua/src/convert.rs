@@ -10,13 +10,19 @@ use mlua::{Lua, Table, Value as LuaValue};
 use serde_json::{Map, Number, Value};
 
 use crate::projection::Projection;
+use crate::tables;
 
 /// Tables nested deeper than this are refused (a script building a chain of tables must not
 /// overflow the converter's stack).
 const MAX_DEPTH: usize = 512;
 
-/// A JSON value as a Lua value.
+/// A JSON value as a Lua value. In a sandboxed state its tables record the keys scripts add
+/// (see `tables`).
 pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
+    to_lua_tracked(lua, value, tables::metatable(lua).as_ref())
+}
+
+fn to_lua_tracked(lua: &Lua, value: &Value, tracked: Option<&Table>) -> mlua::Result<LuaValue> {
     Ok(match value {
         Value::Null => LuaValue::Nil,
         Value::Bool(b) => LuaValue::Boolean(*b),
@@ -31,17 +37,19 @@ pub fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
                     continue;
                 }
                 i += 1;
-                set(lua, &t, i, item)?;
+                set(lua, &t, i, item, tracked)?;
             }
+            tables::track(&t, tracked)?;
             LuaValue::Table(t)
         }
         Value::Object(map) => {
             let t = lua.create_table_with_capacity(0, map.len())?;
             for (k, v) in map {
                 if !v.is_null() {
-                    set(lua, &t, k.as_str(), v)?;
+                    set(lua, &t, k.as_str(), v, tracked)?;
                 }
             }
+            tables::track(&t, tracked)?;
             LuaValue::Table(t)
         }
     })
@@ -54,29 +62,45 @@ pub(crate) fn to_lua_projected(
     value: &Value,
     projection: &Projection,
 ) -> mlua::Result<LuaValue> {
+    projected(lua, value, projection, tables::metatable(lua).as_ref())
+}
+
+fn projected(
+    lua: &Lua,
+    value: &Value,
+    projection: &Projection,
+    tracked: Option<&Table>,
+) -> mlua::Result<LuaValue> {
     let (Projection::Fields(fields), Value::Object(map)) = (projection, value) else {
-        return to_lua(lua, value);
+        return to_lua_tracked(lua, value, tracked);
     };
     let t = lua.create_table_with_capacity(0, fields.len())?;
     for (k, p) in fields {
         match map.get(k) {
             None | Some(Value::Null) => {}
-            Some(v @ Value::Object(_)) => t.raw_set(k.as_str(), to_lua_projected(lua, v, p)?)?,
-            Some(v) => set(lua, &t, k.as_str(), v)?,
+            Some(v @ Value::Object(_)) => t.raw_set(k.as_str(), projected(lua, v, p, tracked)?)?,
+            Some(v) => set(lua, &t, k.as_str(), v, tracked)?,
         }
     }
+    tables::track(&t, tracked)?;
     Ok(LuaValue::Table(t))
 }
 
 /// Sets one field of a table being built. Scalars are pushed straight onto the Lua stack: a
 /// string made with `create_string` first would take and release a registry slot, which is
 /// most of the cost of converting an object.
-fn set<K: mlua::IntoLua>(lua: &Lua, t: &Table, key: K, value: &Value) -> mlua::Result<()> {
+fn set<K: mlua::IntoLua>(
+    lua: &Lua,
+    t: &Table,
+    key: K,
+    value: &Value,
+    tracked: Option<&Table>,
+) -> mlua::Result<()> {
     match value {
         Value::String(s) => t.raw_set(key, s.as_str()),
         Value::Bool(b) => t.raw_set(key, *b),
         Value::Number(n) => t.raw_set(key, n.as_f64().unwrap_or(0.0)),
-        other => t.raw_set(key, to_lua(lua, other)?),
+        other => t.raw_set(key, to_lua_tracked(lua, other, tracked)?),
     }
 }
 

@@ -13,11 +13,13 @@
 pub mod convert;
 mod error;
 pub mod kube;
+mod lex;
 pub mod operations;
 mod projection;
 pub mod quantity;
 mod runtime;
 mod sandbox;
+mod tables;
 
 pub use error::LuaError;
 pub use kube::{NoPods, PodLibrary};

@@ -210,7 +210,7 @@ pub fn retain(
 }
 
 /// AggregateStatus: the template with its status aggregated from the members' status items
-/// (a JSON list of AggregatedStatusItem).
+/// (a JSON list of AggregatedStatusItem, or `null` for none, which the script gets as nil).
 pub fn aggregate_status(
     rt: &Runtime,
     script: &Script,

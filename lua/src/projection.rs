@@ -13,6 +13,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::lex::{Token, tokens};
+
 /// What of one argument is converted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Projection {
@@ -41,131 +43,6 @@ impl Projection {
             child.include(rest);
         }
     }
-}
-
-/// One token of Lua 5.1 source, as far as the analysis needs to tell them apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Token<'a> {
-    /// A name or a keyword.
-    Name(&'a str),
-    /// An operator or punctuation, longest match (`...`, `..`, `.`, `==`, `~=`, ...).
-    Symbol(&'a str),
-    /// A string literal (short or long).
-    Str,
-    /// A numeral.
-    Number,
-}
-
-/// The tokens of `source`, or None where the source does not lex (a script that does not
-/// compile gets no projection; it fails before converting anything anyway).
-fn tokens(source: &str) -> Option<Vec<Token<'_>>> {
-    let b = source.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        match c {
-            b' ' | b'\t' | b'\r' | b'\n' | 0x0b | 0x0c => i += 1,
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                i += 2;
-                if let Some(end) = long_bracket(b, i) {
-                    i = end;
-                } else {
-                    while i < b.len() && b[i] != b'\n' {
-                        i += 1;
-                    }
-                }
-            }
-            b'[' if matches!(b.get(i + 1), Some(b'[' | b'=')) => {
-                i = long_bracket(b, i)?;
-                out.push(Token::Str);
-            }
-            b'"' | b'\'' => {
-                i += 1;
-                loop {
-                    match b.get(i)? {
-                        b'\\' => i += 2,
-                        b'\n' => return None,
-                        q if *q == c => break,
-                        _ => i += 1,
-                    }
-                }
-                i += 1;
-                out.push(Token::Str);
-            }
-            b'0'..=b'9' => {
-                i = numeral_end(b, i);
-                out.push(Token::Number);
-            }
-            b'.' if b.get(i + 1).is_some_and(u8::is_ascii_digit) => {
-                i = numeral_end(b, i);
-                out.push(Token::Number);
-            }
-            c if c == b'_' || c.is_ascii_alphabetic() => {
-                let start = i;
-                while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
-                    i += 1;
-                }
-                out.push(Token::Name(&source[start..i]));
-            }
-            _ => {
-                let rest = &source[i..];
-                let len = ["...", "..", "==", "~=", "<=", ">="]
-                    .iter()
-                    .find(|s| rest.starts_with(**s))
-                    .map_or(1, |s| s.len());
-                if !rest.is_char_boundary(len) {
-                    return None;
-                }
-                out.push(Token::Symbol(&rest[..len]));
-                i += len;
-            }
-        }
-    }
-    Some(out)
-}
-
-/// The end of a numeral starting at `i` (Lua 5.1's `read_numeral`: digits, dots, letters and
-/// an exponent's sign).
-fn numeral_end(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() {
-        let c = b[i];
-        let exponent_sign = (c == b'+' || c == b'-') && matches!(b[i - 1], b'e' | b'E');
-        if !(c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || exponent_sign) {
-            break;
-        }
-        i += 1;
-    }
-    i
-}
-
-/// When a long bracket (`[[`, `[==[`) opens at `i`, the index after its closing bracket.
-fn long_bracket(b: &[u8], i: usize) -> Option<usize> {
-    if b.get(i) != Some(&b'[') {
-        return None;
-    }
-    let mut j = i + 1;
-    while b.get(j) == Some(&b'=') {
-        j += 1;
-    }
-    if b.get(j) != Some(&b'[') {
-        return None;
-    }
-    let level = j - i - 1;
-    let mut k = j + 1;
-    while k < b.len() {
-        if b[k] == b']' {
-            let mut e = k + 1;
-            while b.get(e) == Some(&b'=') {
-                e += 1;
-            }
-            if e - k - 1 == level && b.get(e) == Some(&b']') {
-                return Some(e + 1);
-            }
-        }
-        k += 1;
-    }
-    None
 }
 
 /// The projections of the parameters of the global function `function` defined in `source`,

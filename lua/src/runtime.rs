@@ -21,6 +21,7 @@ use crate::error::{LuaError, message};
 use crate::kube::PodLibrary;
 use crate::projection::{self, Projection};
 use crate::sandbox::{PrintSink, Sandbox};
+use crate::tables;
 
 /// The bounds of every call.
 #[derive(Clone, Debug)]
@@ -244,6 +245,9 @@ impl Runtime {
         match res {
             Err(e) if e.is_limit() || expired => Err(e),
             other => {
+                if other.is_err() {
+                    vm.sandbox.forget_unfinished();
+                }
                 self.give_back(vm);
                 other
             }
@@ -256,14 +260,20 @@ impl Runtime {
                 .sandbox
                 .new_env()
                 .map_err(|e| LuaError::Vm(message(&e)))?;
-            let chunk = vm
-                .sandbox
-                .lua
-                .load(script.source())
-                .set_name("=<string>")
-                .set_mode(ChunkMode::Text)
-                .set_environment(env.clone())
-                .into_function()
+            let load = |source: &str| {
+                vm.sandbox
+                    .lua
+                    .load(source)
+                    .set_name("=<string>")
+                    .set_mode(ChunkMode::Text)
+                    .set_environment(env.clone())
+                    .into_function()
+            };
+            // The script with its table constructors tracked; a script that does not compile
+            // is reported as written.
+            let chunk = tables::rewrite(script.source())
+                .and_then(|tracked| load(&tracked).ok())
+                .map_or_else(|| load(script.source()), Ok)
                 .map_err(|e| LuaError::Compile(message(&e)))?;
             vm.compiled.insert(
                 script.0.id,
@@ -290,7 +300,7 @@ impl Runtime {
         let (chunk, env) = (compiled.chunk.clone(), compiled.env.clone());
         vm.sandbox.arm(timeout);
         chunk
-            .call::<()>(())
+            .call::<()>(vm.sandbox.tables.chunk_args.clone())
             .map_err(|e| classify(&vm.sandbox, &e, timeout, memory))?;
         match env.raw_get::<LuaValue>(script.function()) {
             Ok(LuaValue::Function(f)) => Ok(f),
@@ -332,6 +342,9 @@ impl Runtime {
             }
             _ => {
                 script.0.strikes.store(0, Ordering::Relaxed);
+                if res.is_err() {
+                    vm.sandbox.forget_unfinished();
+                }
                 self.give_back(vm);
             }
         }

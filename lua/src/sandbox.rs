@@ -4,7 +4,8 @@
 //! serves only the `kube` library. There is no `io`, no file or module loading, no `debug`.
 //!
 //! Each script runs in an environment of its own ([`Sandbox::new_env`]): what it defines, and
-//! any change it makes to a library table, stays in its environment.
+//! any change it makes to a library table, stays in its environment. Tables iterate and sort
+//! as gopher-lua's do (`tables`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -13,6 +14,7 @@ use std::time::Instant;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, VmState};
 
 use crate::kube::{self, PodLibrary};
+use crate::tables;
 
 /// Base functions replaced by functions that raise Karmada's error.
 const DISABLED: &[&str] = &[
@@ -42,7 +44,7 @@ const HOOK_INSTRUCTIONS: u32 = 1000;
 /// Trusted setup, run once per state in its real globals: returns the function that makes a
 /// script environment.
 const SETUP: &str = r#"
-local unsupported, kube_loader, print_fn, limit, expired, deadline_message = ...
+local unsupported, kube_loader, print_fn, limit, expired, deadline_message, tables = ...
 local stringlib, tablelib, mathlib = string, table, math
 local os_time, os_date = os.time, os.date
 
@@ -71,7 +73,7 @@ local function finish(...)
 end
 
 local base = {
-  assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs,
+  assert = assert, error = error, ipairs = ipairs, next = tables.next, pairs = tables.pairs,
   pcall = function(f, ...) return finish(raw_pcall(f, ...)) end,
   select = select, tonumber = tonumber, tostring = tostring, type = type, unpack = unpack,
   xpcall = function(f, h) return finish(raw_xpcall(f, h)) end,
@@ -91,6 +93,9 @@ return function()
   local env = copy(base)
   env.string = copy(stringlib)
   env.table = copy(tablelib)
+  -- gopher-lua's table library: Go's sort, and no foreach, foreachi or setn.
+  env.table.sort = tables.sort
+  env.table.foreach, env.table.foreachi, env.table.setn = nil, nil, nil
   env.math = copy(mathlib)
   env.os = {time = os_time, date = os_date}
   local package = {preload = {kube = kube_loader}, loaded = {}}
@@ -119,6 +124,8 @@ pub type PrintSink = Arc<dyn Fn(&str) + Send + Sync>;
 pub(crate) struct Sandbox {
     pub(crate) lua: Lua,
     make_env: Function,
+    /// What a script's chunk is called with, and what forgets unfinished constructors.
+    pub(crate) tables: tables::Hooks,
     epoch: Instant,
     /// Nanoseconds after `epoch` at which the running call must stop; 0 when none runs.
     deadline: Arc<AtomicU64>,
@@ -165,6 +172,7 @@ impl Sandbox {
         let expired = Arc::new(AtomicBool::new(false));
         let x = expired.clone();
         let expired_fn = lua.create_function(move |_, ()| Ok(x.load(Ordering::Relaxed)))?;
+        let (table_functions, hooks) = tables::install(&lua)?;
         let disabled: Vec<String> = DISABLED.iter().map(|n| format!("{n:?}")).collect();
         let setup = SETUP.replace("DISABLED_NAMES", &disabled.join(", "));
         let make_env: Function = lua.load(setup).set_name("=setup").call((
@@ -174,6 +182,7 @@ impl Sandbox {
             MAX_PATTERN_INPUT,
             expired_fn,
             DEADLINE_MESSAGE,
+            table_functions,
         ))?;
         let epoch = Instant::now();
         let deadline = Arc::new(AtomicU64::new(0));
@@ -193,6 +202,7 @@ impl Sandbox {
         Ok(Sandbox {
             lua,
             make_env,
+            tables: hooks,
             epoch,
             deadline,
             expired,
@@ -202,6 +212,13 @@ impl Sandbox {
     /// A fresh script environment.
     pub(crate) fn new_env(&self) -> mlua::Result<Table> {
         self.make_env.call(())
+    }
+
+    /// After a failed call: forgets the keys of table constructors the error interrupted.
+    pub(crate) fn forget_unfinished(&self) {
+        if let Err(e) = self.tables.reset.call::<()>(()) {
+            tracing::warn!(error = %e, "resetting the table constructors of a Lua state failed");
+        }
     }
 
     /// Starts the clock of a call.

@@ -677,3 +677,186 @@ fn a_script_sees_every_field_it_reads_however_it_reads_them() {
     );
     assert_eq!(operations::interpret_health(&rt, &health, &obj), Ok(true));
 }
+
+fn eval_on(rt: &Runtime, body: &str, obj: &Value) -> Result<Value, LuaError> {
+    let s = Script::new(
+        format!("function ReflectStatus(obj) return {{r = (function() {body} end)()}} end"),
+        "ReflectStatus",
+    );
+    operations::reflect_status(rt, &s, obj).map(|v| v["r"].clone())
+}
+
+/// The order gopher-lua's `pairs` and `next` give (each expectation is what Karmada's VM
+/// returns for the same script).
+#[test]
+fn pairs_and_next_iterate_as_gopher_lua() {
+    let rt = runtime();
+    let cases = [
+        (
+            "keys in first-insertion order; one deleted and set again keeps its place",
+            json!({}),
+            r#"local m = {}
+            m.zeta = 1; m.alpha = 2; m.mid = 3; m[0] = 4; m[-1] = 5; m[1.5] = 6; m.beta = 7
+            m.alpha = nil; m.alpha = 8
+            local out = {}
+            for k in pairs(m) do out[#out + 1] = tostring(k) end
+            return table.concat(out, ",")"#,
+            "zeta,alpha,mid,0,-1,1.5,beta",
+        ),
+        (
+            "a constructor's keyed fields in source order, then later insertions",
+            json!({}),
+            r#"local k = "dyn"
+            local t = {b = 1, "first", a = 2, [k] = 3, c = {y = 1, x = 2}, "second"}
+            t.z = 5; t.d = 6
+            local out = {}
+            for key in pairs(t) do out[#out + 1] = tostring(key) end
+            for key in pairs(t.c) do out[#out + 1] = key end
+            return table.concat(out, ",")"#,
+            "1,2,b,a,dyn,c,z,d,y,x",
+        ),
+        (
+            "positive integer keys first and ascending, however inserted",
+            json!({}),
+            r#"local t = {}
+            t.x = 1; t[3] = "c"; t[1] = "a"; t.y = 2; t[2] = "b"
+            local out = {}
+            for k, v in pairs(t) do out[#out + 1] = tostring(k) .. "=" .. tostring(v) end
+            return table.concat(out, ",")"#,
+            "1=a,2=b,3=c,x=1,y=2",
+        ),
+        (
+            "keys a script adds to an argument come after the argument's own",
+            json!({"spec": {"a": 1}}),
+            r#"local s = obj.spec
+            s.z = 2; s.b = 3
+            local out = {}
+            for k in pairs(s) do out[#out + 1] = k end
+            return table.concat(out, ",")"#,
+            "a,z,b",
+        ),
+        (
+            "next walks as pairs does",
+            json!({}),
+            r#"local t = {q = 1, p = 2}
+            t.o = 3
+            local out = {tostring(next({}))}
+            local k = next(t)
+            while k do out[#out + 1] = k; k = next(t, k) end
+            return table.concat(out, ",")"#,
+            "nil,q,p,o",
+        ),
+        (
+            "conditions merged by type come back in first-seen order",
+            json!({"items": [
+                {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Progressing", "status": "True"}]},
+                {"conditions": [{"type": "Available", "status": "False"}, {"type": "Ready", "status": "False"}]}
+            ]}),
+            r#"local byType = {}
+            for _, item in ipairs(obj.items) do
+              for _, c in ipairs(item.conditions) do byType[c.type] = c end
+            end
+            local out = {}
+            for _, c in pairs(byType) do out[#out + 1] = c.type .. "=" .. c.status end
+            return table.concat(out, ",")"#,
+            "Ready=False,Progressing=True,Available=False",
+        ),
+    ];
+    for (name, obj, body, want) in cases {
+        assert_eq!(eval_on(&rt, body, &obj), Ok(json!(want)), "{name}");
+    }
+}
+
+/// `table.sort` is Go's `sort.Sort`: insertion sort (stable) up to 12 elements, pdqsort
+/// beyond, which leaves equal elements in its own order (expectations from Karmada's VM).
+#[test]
+fn table_sort_orders_equal_elements_as_go() {
+    let rt = runtime();
+    let cases = [
+        (5, "3,1,4,2,5"),
+        (12, "3,6,9,12,1,4,7,10,2,5,8,11"),
+        (13, "6,12,3,9,7,1,4,10,13,5,8,11,2"),
+        (20, "9,18,3,15,12,6,16,4,7,10,19,1,13,14,8,5,17,2,11,20"),
+        (
+            33,
+            "12,33,3,30,27,6,24,21,9,18,15,25,28,31,4,16,13,10,19,1,7,22,23,8,20,26,5,17,29,11,14,32,2",
+        ),
+    ];
+    for (n, want) in cases {
+        let body = format!(
+            r#"local t = {{}}
+            for i = 1, {n} do t[#t + 1] = {{k = i % 3, i = i}} end
+            table.sort(t, function(a, b) return a.k < b.k end)
+            local out = {{}}
+            for _, e in ipairs(t) do out[#out + 1] = e.i end
+            return table.concat(out, ",")"#
+        );
+        assert_eq!(
+            eval_on(&rt, &body, &json!({})),
+            Ok(json!(want)),
+            "{n} elements"
+        );
+    }
+    // Without a comparison, `<`; wrong arguments are refused as Lua refuses them.
+    assert_eq!(
+        eval_on(
+            &rt,
+            "local t = {'b', 'c', 'a'} table.sort(t) return table.concat(t)",
+            &json!({})
+        ),
+        Ok(json!("abc"))
+    );
+    for (body, message) in [
+        (
+            "table.sort(nil)",
+            "bad argument #1 to 'sort' (table expected, got nil)",
+        ),
+        (
+            "table.sort({}, 1)",
+            "bad argument #2 to 'sort' (function expected, got number)",
+        ),
+        ("table.sort({1, 'a'})", "attempt to compare"),
+        (
+            "table.foreach({}, print)",
+            "attempt to call field 'foreach' (a nil value)",
+        ),
+        (
+            "for k in pairs(nil) do end",
+            "bad argument #1 to 'pairs' (table expected, got nil)",
+        ),
+        ("local t = {} t[nil] = 1", "<string>:1: table index is nil"),
+    ] {
+        let err = eval_on(&rt, body, &json!({})).expect_err(body);
+        assert!(err.to_string().contains(message), "{body}: {err}");
+    }
+}
+
+/// AggregateStatus gets nil for no status items and a table for an empty list, as Karmada's
+/// VM gets a nil slice and an empty one.
+#[test]
+fn status_items_reach_lua_as_nil_or_a_list() {
+    let rt = runtime();
+    let s = script(
+        Operation::AggregateStatus,
+        r#"function AggregateStatus(desired, statusItems)
+          desired.status = {isNil = statusItems == nil, type = type(statusItems)}
+          if statusItems ~= nil then desired.status.count = #statusItems end
+          return desired
+        end"#,
+    );
+    let desired = json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t"}});
+    for (items, status) in [
+        (Value::Null, json!({"isNil": true, "type": "nil"})),
+        (
+            json!([]),
+            json!({"isNil": false, "type": "table", "count": 0}),
+        ),
+        (
+            json!([{"clusterName": "m1"}]),
+            json!({"isNil": false, "type": "table", "count": 1}),
+        ),
+    ] {
+        let out = operations::aggregate_status(&rt, &s, &desired, &items).expect("aggregate");
+        assert_eq!(out["status"], status, "{items}");
+    }
+}

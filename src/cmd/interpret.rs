@@ -7,13 +7,13 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use apimachinery::patch::go_json_type;
 use clap::Args;
 use controllers::interpreter::ResourceInterpreter;
 use karmada_api::config::v1alpha1::ResourceInterpreterCustomization;
-use karmada_api::work::v1alpha2::AggregatedStatusItem;
 use lua::Operation;
 use serde::Deserialize as _;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Flags of `karmada-rs interpret` (karmadactl's names).
 #[derive(Args, Debug)]
@@ -82,7 +82,7 @@ async fn run(a: InterpretArgs) -> anyhow::Result<i32> {
     };
     let mut docs = Vec::new();
     for f in &a.filename {
-        docs.extend(read_docs(f, a.recursive)?);
+        docs.extend(read_docs(f, a.recursive, Lists::Unpack)?);
     }
     if docs.is_empty() {
         bail!("no objects passed to interpret");
@@ -90,14 +90,16 @@ async fn run(a: InterpretArgs) -> anyhow::Result<i32> {
     let desired = single_object(a.desired_file.as_deref())?;
     let observed = single_object(a.observed_file.as_deref())?;
     let status = match a.status_file.as_deref() {
-        Some(f) => read_docs(f, false)?
-            .into_iter()
-            .map(|d| {
-                serde_json::from_value::<AggregatedStatusItem>(d.value)
-                    .with_context(|| format!("{}: not an AggregatedStatusItem", d.source))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?,
-        None => Vec::new(),
+        Some(f) => Some(
+            read_docs(f, false, Lists::Keep)?
+                .into_iter()
+                .map(|d| {
+                    status_item(d.value)
+                        .with_context(|| format!("fail to get status items: {}", d.source))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?,
+        ),
+        None => None,
     };
     if a.check {
         return Ok(check(&docs, &mut std::io::stdout().lock()));
@@ -125,28 +127,35 @@ async fn run(a: InterpretArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// The documents of a file, directory or stdin: YAML streams (JSON is YAML), `kind: List`
-/// items unpacked.
-fn read_docs(path: &str, recursive: bool) -> anyhow::Result<Vec<Doc>> {
+/// Whether a `kind: List` document stands for its items (kubectl's builder reading objects)
+/// or is one document like any other (karmadactl's reader of status items).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lists {
+    Unpack,
+    Keep,
+}
+
+/// The documents of a file, directory or stdin: YAML streams (JSON is YAML).
+fn read_docs(path: &str, recursive: bool, lists: Lists) -> anyhow::Result<Vec<Doc>> {
     if path.starts_with("http://") || path.starts_with("https://") {
         bail!("{path}: reading from a URL is not supported; download the file first");
     }
     if path == "-" {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text)?;
-        return parse_docs("STDIN", &text);
+        return parse_docs("STDIN", &text, lists);
     }
     let p = Path::new(path);
     if p.is_dir() {
         let mut out = Vec::new();
         for file in dir_files(p, recursive)? {
-            out.extend(read_docs(&file.to_string_lossy(), recursive)?);
+            out.extend(read_docs(&file.to_string_lossy(), recursive, lists)?);
         }
         return Ok(out);
     }
     let text = std::fs::read_to_string(p)
         .with_context(|| format!("the path \"{path}\" does not exist or cannot be read"))?;
-    parse_docs(path, &text)
+    parse_docs(path, &text, lists)
 }
 
 /// The YAML and JSON files of a directory, sorted, as kubectl's builder visits them.
@@ -171,7 +180,7 @@ fn dir_files(dir: &Path, recursive: bool) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn parse_docs(source: &str, text: &str) -> anyhow::Result<Vec<Doc>> {
+fn parse_docs(source: &str, text: &str, lists: Lists) -> anyhow::Result<Vec<Doc>> {
     let mut out = Vec::new();
     for d in serde_yaml::Deserializer::from_str(text) {
         let yaml =
@@ -180,7 +189,10 @@ fn parse_docs(source: &str, text: &str) -> anyhow::Result<Vec<Doc>> {
             serde_json::to_value(yaml).with_context(|| format!("error parsing {source}"))?;
         match value {
             Value::Null => {}
-            Value::Object(ref m) if m.get("kind").and_then(Value::as_str) == Some("List") => {
+            Value::Object(ref m)
+                if lists == Lists::Unpack
+                    && m.get("kind").and_then(Value::as_str) == Some("List") =>
+            {
                 for item in m
                     .get("items")
                     .and_then(Value::as_array)
@@ -202,11 +214,97 @@ fn parse_docs(source: &str, text: &str) -> anyhow::Result<Vec<Doc>> {
     Ok(out)
 }
 
+/// One document of a status file as the script receives it: what Go's JSON decoding into an
+/// `AggregatedStatusItem` and encoding back gives (karmadactl decodes each document so). Field
+/// names match in any case, missing and `null` fields are zero, unknown fields are dropped, any
+/// `health` string is kept; a field of the wrong type, or a document that is not an object,
+/// is an error.
+fn status_item(doc: Value) -> anyhow::Result<Value> {
+    const TYPE: &str = "v1alpha2.AggregatedStatusItem";
+    const FIELDS: [&str; 5] = [
+        "clusterName",
+        "status",
+        "applied",
+        "appliedMessage",
+        "health",
+    ];
+    let fields = match doc {
+        Value::Object(m) => m,
+        Value::Null => Map::new(),
+        other => bail!(
+            "json: cannot unmarshal {} into Go value of type {TYPE}",
+            go_json_type(&other)
+        ),
+    };
+    let mut cluster_name = String::new();
+    let (mut status, mut applied) = (None, false);
+    let (mut applied_message, mut health) = (String::new(), String::new());
+    // Go keeps the last of two keys naming one field (`clusterName`, `ClusterName`) in document
+    // order, which the parsed document no longer has: the exactly spelled one wins.
+    let mut keys: Vec<&String> = fields.keys().collect();
+    keys.sort_by_key(|k| FIELDS.contains(&k.as_str()));
+    for key in keys {
+        let v = &fields[key];
+        let Some(field) = FIELDS.into_iter().find(|f| key == f || go_fold_eq(key, f)) else {
+            continue;
+        };
+        let wrong = || {
+            anyhow::anyhow!(
+                "json: cannot unmarshal {} into Go struct field AggregatedStatusItem.{field} of type {}",
+                go_json_type(v),
+                if field == "applied" { "bool" } else { "string" }
+            )
+        };
+        match (field, v) {
+            (_, Value::Null) if field != "status" => {}
+            ("status", Value::Null) => status = None,
+            ("status", v) => status = Some(v.clone()),
+            ("applied", Value::Bool(b)) => applied = *b,
+            ("clusterName", Value::String(s)) => cluster_name = s.clone(),
+            ("appliedMessage", Value::String(s)) => applied_message = s.clone(),
+            ("health", Value::String(s)) => health = s.clone(),
+            _ => return Err(wrong()),
+        }
+    }
+    let mut out = Map::new();
+    out.insert("clusterName".into(), Value::String(cluster_name));
+    if let Some(s) = status {
+        out.insert("status".into(), s);
+    }
+    if applied {
+        out.insert("applied".into(), Value::Bool(true));
+    }
+    if !applied_message.is_empty() {
+        out.insert("appliedMessage".into(), Value::String(applied_message));
+    }
+    if !health.is_empty() {
+        out.insert("health".into(), Value::String(health));
+    }
+    Ok(Value::Object(out))
+}
+
+/// Whether a JSON key names an ASCII field as Go's decoder matches names (`bytes.EqualFold`):
+/// in any case, and with the long s (ſ) folding to s, which none of the fields' other letters
+/// has an equivalent of.
+fn go_fold_eq(key: &str, field: &str) -> bool {
+    let mut k = key.chars();
+    for f in field.chars() {
+        let Some(c) = k.next() else {
+            return false;
+        };
+        let folds = c.eq_ignore_ascii_case(&f) || (c == '\u{17F}' && f.eq_ignore_ascii_case(&'s'));
+        if !folds {
+            return false;
+        }
+    }
+    k.next().is_none()
+}
+
 fn single_object(path: Option<&str>) -> anyhow::Result<Option<Value>> {
     let Some(path) = path else {
         return Ok(None);
     };
-    let mut docs = read_docs(path, false)?;
+    let mut docs = read_docs(path, false, Lists::Unpack)?;
     match docs.len() {
         0 => bail!("no objects passed to interpret"),
         1 => Ok(docs.pop().map(|d| d.value)),
@@ -352,7 +450,9 @@ fn tabwriter(text: &str) -> String {
 struct RuleArgs {
     desired: Option<Value>,
     observed: Option<Value>,
-    status: Vec<AggregatedStatusItem>,
+    /// The status items as the script receives them; `None` without a status file (the
+    /// script's `statusItems` is then nil, an empty file gives an empty table).
+    status: Option<Vec<Value>>,
     replica: i32,
 }
 
@@ -426,7 +526,10 @@ async fn execute(
             vec![("status", status.unwrap_or(Value::Null))]
         }
         Operation::AggregateStatus => {
-            let aggregated = interpreter.aggregate_object(object, &args.status).await?;
+            let items = args.status.clone().map_or(Value::Null, Value::Array);
+            let Some(aggregated) = interpreter.aggregate_customized(object, items).await? else {
+                bail!("rule is not enabled");
+            };
             vec![("aggregatedStatus", aggregated)]
         }
         Operation::InterpretHealth => {
@@ -453,7 +556,63 @@ fn print_results(results: &[(&str, Value)]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::tabwriter;
+    use serde_json::json;
+
+    use super::{status_item, tabwriter};
+
+    /// Each expectation is what Go's decoding into an AggregatedStatusItem and encoding back
+    /// gives for the document.
+    #[test]
+    fn status_items_decode_as_go_decodes_them() {
+        let cases = [
+            (
+                json!({"ClusterName": "m1", "extra": 1, "health": "Weird", "applied": null}),
+                json!({"clusterName": "m1", "health": "Weird"}),
+            ),
+            (
+                json!({"status": null, "applied": true}),
+                json!({"clusterName": "", "applied": true}),
+            ),
+            (json!(null), json!({"clusterName": ""})),
+            (
+                json!({"CLUSTERNAME": "k", "status": "x", "appliedMessage": null}),
+                json!({"clusterName": "k", "status": "x"}),
+            ),
+            // Go folds the long s to s.
+            (
+                json!({"clu\u{17f}terName": "long-s", "appliedMe\u{17f}\u{17f}age": "m"}),
+                json!({"clusterName": "long-s", "appliedMessage": "m"}),
+            ),
+            (
+                json!({"clustername": "folded", "clusterName": "exact"}),
+                json!({"clusterName": "exact"}),
+            ),
+            (
+                json!({"status": {"b": 1, "a": [1, null]}}),
+                json!({"clusterName": "", "status": {"b": 1, "a": [1, null]}}),
+            ),
+        ];
+        for (doc, want) in cases {
+            assert_eq!(status_item(doc.clone()).expect("decodes"), want, "{doc}");
+        }
+        for (doc, message) in [
+            (
+                json!({"clusterName": 5}),
+                "json: cannot unmarshal number into Go struct field AggregatedStatusItem.clusterName of type string",
+            ),
+            (
+                json!({"applied": "yes"}),
+                "json: cannot unmarshal string into Go struct field AggregatedStatusItem.applied of type bool",
+            ),
+            (
+                json!("text"),
+                "json: cannot unmarshal string into Go value of type v1alpha2.AggregatedStatusItem",
+            ),
+        ] {
+            let err = status_item(doc.clone()).expect_err("refused");
+            assert_eq!(err.to_string(), message, "{doc}");
+        }
+    }
 
     #[test]
     fn tab_writer_aligns_runs_of_cells_as_go() {

@@ -399,7 +399,12 @@ impl ResourceBindingStatus {
 }
 
 /// The status of the workload in one member cluster.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+///
+/// Decoded as Karmada decodes it (Go's JSON decoding into the struct): a field that is missing
+/// or `null` takes its zero value and unknown fields are ignored, so an item without
+/// `clusterName` is the item of cluster `""`, not an error. The schema still requires
+/// `clusterName`, as Karmada's CRD does.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AggregatedStatusItem {
     /// The member cluster.
@@ -417,4 +422,120 @@ pub struct AggregatedStatusItem {
     /// Health of the member object: Healthy, Unhealthy or Unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<ResourceHealth>,
+}
+
+impl<'de> Deserialize<'de> for AggregatedStatusItem {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Item;
+        impl<'de> serde::de::Visitor<'de> for Item {
+            type Value = AggregatedStatusItem;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an AggregatedStatusItem object")
+            }
+
+            // `null` leaves Go's struct untouched: the zero item.
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(AggregatedStatusItem::default())
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut item = AggregatedStatusItem::default();
+                while let Some(key) = m.next_key::<String>()? {
+                    match key.as_str() {
+                        "clusterName" => {
+                            item.cluster_name =
+                                m.next_value::<Option<String>>()?.unwrap_or_default()
+                        }
+                        "status" => item.status = m.next_value()?,
+                        "applied" => {
+                            item.applied = m.next_value::<Option<bool>>()?.unwrap_or_default()
+                        }
+                        "appliedMessage" => {
+                            item.applied_message =
+                                m.next_value::<Option<String>>()?.unwrap_or_default()
+                        }
+                        "health" => {
+                            item.health = match m.next_value::<Option<String>>()?.as_deref() {
+                                None | Some("") => None,
+                                Some(h) => Some(h.parse().map_err(serde::de::Error::custom)?),
+                            }
+                        }
+                        _ => {
+                            m.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(item)
+            }
+        }
+        d.deserialize_any(Item)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn status_items_decode_as_go_decodes_them() {
+        let cases = [
+            (
+                json!({"status": {"ready": 1}, "extra": 1}),
+                "",
+                Some(json!({"ready": 1})),
+                false,
+            ),
+            (
+                json!({"clusterName": "m1", "applied": null, "appliedMessage": null, "health": "", "status": null}),
+                "m1",
+                None,
+                false,
+            ),
+            (json!(null), "", None, false),
+            (
+                json!({"clusterName": null, "applied": true}),
+                "",
+                None,
+                true,
+            ),
+        ];
+        for (doc, cluster, status, applied) in cases {
+            let item: AggregatedStatusItem = serde_json::from_value(doc.clone()).expect("decodes");
+            assert_eq!(
+                (
+                    item.cluster_name.as_str(),
+                    item.status,
+                    item.applied,
+                    item.health
+                ),
+                (cluster, status, applied, None),
+                "{doc}"
+            );
+        }
+        for doc in [
+            json!({"clusterName": 5}),
+            json!({"applied": "yes"}),
+            json!([]),
+            json!({"health": "Weird"}),
+        ] {
+            assert!(
+                serde_json::from_value::<AggregatedStatusItem>(doc.clone()).is_err(),
+                "{doc}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_schema_still_requires_cluster_name() {
+        let schema = crate::schema::kind_schema("ResourceBinding").expect("schema");
+        let item =
+            &schema.structural["properties"]["status"]["properties"]["aggregatedStatus"]["items"];
+        assert_eq!(item["required"], json!(["clusterName"]), "{item}");
+    }
 }

@@ -70,7 +70,7 @@ fn decode(patch: &Value) -> Result<Vec<&Map<String, Value>>, PatchError> {
 }
 
 /// The name `encoding/json` uses for a JSON value's type in its errors.
-fn go_json_type(v: &Value) -> &'static str {
+pub fn go_json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "bool",

@@ -24,7 +24,7 @@ mod typed;
 mod value;
 
 pub use error::{ApplyError, Conflict, PatchError};
-pub use json_patch::{MAX_JSON_PATCH_OPERATIONS, json_patch};
+pub use json_patch::{MAX_JSON_PATCH_OPERATIONS, go_json_type, json_patch};
 pub use managed_fields::{LAST_APPLIED_ANNOTATION, ManagedFieldsOperation, default_field_manager};
 pub use merge_patch::{json_merge_patch, merge_patch};
 pub use schema::{GroupVersionKindRef, Schema};

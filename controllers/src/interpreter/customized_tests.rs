@@ -342,3 +342,63 @@ fn webhook_patches_apply_as_rfc_6902() {
         apply_json_patch(&obj, br#"[{"op": "replace", "path": "/nope", "value": 2}]"#).is_err()
     );
 }
+
+/// What AggregateStatus scripts receive as `statusItems`: the controllers pass the list they
+/// assembled (empty, never nil, as Karmada's binding-status controller), items decoded as
+/// leniently as Go decodes them; `karmada-rs interpret` without a status file passes nil.
+#[tokio::test]
+async fn status_items_reach_the_script_as_karmada_passes_them() {
+    let i = interpreter();
+    i.load_customizations(&[customization(
+        "echo",
+        "apps.example.io/v1",
+        "Workload",
+        json!({"statusAggregation": script(
+            r#"function AggregateStatus(desired, statusItems)
+              if statusItems == nil then
+                desired.status = {items = "nil"}
+                return desired
+              end
+              local seen = {}
+              for _, item in ipairs(statusItems) do
+                local keys = {}
+                for k in pairs(item) do keys[#keys + 1] = k end
+                table.sort(keys)
+                seen[#seen + 1] = item.clusterName .. "=" .. table.concat(keys, "+")
+              end
+              desired.status = {items = table.concat(seen, ","), count = #statusItems}
+              return desired
+            end"#,
+        )}),
+    )]);
+    let decoded = |v: Value| -> Vec<AggregatedStatusItem> {
+        serde_json::from_value(v).expect("items decode as Go decodes them")
+    };
+    let cases = [
+        (
+            "no Work reports",
+            Vec::new(),
+            json!({"items": "", "count": 0}),
+        ),
+        (
+            "an item without clusterName, one with unknown and null fields, a null item",
+            decoded(json!([
+                {"status": {"ready": 1}, "applied": true, "extra": {"ignored": true}},
+                {"clusterName": "m2", "applied": null, "appliedMessage": null, "health": "", "status": null},
+                null
+            ])),
+            json!({"items": "=applied+clusterName+status,m2=clusterName,=clusterName", "count": 3}),
+        ),
+    ];
+    for (name, items, want) in cases {
+        let got = i.aggregate_status(&workload(), &items).await;
+        assert_eq!(got, Ok(Some(want)), "{name}");
+    }
+    assert_eq!(
+        i.aggregate_customized(&workload(), Value::Null)
+            .await
+            .map(|o| o.map(|v| v["status"].clone())),
+        Ok(Some(json!({"items": "nil"}))),
+        "no status items at all"
+    );
+}

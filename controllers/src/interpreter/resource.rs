@@ -331,12 +331,10 @@ impl ResourceInterpreter {
         let (av, kind) = type_of(template);
         match self.layer(av, kind, LuaOp::AggregateStatus) {
             Layer::Script(s) => {
-                let obj = template.clone();
+                // Always a list, empty when no Work reports: Karmada's binding-status
+                // controller passes the slice it assembled, never nil.
                 let items = serde_json::to_value(items).unwrap_or(Value::Array(Vec::new()));
-                self.run(&s, LuaOp::AggregateStatus, move |rt, sc| {
-                    lua::operations::aggregate_status(rt, sc, &obj, &items)
-                })
-                .await
+                self.aggregate_by_script(&s, template, items).await
             }
             Layer::Webhook(h) => {
                 let r = self
@@ -359,6 +357,41 @@ impl ResourceInterpreter {
                 Ok(t)
             }
         }
+    }
+
+    /// AggregateStatus by a user's customization of the template's kind, on status items given
+    /// as the JSON list the script receives, or `null` for none (`karmadactl interpret` without
+    /// a status file: the script's `statusItems` is nil); `None` when no customization of the
+    /// kind scripts it.
+    pub async fn aggregate_customized(
+        &self,
+        template: &Value,
+        items: Value,
+    ) -> Result<Option<Value>, InterpreterError> {
+        let (av, kind) = type_of(template);
+        let Some(s) = self
+            .customizations
+            .accessor(av, kind)
+            .and_then(|a| a.script(LuaOp::AggregateStatus).cloned())
+        else {
+            return Ok(None);
+        };
+        self.aggregate_by_script(&s, template, items)
+            .await
+            .map(Some)
+    }
+
+    async fn aggregate_by_script(
+        &self,
+        s: &ScriptRef,
+        template: &Value,
+        items: Value,
+    ) -> Result<Value, InterpreterError> {
+        let obj = template.clone();
+        self.run(s, LuaOp::AggregateStatus, move |rt, sc| {
+            lua::operations::aggregate_status(rt, sc, &obj, &items)
+        })
+        .await
     }
 
     /// The status to record for a member object (ReflectStatus); `None` when there is none.
