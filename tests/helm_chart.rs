@@ -556,6 +556,63 @@ fn the_rendered_objects_pass_the_server_side_dry_run() {
     );
 }
 
+/// Helm issues new certificates on every render, but an upgrade keeps the installed ones
+/// (members restarted with another CA could not talk to the rest), and issues a new set, one
+/// CA for both Secrets, once they are deleted. Installed into karmada-rs's own API server,
+/// which serves what helm needs.
+#[test]
+fn an_upgrade_keeps_the_etcd_certificates_and_deleted_ones_are_issued_anew() {
+    let server = Server::start();
+    let helm_ok = |verb: &str| {
+        let out = run(helm()
+            .arg("--kubeconfig")
+            .arg(&server.kubeconfig)
+            .args([verb, "karmada-rs"])
+            .arg(chart())
+            .args(["--namespace", "karmada-system"]));
+        assert!(
+            out.status.success(),
+            "helm {verb}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let data =
+        |name: &str| server.get_json(&["secret", name, "-n", "karmada-system"])["data"].clone();
+    helm_ok("install");
+    let (peers, client) = (
+        data("karmada-rs-etcd-server"),
+        data("karmada-rs-etcd-client"),
+    );
+    assert!(peers["ca.crt"].is_string(), "{peers}");
+    helm_ok("upgrade");
+    assert_eq!(
+        data("karmada-rs-etcd-server"),
+        peers,
+        "the upgrade kept them"
+    );
+    assert_eq!(
+        data("karmada-rs-etcd-client"),
+        client,
+        "the upgrade kept them"
+    );
+
+    server.kubectl_ok(&[
+        "delete",
+        "secret",
+        "karmada-rs-etcd-client",
+        "-n",
+        "karmada-system",
+    ]);
+    helm_ok("upgrade");
+    let (new_peers, new_client) = (
+        data("karmada-rs-etcd-server"),
+        data("karmada-rs-etcd-client"),
+    );
+    assert_ne!(new_peers["ca.crt"], peers["ca.crt"], "a new CA");
+    assert_ne!(new_peers["peer.key"], peers["peer.key"]);
+    assert_eq!(new_client["ca.crt"], new_peers["ca.crt"], "one CA for both");
+}
+
 // What the chart renders, run as local processes: the kubelet's part (volumes, environment,
 // `$(VAR)` expansion, ports) done here, on loopback and in temp dirs.
 
