@@ -47,11 +47,13 @@ fn helm() -> Command {
         );
         Command::new(unpacked)
     };
-    // Helm keeps its caches and config under HOME-relative paths; keep them out of the home.
+    // Helm keeps its caches and config under HOME-relative paths, and the API discovery of a
+    // cluster it talks to under ~/.kube/cache; keep them out of the home.
     let scratch = std::env::temp_dir().join("karmada-rs-helm-test");
     c.env("HELM_CACHE_HOME", scratch.join("cache"))
         .env("HELM_CONFIG_HOME", scratch.join("config"))
-        .env("HELM_DATA_HOME", scratch.join("data"));
+        .env("HELM_DATA_HOME", scratch.join("data"))
+        .env("KUBECACHEDIR", scratch.join("kube-cache"));
     c
 }
 
