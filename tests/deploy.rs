@@ -97,6 +97,85 @@ fn manifests_fit_together() {
         args.iter().any(|a| a.starts_with("--etcd-servers=")),
         "two replicas need shared storage: {args:?}"
     );
+    // etcd speaks TLS and wants a client certificate: the replicas present theirs.
+    let flag = |args: &[&str], name: &str| {
+        let prefix = format!("--{name}=");
+        args.iter()
+            .find_map(|a| a.strip_prefix(prefix.as_str()))
+            .map(str::to_string)
+    };
+    assert_eq!(
+        flag(&args, "etcd-servers").as_deref(),
+        Some("https://karmada-rs-etcd-0.karmada-rs-etcd.karmada-system.svc:2379")
+    );
+    let mount = |pod: &Value, c: &Value, name: &str| {
+        let path = c["volumeMounts"]
+            .as_array()
+            .expect("volumeMounts")
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no mount {name}"))["mountPath"]
+            .as_str()
+            .expect("mountPath")
+            .to_string();
+        let secret = pod["volumes"]
+            .as_array()
+            .expect("volumes")
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap_or_else(|| panic!("no volume {name}"))["secret"]["secretName"]
+            .as_str()
+            .expect("a Secret volume")
+            .to_string();
+        (path, secret)
+    };
+    let (dir, secret) = mount(pod, c, "etcd-certs");
+    assert_eq!(secret, "karmada-rs-etcd-client");
+    for (name, file) in [
+        ("etcd-cafile", "ca.crt"),
+        ("etcd-certfile", "tls.crt"),
+        ("etcd-keyfile", "tls.key"),
+    ] {
+        assert_eq!(flag(&args, name), Some(format!("{dir}/{file}")), "--{name}");
+    }
+    let etcd = find(&objs, "StatefulSet", "karmada-rs-etcd");
+    let etcd_pod = &etcd["spec"]["template"]["spec"];
+    let etcd_c = &etcd_pod["containers"][0];
+    let command: Vec<&str> = etcd_c["command"]
+        .as_array()
+        .expect("command")
+        .iter()
+        .map(|a| a.as_str().expect("arg"))
+        .collect();
+    let (pki, secret) = mount(etcd_pod, etcd_c, "certs");
+    assert_eq!(secret, "karmada-rs-etcd-server");
+    for (name, value) in [
+        ("listen-client-urls", "https://0.0.0.0:2379".to_string()),
+        ("listen-peer-urls", "https://0.0.0.0:2380".to_string()),
+        ("client-cert-auth", "true".to_string()),
+        ("peer-client-cert-auth", "true".to_string()),
+        ("cert-file", format!("{pki}/server.crt")),
+        ("key-file", format!("{pki}/server.key")),
+        ("trusted-ca-file", format!("{pki}/ca.crt")),
+        ("peer-cert-file", format!("{pki}/peer.crt")),
+        ("peer-key-file", format!("{pki}/peer.key")),
+        ("peer-trusted-ca-file", format!("{pki}/ca.crt")),
+    ] {
+        assert_eq!(flag(&command, name), Some(value), "etcd --{name}");
+    }
+    // The probe reaches the plain-HTTP metrics listener, not the client port.
+    assert_eq!(
+        flag(&command, "listen-metrics-urls").as_deref(),
+        Some("http://0.0.0.0:2381")
+    );
+    assert_eq!(etcd_c["readinessProbe"]["httpGet"]["port"], "metrics");
+    assert!(
+        etcd_c["ports"]
+            .as_array()
+            .expect("ports")
+            .iter()
+            .any(|p| p["name"] == "metrics" && p["containerPort"] == 2381)
+    );
     assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
     assert_eq!(c["readinessProbe"]["httpGet"]["scheme"], "HTTPS");
     assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/healthz");

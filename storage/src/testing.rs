@@ -124,11 +124,14 @@ impl std::fmt::Debug for EtcdProcess {
     }
 }
 
-fn free_port() -> Result<u16, Error> {
+/// A loopback port free at the time of the call (another process may take it before it is
+/// bound: callers retry).
+pub fn free_port() -> Result<u16, Error> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-fn etcd_binary() -> PathBuf {
+/// The etcd binary tests run: `$ETCD_BIN`, else `etcd` from `PATH`.
+pub fn etcd_binary() -> PathBuf {
     std::env::var_os("ETCD_BIN").map_or_else(|| PathBuf::from("etcd"), PathBuf::from)
 }
 

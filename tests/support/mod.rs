@@ -732,6 +732,22 @@ impl MemberServer {
     }
 }
 
+impl MemberServer {
+    /// `karmada-rs join NAME` of this member to the control plane of `kubeconfig` (Push mode).
+    pub fn join(&self, name: &str, kubeconfig: &Path) {
+        let out = run(Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+            .args(["join", name, "--cluster-kubeconfig"])
+            .arg(&self.kubeconfig)
+            .arg("--kubeconfig")
+            .arg(kubeconfig));
+        assert!(
+            out.status.success(),
+            "join {name} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 impl Drop for MemberServer {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {

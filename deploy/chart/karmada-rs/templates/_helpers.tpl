@@ -43,9 +43,24 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- $name := include "karmada-rs.etcdName" . -}}
 {{- $urls := list -}}
 {{- range $i := until (int .Values.storage.etcd.replicas) -}}
-{{- $urls = append $urls (printf "http://%s-%d.%s.%s.svc:2379" $name $i $name $.Release.Namespace) -}}
+{{- $urls = append $urls (printf "https://%s-%d.%s.%s.svc:2379" $name $i $name $.Release.Namespace) -}}
 {{- end -}}
 {{- join "," $urls -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret the chart's etcd members mount: CA, serving and peer certificates. */}}
+{{- define "karmada-rs.etcdServerSecret" -}}
+{{- .Values.storage.etcd.certs.serverSecret | default (printf "%s-server" (include "karmada-rs.etcdName" .)) -}}
+{{- end -}}
+
+{{/* The Secret with karmada-rs's etcd client certificate; empty when it talks to etcd
+without TLS (an external etcd over http with certs.mode=auto, or the embedded store). */}}
+{{- define "karmada-rs.etcdClientSecret" -}}
+{{- if eq .Values.storage.type "etcd" -}}
+{{- if or (include "karmada-rs.ownEtcd" .) (eq .Values.storage.etcd.certs.mode "custom") -}}
+{{- .Values.storage.etcd.certs.clientSecret | default (printf "%s-client" (include "karmada-rs.etcdName" .)) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -78,6 +93,19 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if empty .Values.encryption.keys -}}
 {{- fail "encryption.enabled needs encryption.keys (name and base64 secret) or encryption.existingSecret" -}}
 {{- end -}}
+{{- end -}}
+{{- if not (has .Values.storage.etcd.certs.mode (list "auto" "custom")) -}}
+{{- fail (printf "storage.etcd.certs.mode must be auto or custom, not %q" .Values.storage.etcd.certs.mode) -}}
+{{- end -}}
+{{- if and (eq .Values.storage.type "etcd") (not (include "karmada-rs.ownEtcd" .)) (eq .Values.storage.etcd.certs.mode "auto") -}}
+{{- range .Values.storage.etcd.endpoints -}}
+{{- if hasPrefix "https://" . -}}
+{{- fail (printf "the chart cannot issue a client certificate your etcd at %s trusts: set storage.etcd.certs.mode=custom and create the Secret storage.etcd.certs.clientSecret (ca.crt, tls.crt, tls.key)" .) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if and (include "karmada-rs.ownEtcd" .) (eq .Values.storage.etcd.certs.mode "auto") (lt (int .Values.storage.etcd.certs.validityDays) 1) -}}
+{{- fail "storage.etcd.certs.validityDays must be at least 1" -}}
 {{- end -}}
 {{- if not .Values.pki.secretName -}}
 {{- fail "pki.secretName must name the Secret made from `karmada-rs certs --dir DIR`" -}}
