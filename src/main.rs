@@ -215,7 +215,9 @@ fn init_tracing(default: &str) {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Bad election settings stop the start before anything listens.
-    let election = args.leader_election.config()?;
+    let election = args
+        .leader_election
+        .config(cmd::leader_election::LEASE_NAME)?;
     let shutdown_delay = args.shutdown_delay_duration;
     // Before the API server admits anything: the webhook's NoExecute switch.
     let failover = args.failover.apply();
@@ -316,7 +318,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (stop, mut stopping) = tokio::sync::watch::channel(false);
     let state = running.state.clone();
     tokio::spawn(async move {
-        shutdown_signal().await;
+        cmd::shutdown_signal().await;
         state
             .lifecycle
             .send_replace(apiserver::state::Lifecycle::ShutdownInitiated);
@@ -377,22 +379,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await;
     tracing::info!("shut down");
     Ok(())
-}
-
-/// Resolves on Ctrl-C (SIGINT) or SIGTERM, which a container runtime sends to stop it.
-async fn shutdown_signal() {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot handle SIGTERM; only Ctrl-C stops the server");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => tracing::info!("interrupted: shutting down"),
-        _ = term.recv() => tracing::info!("terminated: shutting down"),
-    }
 }
 
 /// What `build.rs` recorded about this build, served at `/version`.

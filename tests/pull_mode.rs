@@ -300,20 +300,21 @@ fn register(
     member: &MemberServer,
     out: &Path,
 ) -> std::process::Output {
-    register_with(addr, token, hash, cluster, member, out, &[])
+    register_with(addr, token, hash, cluster, member, Some(out), &[])
 }
 
+/// `register` into `member`, writing the agent's kubeconfig to `out` too when given.
 fn register_with(
     addr: &str,
     token: &str,
     hash: &str,
     cluster: &str,
     member: &MemberServer,
-    out: &Path,
+    out: Option<&Path>,
     extra: &[&str],
 ) -> std::process::Output {
     let member_kc = member.kubeconfig.display().to_string();
-    let out_kc = out.display().to_string();
+    let out_kc = out.map(|o| o.display().to_string());
     let mut args = vec![
         "register",
         addr,
@@ -325,11 +326,12 @@ fn register_with(
         cluster,
         "--kubeconfig",
         &member_kc,
-        "--agent-kubeconfig",
-        &out_kc,
         "--timeout",
         "30s",
     ];
+    if let Some(o) = &out_kc {
+        args.extend(["--agent-kubeconfig", o.as_str()]);
+    }
     args.extend_from_slice(extra);
     karmada_rs(&args)
 }
@@ -397,7 +399,8 @@ fn registration_by_token_with_forged_expired_deleted_and_reused_tokens_refused()
     let out = cp.kubectl_as(&as_forged, &["get", "csr"]);
     refused(&out, "forged token on the API", "must be logged in");
 
-    // Registration: the CSR is approved and signed automatically, the Cluster is created.
+    // Registration: the CSR is approved and signed automatically; the agent is installed
+    // into the member and registers the Cluster when it runs.
     let out = register(&addr, &token, &hash, "pull1", &member, &agent_kc);
     assert!(
         out.status.success(),
@@ -409,9 +412,6 @@ fn registration_by_token_with_forged_expired_deleted_and_reused_tokens_refused()
         csrs.contains("Approved,Issued") && csrs.contains(&format!("system:bootstrap:{id}")),
         "{csrs}"
     );
-    let c = cp.get_json(&["cluster", "pull1"]);
-    assert_eq!(c["spec"]["syncMode"], "Pull");
-
     // The same token cannot register a second agent.
     let other = MemberServer::start("pull2");
     refused(
@@ -489,11 +489,14 @@ fn registration_by_token_with_forged_expired_deleted_and_reused_tokens_refused()
         "expired",
     );
 
-    // The agent runs with the issued certificate: the cluster becomes Ready and Works apply.
+    // The agent runs with the issued certificate: it registers the Cluster, which becomes
+    // Ready, and Works apply.
     let _agent = Agent::start(&agent_kc, "pull1", &member.kubeconfig);
     wait_for("pull1 Ready", DEADLINE, || {
         (ready(&cp, "pull1").as_deref() == Some("True")).then_some(())
     });
+    let c = cp.get_json(&["cluster", "pull1"]);
+    assert_eq!(c["spec"]["syncMode"], "Pull");
     cp.kubectl_stdin_ok(&["apply", "-f", "-"], &format!("{DEPLOY}---\n{POLICY}"));
     wait_for("web in the member", DEADLINE, || {
         member_json(&member, &["deploy", "web", "-n", "default"])
@@ -554,7 +557,7 @@ fn the_agent_renews_its_certificate_before_it_expires() {
         &hash,
         "pull1",
         &member,
-        &agent_kc,
+        Some(&agent_kc),
         &["--cert-expiration", "10m"],
     );
     assert!(
@@ -568,6 +571,7 @@ fn the_agent_renews_its_certificate_before_it_expires() {
         "pull1",
         &member.kubeconfig,
         &[
+            "--controllers=*,certRotation",
             "--cert-rotation-checking-interval=2s",
             "--cert-rotation-remaining-time-threshold=0.7",
         ],
@@ -657,7 +661,7 @@ fn stream_lines(mut cmd: Command) -> (Child, std::sync::mpsc::Receiver<String>) 
 }
 
 /// The cluster proxy reaches a Pull cluster, registered by token, through its agent's
-/// reverse tunnel (the control plane is never told the member's address): get, list, a
+/// reverse tunnel (the member's address recorded by the agent is never used): get, list, a
 /// watch whose events arrive through the tunnel; a stopped agent makes the proxy answer 503,
 /// a restarted one brings the tunnel back; another cluster's agent cannot open this tunnel.
 #[test]
@@ -673,18 +677,12 @@ fn the_proxy_reaches_a_pull_cluster_through_the_agents_tunnel() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let c = cp.get_json(&["cluster", "pull1"]);
-    assert!(c["spec"].get("apiEndpoint").is_none(), "{c}");
 
-    // No agent yet: the proxy says so.
+    // The agent records the member's address, as register's Deployment tells it to; the
+    // control plane still reaches the member only through the tunnel.
+    let endpoint = format!("--cluster-api-endpoint={}", member.url);
+    let mut agent = Agent::start_with(&agent_kc, "pull1", &member.kubeconfig, &[&endpoint]);
     let ns_path = pull_proxy("pull1", "/api/v1/namespaces/kube-system");
-    let err = cp.kubectl_err(&["get", "--raw", &ns_path]);
-    assert!(
-        err.contains("the agent of cluster pull1 is not connected"),
-        "{err}"
-    );
-
-    let mut agent = Agent::start(&agent_kc, "pull1", &member.kubeconfig);
     // get: the member's kube-system namespace, whose UID is the cluster's ID.
     let got: Value = wait_for("the proxy through the tunnel", DEADLINE, || {
         let out = cp.kubectl(&["get", "--raw", &ns_path]);
@@ -692,6 +690,8 @@ fn the_proxy_reaches_a_pull_cluster_through_the_agents_tunnel() {
             .success()
             .then(|| serde_json::from_slice(&out.stdout).expect("namespace JSON"))
     });
+    let c = cp.get_json(&["cluster", "pull1"]);
+    assert_eq!(c["spec"]["apiEndpoint"], member.url.as_str(), "{c}");
     assert_eq!(got["metadata"]["uid"], c["spec"]["id"], "{got}");
     // A write with a body lands in the member.
     let out = support::run_stdin(
@@ -1257,5 +1257,465 @@ fn upgrades_reach_a_pull_cluster_through_the_agents_tunnel() {
     assert!(
         message.starts_with("error trying to reach cluster pull1 from its agent: "),
         "{status}"
+    );
+}
+
+/// A port nothing listens on at the moment (for an agent's metrics and probe addresses).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// A plain HTTP GET on 127.0.0.1 (an agent's endpoints): the body of a 200, else `None`.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).ok()?;
+    let (head, body) = answer.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.1 200").then(|| body.to_owned())
+}
+
+/// One replica of the agent's Deployment, run as its container would run: the Deployment's
+/// command, with the image's binary, the mounted kubeconfig Secret and the listen addresses
+/// mapped to this machine, and the member reached through its kubeconfig where a pod uses its
+/// service account.
+struct Replica {
+    child: Child,
+    metrics: u16,
+    health: u16,
+}
+
+impl Replica {
+    fn start(command: &[String], karmada_kubeconfig: &Path, member: &MemberServer) -> Replica {
+        assert_eq!(command[0], "/usr/local/bin/karmada-rs", "{command:?}");
+        let (metrics, health) = (free_port(), free_port());
+        let args: Vec<String> = command[1..]
+            .iter()
+            .map(|a| {
+                if let Some(p) = a.strip_prefix("--karmada-kubeconfig=") {
+                    assert_eq!(p, "/etc/kubeconfig/karmada-kubeconfig");
+                    format!("--karmada-kubeconfig={}", karmada_kubeconfig.display())
+                } else if a.starts_with("--metrics-bind-address=") {
+                    format!("--metrics-bind-address=127.0.0.1:{metrics}")
+                } else if a.starts_with("--health-probe-bind-address=") {
+                    format!("--health-probe-bind-address=127.0.0.1:{health}")
+                } else {
+                    a.clone()
+                }
+            })
+            .collect();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_karmada-rs"));
+        cmd.args(&args)
+            .env("KUBECONFIG", &member.kubeconfig)
+            .env(
+                "KARMADA_RS_LOG",
+                std::env::var("KARMADA_RS_LOG").unwrap_or_else(|_| "warn".into()),
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let (child, _) = spawn_serving(&mut cmd, "karmada-rs agent serving cluster ");
+        Replica {
+            child,
+            metrics,
+            health,
+        }
+    }
+
+    /// Whether it leads, from its `leader_election_master_status` gauge.
+    fn leads(&self) -> Option<bool> {
+        let text = http_get(self.metrics, "/metrics")?;
+        let v = support::metric(
+            &text,
+            "leader_election_master_status{name=\"karmada-agent-pull1\"}",
+        )?;
+        Some(v == 1.0)
+    }
+
+    /// Whether it runs controllers: their work queues show in its metrics.
+    fn runs_controllers(&self) -> bool {
+        http_get(self.metrics, "/metrics")
+            .is_some_and(|t| t.lines().any(|l| l.starts_with("workqueue_adds_total{")))
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn applied(work: &Value) -> bool {
+    work["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == "Applied" && c["status"] == "True")
+    })
+}
+
+/// `register` installs karmada-agent into the member as karmadactl does (namespace,
+/// ServiceAccount, RBAC, kubeconfig Secret, Deployment with the image, replicas and flags it
+/// was given); the Deployment's command run as two replicas finishes the registration, and
+/// exactly one of them leads and acts; killing it makes the other take over; `unregister`
+/// removes what register installed.
+#[test]
+fn register_installs_the_agent_whose_replicas_elect_one_to_act() {
+    use base64::Engine;
+    let cp = Server::start();
+    let member = MemberServer::start("pull1");
+    let (addr, token, hash) = create_token(&cp, &[]);
+    let out = register_with(
+        &addr,
+        &token,
+        &hash,
+        "pull1",
+        &member,
+        None,
+        &[
+            "--karmada-agent-replicas=2",
+            "--karmada-agent-image=registry.example/karmada-rs:test",
+            "--cluster-provider=aws",
+            "--cluster-region=eu-west-1",
+            "--cluster-zones=eu-west-1a,eu-west-1b",
+            "--enable-cert-rotation",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("cluster(pull1) is joined successfully"),
+        "{stdout}"
+    );
+
+    // The objects karmadactl installs for karmada-agent.
+    let get = |args: &[&str]| member_json(&member, args).unwrap_or_else(|| panic!("{args:?}"));
+    let ns = get(&["namespace", "karmada-system"]);
+    assert_eq!(ns["metadata"]["labels"]["karmada.io/system"], "true");
+    get(&["serviceaccount", "karmada-agent-sa", "-n", "karmada-system"]);
+    let role = get(&["clusterrole", "karmada-agent"]);
+    assert_eq!(
+        role["rules"][0]["verbs"],
+        serde_json::json!(["*"]),
+        "{role}"
+    );
+    let binding = get(&["clusterrolebinding", "karmada-agent"]);
+    assert_eq!(binding["roleRef"]["name"], "karmada-agent");
+    let subject = &binding["subjects"][0];
+    assert_eq!(
+        (&subject["kind"], &subject["name"], &subject["namespace"]),
+        (
+            &serde_json::json!("ServiceAccount"),
+            &serde_json::json!("karmada-agent-sa"),
+            &serde_json::json!("karmada-system")
+        ),
+        "{binding}"
+    );
+    let secret = get(&["secret", "karmada-kubeconfig", "-n", "karmada-system"]);
+    let agent_kubeconfig = base64::engine::general_purpose::STANDARD
+        .decode(
+            secret["data"]["karmada-kubeconfig"]
+                .as_str()
+                .expect("the kubeconfig in the Secret"),
+        )
+        .expect("base64");
+    let d = get(&["deployment", "karmada-agent", "-n", "karmada-system"]);
+    assert_eq!(d["spec"]["replicas"], 2);
+    assert_eq!(d["metadata"]["labels"]["app"], "karmada-agent");
+    let pod = &d["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], "karmada-agent-sa");
+    assert_eq!(
+        pod["volumes"][0]["secret"]["secretName"],
+        "karmada-kubeconfig"
+    );
+    let container = &pod["containers"][0];
+    assert_eq!(container["image"], "registry.example/karmada-rs:test");
+    assert_eq!(container["volumeMounts"][0]["mountPath"], "/etc/kubeconfig");
+    let command: Vec<String> =
+        serde_json::from_value(container["command"].clone()).expect("the container's command");
+    for flag in [
+        "agent",
+        "--karmada-kubeconfig=/etc/kubeconfig/karmada-kubeconfig",
+        "--cluster-name=pull1",
+        &format!("--cluster-api-endpoint={}", member.url),
+        "--cluster-provider=aws",
+        "--cluster-region=eu-west-1",
+        "--cluster-zones=eu-west-1a,eu-west-1b",
+        "--controllers=*,certRotation",
+        "--proxy-server-address=",
+        "--leader-elect-resource-namespace=karmada-system",
+        "--karmada-kubeconfig-namespace=karmada-system",
+    ] {
+        assert!(command.iter().any(|c| c == flag), "{flag}: {command:?}");
+    }
+    // Rolled out (the simulated member runs no containers but reports the replicas up); the
+    // Cluster is the agent's to register.
+    assert_eq!(d["status"]["availableReplicas"], 2, "{d}");
+    assert!(!cp.kubectl(&["get", "cluster", "pull1"]).status.success());
+
+    // Another registration finds the agent installed, even as a dry run.
+    let (_, again, _) = create_token(&cp, &[]);
+    refused(
+        &register_with(&addr, &again, &hash, "pull1", &member, None, &["--dry-run"]),
+        "a second registration",
+        "karmada-system/karmada-agent Deployment already exists",
+    );
+
+    // Two replicas, run as the Deployment's pods.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mounted = dir.path().join("karmada-kubeconfig");
+    std::fs::write(&mounted, &agent_kubeconfig).expect("write the mounted kubeconfig");
+    let a = Replica::start(&command, &mounted, &member);
+    let b = Replica::start(&command, &mounted, &member);
+    let a_leads = wait_for("exactly one replica to lead", DEADLINE, || {
+        match (a.leads()?, b.leads()?) {
+            (true, false) => Some(true),
+            (false, true) => Some(false),
+            _ => None,
+        }
+    });
+    let (mut leader, follower) = if a_leads { (a, b) } else { (b, a) };
+    for r in [&leader, &follower] {
+        assert_eq!(http_get(r.health, "/healthz").as_deref(), Some("ok"));
+    }
+
+    // The leader acts: the Cluster is registered with what register was told, becomes Ready,
+    // and Works apply.
+    wait_for("pull1 Ready", DEADLINE, || {
+        (ready(&cp, "pull1").as_deref() == Some("True")).then_some(())
+    });
+    let c = cp.get_json(&["cluster", "pull1"]);
+    assert_eq!(c["spec"]["syncMode"], "Pull");
+    assert_eq!(c["spec"]["provider"], "aws");
+    assert_eq!(c["spec"]["region"], "eu-west-1");
+    assert_eq!(
+        c["spec"]["zones"],
+        serde_json::json!(["eu-west-1a", "eu-west-1b"])
+    );
+    assert_eq!(c["spec"]["apiEndpoint"], member.url.as_str());
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], &format!("{DEPLOY}---\n{POLICY}"));
+    wait_for("web in the member", DEADLINE, || {
+        member_json(&member, &["deploy", "web", "-n", "default"])
+    });
+    wait_for("the Work applied", DEADLINE, || {
+        let works = cp.get_json(&["works", "-n", "karmada-es-pull1"]);
+        works["items"]
+            .as_array()
+            .is_some_and(|ws| !ws.is_empty() && ws.iter().all(applied))
+            .then_some(())
+    });
+    // Only the leader runs controllers.
+    assert!(leader.runs_controllers());
+    assert!(!follower.runs_controllers());
+    let holder = |cp: &Server| {
+        cp.get_json(&["lease", "karmada-agent-pull1", "-n", "karmada-system"])["spec"]
+            ["holderIdentity"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let first = holder(&cp);
+    assert!(!first.is_empty());
+
+    // The leader is lost: once its Lease expires, the other takes over and acts.
+    leader.kill();
+    wait_for("the other replica to lead", DEADLINE, || {
+        (follower.leads()? && follower.runs_controllers()).then_some(())
+    });
+    let second = holder(&cp);
+    assert!(!second.is_empty() && second != first, "{first} -> {second}");
+    cp.kubectl_ok(&["scale", "deployment", "web", "--replicas=3"]);
+    wait_for("web scaled in the member", DEADLINE, || {
+        let d = member_json(&member, &["deploy", "web", "-n", "default"])?;
+        (d["spec"]["replicas"] == 3).then_some(())
+    });
+
+    // unregister removes the Cluster (the agent removes its objects from the member), the
+    // agent's RBAC and Lease, and what register installed in the member.
+    let out = karmada_rs(&[
+        "unregister",
+        "pull1",
+        "--kubeconfig",
+        &cp.kubeconfig.display().to_string(),
+        "--cluster-kubeconfig",
+        &member.kubeconfig.display().to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_for("web gone from the member", DEADLINE, || {
+        member_json(&member, &["deploy", "web", "-n", "default"])
+            .is_none()
+            .then_some(())
+    });
+    for args in [
+        &["deployment", "karmada-agent", "-n", "karmada-system"][..],
+        &["serviceaccount", "karmada-agent-sa", "-n", "karmada-system"],
+        &["secret", "karmada-kubeconfig", "-n", "karmada-system"],
+        &["clusterrole", "karmada-agent"],
+        &["clusterrolebinding", "karmada-agent"],
+    ] {
+        assert!(member_json(&member, args).is_none(), "{args:?} left");
+    }
+    for args in [
+        &["cluster", "pull1"][..],
+        &["clusterrole", "system:karmada:pull1:agent"],
+        &["lease", "karmada-agent-pull1", "-n", "karmada-system"],
+    ] {
+        assert!(!cp.kubectl(args).status.success(), "{args:?} left");
+    }
+}
+
+/// `register --dry-run` checks the member and the token and prints what it would install,
+/// creating nothing; bad values are refused.
+#[test]
+fn register_dry_run_creates_nothing() {
+    let cp = Server::start();
+    let member = MemberServer::start("pull1");
+    let (addr, token, hash) = create_token(&cp, &[]);
+    let out = register_with(
+        &addr,
+        &token,
+        &hash,
+        "pull1",
+        &member,
+        None,
+        &["--dry-run", "-n", "agents", "--karmada-agent-replicas=3"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let image = format!(
+        "image: ghcr.io/karmada-rs/karmada-rs:{}",
+        env!("CARGO_PKG_VERSION")
+    );
+    for shown in [
+        "[preflight] All pre-flight checks were passed",
+        "[dry-run]",
+        "kind: Deployment",
+        "replicas: 3",
+        image.as_str(),
+        "namespace: agents",
+        "--leader-elect-resource-namespace=agents",
+        "kind: ClusterRoleBinding",
+    ] {
+        assert!(stdout.contains(shown), "{shown}: {stdout}");
+    }
+    assert!(member_json(&member, &["namespace", "agents"]).is_none());
+    assert!(member_json(&member, &["clusterrole", "karmada-agent"]).is_none());
+    let csrs = cp.get_json(&["csr"]);
+    assert_eq!(csrs["items"], serde_json::json!([]), "{csrs}");
+    assert!(!cp.kubectl(&["get", "cluster", "pull1"]).status.success());
+
+    // The dry run checks the token too.
+    let wrong_hash = format!("sha256:{}", "0".repeat(64));
+    refused(
+        &register_with(
+            &addr,
+            &token,
+            &wrong_hash,
+            "pull1",
+            &member,
+            None,
+            &["--dry-run"],
+        ),
+        "dry run with a wrong CA hash",
+        "none of the public keys",
+    );
+    refused(
+        &register_with(
+            &addr,
+            &token,
+            &hash,
+            "pull1",
+            &member,
+            None,
+            &["--karmada-agent-replicas=-1"],
+        ),
+        "negative replicas",
+        "--karmada-agent-replicas",
+    );
+    refused(
+        &register_with(
+            &addr,
+            &token,
+            &hash,
+            "pull1",
+            &member,
+            None,
+            &["--dry-run", "--start-agent"],
+        ),
+        "dry run and start agent",
+        "cannot be used with",
+    );
+}
+
+/// `register --start-agent` runs the agent in its own process instead of installing it: the
+/// Cluster is registered and served, and nothing is installed in the member.
+#[test]
+fn register_start_agent_runs_the_agent_here_installing_nothing() {
+    let cp = Server::start();
+    let member = MemberServer::start("pull1");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let agent_kc = dir.path().join("agent.kubeconfig");
+    let (addr, token, hash) = create_token(&cp, &[]);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_karmada-rs"));
+    cmd.args(["register", &addr, "--token", &token])
+        .args(["--discovery-token-ca-cert-hash", &hash])
+        .args(["--cluster-name", "pull1", "--start-agent"])
+        .arg("--kubeconfig")
+        .arg(&member.kubeconfig)
+        .arg("--agent-kubeconfig")
+        .arg(&agent_kc)
+        .args(["--cluster-region", "eu-west-1"])
+        .env("KARMADA_RS_CLUSTER_STATUS_UPDATE_FREQUENCY", "1s")
+        .env("KARMADA_RS_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let (child, _) = spawn_serving(&mut cmd, "karmada-rs agent serving cluster ");
+    let _agent = Agent {
+        child: Some(child),
+        args: Vec::new(),
+    };
+    wait_for("pull1 Ready", DEADLINE, || {
+        (ready(&cp, "pull1").as_deref() == Some("True")).then_some(())
+    });
+    let c = cp.get_json(&["cluster", "pull1"]);
+    assert_eq!(c["spec"]["region"], "eu-west-1");
+    assert!(agent_kc.exists());
+    assert!(
+        member_json(
+            &member,
+            &["deployment", "karmada-agent", "-n", "karmada-system"]
+        )
+        .is_none()
+    );
+    assert!(
+        member_json(
+            &member,
+            &["secret", "karmada-kubeconfig", "-n", "karmada-system"]
+        )
+        .is_none()
     );
 }

@@ -722,7 +722,7 @@ async fn mint_token(
 }
 
 /// ClusterPolicyRules: everything on every resource, and `get` on every non-resource URL.
-fn cluster_policy_rules() -> Vec<PolicyRule> {
+pub(crate) fn cluster_policy_rules() -> Vec<PolicyRule> {
     vec![
         PolicyRule {
             api_groups: Some(vec!["*".into()]),
@@ -774,7 +774,7 @@ async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<bool, kub
 }
 
 /// Creates an object unless one of that name exists; true when created.
-async fn create_if_absent<K>(api: &Api<K>, obj: &K) -> Result<bool, kube::Error>
+pub(crate) async fn create_if_absent<K>(api: &Api<K>, obj: &K) -> Result<bool, kube::Error>
 where
     K: kube::Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
 {

@@ -338,8 +338,10 @@ impl<L: Interface> LeaderElector<L> {
         }
     }
 
-    /// Gives the lock up, bounded by the renew deadline (client-go's `release`).
-    async fn release(&mut self) -> bool {
+    /// Gives the lock up, bounded by the renew deadline (client-go's `release`); nothing
+    /// happens unless the last observed record names this participant. For electors run
+    /// without `release_on_cancel` that give the lock up only on some of their ends.
+    pub async fn release(&mut self) -> bool {
         tokio::time::timeout(self.config.renew_deadline, self.try_release())
             .await
             .unwrap_or(false)

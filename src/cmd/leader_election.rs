@@ -1,10 +1,14 @@
-//! `serve`'s leader election flags (Karmada's `--leader-elect*`) and the loop that runs the
-//! controllers only while this replica holds the `karmada-controller-manager` Lease.
+//! Leader election flags (Karmada's `--leader-elect*`, shared by `serve` and `agent`) and the
+//! loop that runs a component's controllers only while this replica holds its Lease:
+//! `karmada-controller-manager` for the control plane, `karmada-agent-<cluster>` for an agent
+//! (controller-runtime's election, which both Karmada components use).
 
 use std::time::Duration;
 
 use clap::Args;
-use leaderelection::{Ended, LeaderCallbacks, LeaderElectionConfig, LeaderElector, Leading};
+use leaderelection::{
+    Ended, Interface, LeaderCallbacks, LeaderElectionConfig, LeaderElector, Leading,
+};
 use tokio::sync::watch;
 
 /// The Lease's name, as Karmada's controller manager names it.
@@ -14,7 +18,7 @@ pub const LEASE_NAME: &str = "karmada-controller-manager";
 const USER_AGENT: &str = "karmada-controller-manager/leader-election";
 
 /// Leader election among replicas (Karmada's controller-manager flags).
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Clone, Debug, PartialEq, Eq)]
 pub struct LeaderElectionFlags {
     /// Run the controllers only while this replica holds the leader Lease, so that replicas
     /// over one etcd never run them twice.
@@ -47,10 +51,23 @@ pub struct LeaderElectionFlags {
     pub leader_elect_resource_namespace: String,
 }
 
+impl Default for LeaderElectionFlags {
+    /// The flags' defaults (Karmada's), for components started in-process.
+    fn default() -> LeaderElectionFlags {
+        LeaderElectionFlags {
+            leader_elect: true,
+            leader_elect_lease_duration: Duration::from_secs(15),
+            leader_elect_renew_deadline: Duration::from_secs(10),
+            leader_elect_retry_period: Duration::from_secs(2),
+            leader_elect_resource_namespace: karmada_api::names::NAMESPACE_KARMADA_SYSTEM.into(),
+        }
+    }
+}
+
 impl LeaderElectionFlags {
-    /// The election's settings, `None` when it is off; bad combinations are refused with
-    /// client-go's words and the flags' values.
-    pub fn config(&self) -> anyhow::Result<Option<LeaderElectionConfig>> {
+    /// The settings of the election for the Lease `name`, `None` when it is off; bad
+    /// combinations are refused with client-go's words and the flags' values.
+    pub fn config(&self, name: &str) -> anyhow::Result<Option<LeaderElectionConfig>> {
         if !self.leader_elect {
             return Ok(None);
         }
@@ -62,7 +79,7 @@ impl LeaderElectionFlags {
             renew_deadline: self.leader_elect_renew_deadline,
             retry_period: self.leader_elect_retry_period,
             release_on_cancel: true,
-            name: LEASE_NAME.into(),
+            name: name.into(),
         };
         config.validate().map_err(|e| {
             anyhow::anyhow!(
@@ -112,7 +129,20 @@ pub async fn run(
         .state
         .metrics
         .add_collector(Box::new(move || status.render()));
-    tracing::info!(%identity, lease = %format!("{namespace}/{LEASE_NAME}"), "leader election: campaigning for the controllers' Lease");
+    campaign(&mut elector, start, shutdown).await;
+}
+
+/// Campaigns through `elector` and runs what `start` starts while it leads, until `shutdown`
+/// turns true (the Lease is then released if the elector was configured to). A lost Lease
+/// stops the work and the campaign starts over (see [`run`]).
+pub async fn campaign<L: Interface>(
+    elector: &mut LeaderElector<L>,
+    start: impl FnMut() -> Leading + Send + 'static,
+    shutdown: &mut watch::Receiver<bool>,
+) {
+    let identity = elector.lock().identity().to_owned();
+    let lease = elector.lock().describe();
+    tracing::info!(%identity, %lease, "leader election: campaigning for the controllers' Lease");
     let me = identity.clone();
     let mut callbacks = LeaderCallbacks {
         on_started_leading: Box::new(start),
@@ -133,5 +163,25 @@ pub async fn run(
                 "leader election lost: the controllers stopped; campaigning again"
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        flags: LeaderElectionFlags,
+    }
+
+    #[test]
+    fn the_default_is_the_flags_defaults() {
+        assert_eq!(
+            Cli::parse_from(["test"]).flags,
+            LeaderElectionFlags::default()
+        );
     }
 }

@@ -52,6 +52,22 @@ pub fn registration(
     }
 }
 
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM, which a container runtime sends to stop it.
+pub async fn shutdown_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot handle SIGTERM; only Ctrl-C stops it");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => tracing::info!("interrupted: shutting down"),
+        _ = term.recv() => tracing::info!("terminated: shutting down"),
+    }
+}
+
 /// Parses a duration flag as Go's time.ParseDuration reads them (`500ms`, `10s`, `1m30s`,
 /// and a bare `0`).
 pub fn parse_duration(s: &str) -> Result<Duration, String> {

@@ -145,7 +145,9 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", target.display()))?;
         pull_kubeconfigs.push(target);
     }
-    let agents = register_pull_members(&dir, &pull_names, &pull_kubeconfigs, &args).await?;
+    // Ctrl-C stops the agents (releasing nothing: they do not elect).
+    let (stop_agents, stop) = tokio::sync::watch::channel(false);
+    let agents = register_pull_members(&dir, &pull_names, &pull_kubeconfigs, &args, &stop).await?;
 
     let all: Vec<String> = names.iter().chain(&pull_names).cloned().collect();
     let ready = wait_ready(&client, &all).await;
@@ -161,6 +163,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     tokio::signal::ctrl_c()
         .await
         .context("waiting for Ctrl-C")?;
+    stop_agents.send_replace(true);
     for a in agents {
         a.abort();
     }
@@ -179,6 +182,7 @@ async fn register_pull_members(
     names: &[String],
     kubeconfigs: &[PathBuf],
     args: &UpArgs,
+    stop: &tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<Vec<tokio::task::JoinHandle<()>>> {
     let mut agents = Vec::new();
     if names.is_empty() {
@@ -196,24 +200,31 @@ async fn register_pull_members(
         let token =
             super::token::new_token(&secrets, Duration::from_secs(3600), "karmada-rs up").await?;
         let agent_kubeconfig = dir.join("members").join(format!("{name}-agent.kubeconfig"));
-        super::register::register(super::register::RegisterArgs {
+        let bootstrap = super::register::BootstrapArgs {
             addr: addr.clone(),
             token: token.to_string(),
             ca_cert_hashes: vec![hash.clone()],
             discovery_token_unsafe_skip_ca_verification: false,
             cluster_name: name.clone(),
-            kubeconfig: Some(kubeconfig.clone()),
-            context: None,
-            agent_kubeconfig: Some(agent_kubeconfig.clone()),
             cert_expiration: Duration::from_secs(365 * 24 * 3600),
             timeout: READY_TIMEOUT,
-            start_agent: false,
             quiet: true,
-        })
-        .await
-        .with_context(|| format!("registering {name}"))?;
+        };
+        let found = super::register::discover_control_plane(&bootstrap)
+            .await
+            .with_context(|| format!("registering {name}"))?;
+        let issued = super::register::agent_kubeconfig(&bootstrap, &found)
+            .await
+            .with_context(|| format!("registering {name}"))?;
+        certs::write_kubeconfig(&agent_kubeconfig, &issued)
+            .with_context(|| format!("writing {}", agent_kubeconfig.display()))?;
         let mut agent =
             super::agent::AgentArgs::new(agent_kubeconfig, name.clone(), Some(kubeconfig.clone()));
+        // One agent per cluster, in this process: nothing to elect.
+        agent.leader_election.leader_elect = false;
+        agent
+            .controllers
+            .push(controllers::agent::selection::CERT_ROTATION.into());
         agent.quiet = true;
         agent.rate_limiter = args.rate_limiter;
         agent.cluster = ClusterFlags {
@@ -223,8 +234,9 @@ async fn register_pull_members(
             ..args.cluster.clone()
         };
         let name = name.clone();
+        let stop = stop.clone();
         agents.push(tokio::spawn(async move {
-            if let Err(e) = super::agent::agent(agent).await {
+            if let Err(e) = super::agent::serve(agent, stop).await {
                 tracing::error!(cluster = %name, error = %e, "the agent stopped");
             }
         }));

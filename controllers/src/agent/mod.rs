@@ -4,10 +4,15 @@
 //! controllers as push mode, collects the cluster's status with the same cluster-status
 //! controller, renews the cluster's Lease, and keeps the reverse tunnel through which the
 //! cluster proxy reaches the member ([`tunnel`]). Its identity may touch nothing else, so its
-//! informers are narrowed to its cluster ([`crate::Scope::Agent`]).
+//! informers are narrowed to its cluster ([`crate::Scope::Agent`]). `--controllers` chooses
+//! which controllers run ([`selection`]); replicas elect the one that runs them through the
+//! Lease [`leader_election_id`]; [`install`] is what `register` puts into the member to run
+//! the agent there.
 
+pub mod install;
 pub mod lease;
 pub mod rbac;
+pub mod selection;
 pub mod tunnel;
 
 use std::sync::Arc;
@@ -22,6 +27,12 @@ use crate::{Controllers, Scope, cluster, execution, work_status};
 
 /// The user agent of an agent's requests, as Karmada's binary names itself.
 pub const USER_AGENT: &str = concat!("karmada-agent/", env!("CARGO_PKG_VERSION"));
+
+/// The name of the Lease the agent's replicas elect their leader with, in the control
+/// plane's `--leader-elect-resource-namespace` (karmada-agent's `LeaderElectionID`).
+pub fn leader_election_id(cluster: &str) -> String {
+    format!("karmada-agent-{cluster}")
+}
 
 /// How to run an agent.
 #[derive(Clone, Debug)]
@@ -39,6 +50,8 @@ pub struct AgentConfig {
     pub discovery_interval: Duration,
     /// How the controllers' queues delay retries (Karmada's `--rate-limiter-*` flags).
     pub rate_limiter: crate::runtime::RateLimiterOptions,
+    /// Which controllers run (`--controllers`).
+    pub controllers: selection::Controllers,
 }
 
 impl AgentConfig {
@@ -51,6 +64,7 @@ impl AgentConfig {
             lease: lease::LeaseSettings::default(),
             discovery_interval: Duration::from_secs(30),
             rate_limiter: crate::runtime::RateLimiterOptions::default(),
+            controllers: selection::Controllers::default(),
         }
     }
 }
@@ -80,21 +94,35 @@ pub fn start(
         config.discovery_interval,
     ));
     let watcher = execution::ObjectWatcher::new(ctx.clone());
-    tasks.extend(execution::start(ctx.clone(), watcher.clone()));
-    tasks.extend(work_status::start(ctx.clone(), watcher));
-    tasks.extend(cluster::start_agent(
-        cluster::ClusterControllers {
-            settings: config.cluster_settings,
-            scope,
-            ..cluster::ClusterControllers::new(control_plane.clone(), members)
-        },
-        &name,
-    ));
-    tasks.push(lease::start(
-        control_plane.clone(),
-        name.clone(),
-        config.lease,
-    ));
+    let enabled = |c: &str| {
+        let on = config.controllers.enabled(c);
+        if !on {
+            tracing::warn!(controller = c, "the controller is disabled (--controllers)");
+        }
+        on
+    };
+    if enabled(selection::EXECUTION) {
+        tasks.extend(execution::start(ctx.clone(), watcher.clone()));
+    }
+    if enabled(selection::WORK_STATUS) {
+        tasks.extend(work_status::start(ctx.clone(), watcher));
+    }
+    // Karmada's cluster status controller renews a Pull cluster's Lease too.
+    if enabled(selection::CLUSTER_STATUS) {
+        tasks.extend(cluster::start_agent(
+            cluster::ClusterControllers {
+                settings: config.cluster_settings,
+                scope,
+                ..cluster::ClusterControllers::new(control_plane.clone(), members)
+            },
+            &name,
+        ));
+        tasks.push(lease::start(
+            control_plane.clone(),
+            name.clone(),
+            config.lease,
+        ));
+    }
     tasks.push(tunnel::start(control_plane, member, name));
     tasks.extend(ctx.run_informers());
     Controllers::assemble(ctx, tasks, None)

@@ -3,7 +3,9 @@
 //! `system:karmada:agent:<cluster>` may read and update its own Cluster only (Karmada lets it
 //! list every Cluster), write its own Lease only, and reach Works in its own execution space
 //! only. It may create Clusters and Leases (creation cannot be limited to a name) and Events
-//! (they go to the templates' namespaces), as in Karmada.
+//! (they go to the templates' namespaces), as in Karmada. Its replicas' leader election Lease
+//! (`karmada-agent-<cluster>`, in the namespace the agent is told) is the only other Lease it
+//! may read and write.
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
@@ -68,6 +70,9 @@ pub fn cluster_role(cluster: &str) -> Value {
             rule(&["create"], "cluster.karmada.io", &["clusters/tunnel"], &[cluster]),
             rule(&["create", "patch", "update"], "", &["events"], &[]),
             rule(&["create", "patch", "update"], "events.k8s.io", &["events"], &[]),
+            // Leader election among its replicas (the namespace is the agent's flag).
+            rule(&["get", "list", "watch", "update", "patch"], "coordination.k8s.io", &["leases"], &[&super::leader_election_id(cluster)]),
+            rule(&["create"], "coordination.k8s.io", &["leases"], &[]),
         ],
     })
 }
@@ -114,7 +119,9 @@ fn binding(name: &str, namespace: Option<&str>, role_kind: &str, cluster: &str) 
     })
 }
 
-async fn put<K>(api: Api<K>, value: Value) -> Result<(), kube::Error>
+/// Creates the object `value` describes, or replaces the existing one of its name (karmadactl's
+/// CreateOrUpdate).
+pub(crate) async fn put<K>(api: Api<K>, value: Value) -> Result<(), kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + Serialize + std::fmt::Debug,
 {

@@ -379,7 +379,7 @@ async fn run(ctx: ClusterControllers) {
     let mut namespaces = std::pin::pin!(namespaces);
     let mut secrets = std::pin::pin!(secrets);
 
-    let _monitor = AbortOnDrop(tokio::spawn(health::run(
+    let _monitor = crate::runtime::AbortOnDrop(tokio::spawn(health::run(
         ctx.client.clone(),
         store.clone(),
         ctx.settings.monitor,
@@ -468,15 +468,6 @@ async fn run(ctx: ClusterControllers) {
                 }
             }
         }
-    }
-}
-
-/// Aborts a task when dropped (the controllers' task is aborted to stop them).
-struct AbortOnDrop(JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

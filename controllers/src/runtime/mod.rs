@@ -26,6 +26,17 @@ pub use informer::{Change, Informer};
 pub use object::{Key, ObjectKey, RawObject, split_api_version};
 pub use queue::{Requeue, WorkQueue};
 
+/// Aborts a task when dropped: the task lives as long as its owner (a controller's helper
+/// task, stopped with the controllers).
+#[derive(Debug)]
+pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Errors of a reconcile pass; each is retried with back-off.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -190,13 +190,16 @@ pub async fn accept(
 }
 
 /// The error of a cluster the proxy cannot build a direct target for: a Pull cluster without
-/// an API endpoint is reached only through its agent's tunnel, which is not connected.
+/// an API endpoint or credentials for it is reached only through its agent's tunnel, which is
+/// not connected.
 pub async fn unreachable(state: &ApiState, name: &str, err: TargetError) -> ApiError {
     if let TargetError::Config(_) = &err
         && let Ok(rec) = read_cluster(state, name).await
         && let Ok(c) = rec.parse()
         && c.spec.sync_mode == ClusterSyncMode::Pull
-        && c.spec.api_endpoint.is_empty()
+        // No way to it but the tunnel: an agent records the member's own address (karmadactl
+        // passes it) but no credentials for the control plane to use it.
+        && (c.spec.api_endpoint.is_empty() || c.spec.impersonator_secret_ref.is_none())
     {
         return not_connected(name);
     }
