@@ -175,13 +175,21 @@ fn classify(status: Status) -> Failure {
             "etcd refused the request as too large (raise its --max-request-bytes): {msg}"
         )));
     }
-    // tonic reports a broken connection as code 2 (unknown) with a transport source.
+    // tonic reports a broken connection as code 2 (unknown) with a transport source, whose
+    // causes say what broke.
     let transport = status.code() == tonic::Code::Unknown
         && (std::error::Error::source(&status).is_some()
             || msg.contains("transport error")
             || msg.contains("h2 protocol error"));
     if transport {
-        return Failure::Other(Error::Unavailable(format!("etcd connection: {msg}")));
+        let why = match std::error::Error::source(&status) {
+            Some(source) => rpc::error_chain(source),
+            None => msg.to_string(),
+        };
+        if rpc::is_tls_refusal(&why) {
+            return Failure::Other(Error::Backend(format!("etcd TLS handshake failed: {why}")));
+        }
+        return Failure::Other(Error::Unavailable(format!("etcd connection: {why}")));
     }
     Failure::Other(match status.code() {
         tonic::Code::Cancelled
@@ -189,6 +197,8 @@ fn classify(status: Status) -> Failure {
         | tonic::Code::Aborted
         | tonic::Code::Unavailable => Error::Unavailable(format!("etcd: {msg}")),
         tonic::Code::InvalidArgument => Error::InvalidArgument(format!("etcd: {msg}")),
+        // A TLS handshake refused either way (see rpc's `connection_failed`).
+        tonic::Code::PermissionDenied if msg.starts_with("etcd TLS") => Error::Backend(msg.into()),
         _ => Error::Backend(format!("etcd: {status}")),
     })
 }

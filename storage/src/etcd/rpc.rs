@@ -574,9 +574,7 @@ impl Client {
             .ok_or_else(|| Status::invalid_argument(format!("no etcd endpoint {at}")))?;
         let mut grpc =
             tonic::client::Grpc::new(channel).max_decoding_message_size(self.max_decoding);
-        grpc.ready()
-            .await
-            .map_err(|e| Status::unavailable(format!("etcd connection: {e}")))?;
+        grpc.ready().await.map_err(|e| connection_failed(&e))?;
         let mut request = tonic::Request::new(StatusRequest {});
         self.add_token(request.metadata_mut());
         grpc.unary(
@@ -759,8 +757,43 @@ impl Client {
             .max_encoding_message_size(usize::MAX);
         grpc.ready()
             .await
-            .map_err(|e| self.failed(at, Status::unavailable(format!("etcd connection: {e}"))))?;
+            .map_err(|e| self.failed(at, connection_failed(&e)))?;
         Ok((grpc, at))
+    }
+}
+
+/// An error and its causes, each once ("transport error: ...: received fatal alert: ...").
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cause = c.source();
+    }
+    parts.join(": ")
+}
+
+/// Whether a connection error is a TLS handshake one side refused (no or a wrong client
+/// certificate, a server certificate the CA does not sign): a setting to fix, not an outage to
+/// wait out.
+pub(crate) fn is_tls_refusal(chain: &str) -> bool {
+    ["received fatal alert", "invalid peer certificate"]
+        .iter()
+        .any(|m| chain.contains(m))
+}
+
+/// Why a connection to etcd could not be made, with the causes tonic's transport error hides
+/// behind "transport error"; a refused TLS handshake is `PermissionDenied`, anything else
+/// `Unavailable`.
+fn connection_failed(e: &(dyn std::error::Error + 'static)) -> Status {
+    let chain = error_chain(e);
+    if is_tls_refusal(&chain) {
+        Status::permission_denied(format!("etcd TLS handshake failed: {chain}"))
+    } else {
+        Status::unavailable(format!("etcd connection: {chain}"))
     }
 }
 
