@@ -218,7 +218,7 @@ impl ControlPlane {
             tls13_only: false,
         })
         .unwrap();
-        let client = transport::http_client(Dialer::new(tls, None, None));
+        let client = transport::http_client(Dialer::new(tls, None, netproxy::ProxySource::Direct));
         let admin = running.client(UserInfo::new(
             "test-admin",
             vec![crate::auth::MASTERS_GROUP.into()],

@@ -309,7 +309,8 @@ async fn load_kubeconfig(
     // A `proxy-url` (http, https or socks5) is honoured, and recorded as the Cluster's
     // proxyURL, as karmadactl join does.
     let proxy = crate::member_clients::take_proxy(&mut config).map_err(|e| bad(e.to_string()))?;
-    let client = crate::member_clients::kube_client(config, proxy).map_err(|e| bad(brief(&e)))?;
+    let client =
+        crate::member_clients::kube_client(config, proxy.into()).map_err(|e| bad(brief(&e)))?;
     Ok((kubeconfig, client))
 }
 

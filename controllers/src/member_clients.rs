@@ -327,7 +327,7 @@ fn build_client(name: &str, access: &Access) -> Result<kube::Client, MemberError
         http::header::USER_AGENT,
         http::HeaderValue::from_static(crate::USER_AGENT),
     ));
-    kube_client(config, proxy).map_err(|error| MemberError::Client {
+    kube_client(config, proxy.into()).map_err(|error| MemberError::Client {
         cluster: name.to_owned(),
         error,
     })
@@ -345,24 +345,23 @@ pub fn take_proxy(
         .transpose()
 }
 
-/// A client for `config` whose connections go through `proxy` when given (HTTP or HTTPS
-/// CONNECT with the Cluster's `proxyHeader`, or SOCKS5: [`netproxy`]), with kube's TLS,
-/// credentials, timeouts and retries on top, stacked as kube's own client builder stacks
+/// A client for `config` whose connections go through the proxy `proxy` names, if any (HTTP
+/// or HTTPS CONNECT with the Cluster's `proxyHeader`, or SOCKS5: [`netproxy`]), with kube's
+/// TLS, credentials, timeouts and retries on top, stacked as kube's own client builder stacks
 /// them (its proxy support cannot send `proxyHeader`). `config.proxy_url` is not used.
 pub fn kube_client(
     config: kube::Config,
-    proxy: Option<netproxy::Proxy>,
+    proxy: netproxy::ProxySource,
 ) -> Result<kube::Client, kube::Error> {
     use hyper_util::rt::TokioExecutor;
     use kube::client::ConfigExt;
     use tower::ServiceBuilder;
     use tower::retry::RetryLayer;
     // An HTTPS proxy is verified with the member's TLS settings, as Go's transport does.
-    let proxy_tls = match &proxy {
-        Some(p) if p.scheme() == netproxy::ProxyScheme::Https => {
-            Some(Arc::new(config.rustls_client_config()?))
-        }
-        _ => None,
+    let proxy_tls = if proxy.may_use_tls() {
+        Some(Arc::new(config.rustls_client_config()?))
+    } else {
+        None
     };
     let connector = netproxy::Connector::new(proxy, proxy_tls, config.connect_timeout);
     let https = config.rustls_https_connector_with_connector(connector)?;

@@ -49,7 +49,7 @@ fn client_with(ca_pem: &str, cert: Option<(String, String)>) -> transport::HttpC
         tls13_only: false,
     })
     .unwrap();
-    transport::http_client(Dialer::new(tls, None, None))
+    transport::http_client(Dialer::new(tls, None, netproxy::ProxySource::Direct))
 }
 
 #[tokio::test]

@@ -408,7 +408,7 @@ async fn build(
                 .map_err(|e| TargetError::Config(format!("cluster {name}: {e}")))?,
         )
     };
-    let client = transport::http_client(Dialer::new(tls, None, tunnel));
+    let client = transport::http_client(Dialer::new(tls, None, tunnel.into()));
     let scheme = endpoint
         .scheme()
         .cloned()
