@@ -335,6 +335,7 @@ fn build_client(
     let settings = ClusterProxySettings {
         control_plane: control_plane.clone(),
         cluster: name.to_owned(),
+        kubeconfig: None,
     };
     config.auth_info = token_auth(&access.token);
     config.headers.push((
@@ -366,6 +367,18 @@ fn cluster_proxy(
 struct ClusterProxySettings {
     control_plane: kube::Client,
     cluster: String,
+    /// Set when the member is reached as its kubeconfig says (join, unjoin).
+    kubeconfig: Option<KubeconfigProxy>,
+}
+
+/// A kubeconfig's `proxy-url`, used instead of the Cluster's `proxyURL`; the Cluster, when
+/// it names the same proxy, adds its `proxyHeader`.
+struct KubeconfigProxy {
+    /// As written.
+    url: String,
+    proxy: netproxy::Proxy,
+    /// The header the Cluster last gave: unjoin cleans the member up once the Cluster is gone.
+    last_header: Mutex<BTreeMap<String, String>>,
 }
 
 impl ClusterProxySettings {
@@ -379,9 +392,29 @@ impl ClusterProxySettings {
         let cluster = Api::<Cluster>::all(self.control_plane.clone())
             .get_opt(&self.cluster)
             .await
-            .map_err(|e| fail(brief(&e)))?
-            .ok_or_else(|| fail("the cluster is not found".into()))?;
-        cluster_proxy(&cluster.spec.proxy_url, &cluster.spec.proxy_header)
+            .map_err(|e| fail(brief(&e)))?;
+        let Some(kubeconfig) = &self.kubeconfig else {
+            let cluster = cluster.ok_or_else(|| fail("the cluster is not found".into()))?;
+            return cluster_proxy(&cluster.spec.proxy_url, &cluster.spec.proxy_header)
+                .map_err(|e| fail(e.to_string()));
+        };
+        let mut last = kubeconfig
+            .last_header
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(c) = cluster {
+            let same = cluster_proxy(&c.spec.proxy_url, &BTreeMap::new())
+                .ok()
+                .flatten()
+                .is_some_and(|p| p.same_endpoint(&kubeconfig.proxy));
+            *last = if same {
+                c.spec.proxy_header
+            } else {
+                BTreeMap::new()
+            };
+        }
+        netproxy::Proxy::parse(&kubeconfig.url, &last)
+            .map(Some)
             .map_err(|e| fail(e.to_string()))
     }
 }
@@ -405,6 +438,32 @@ pub fn take_proxy(
         .take()
         .map(|uri| netproxy::Proxy::parse(&uri.to_string(), &BTreeMap::new()))
         .transpose()
+}
+
+/// Like [`take_proxy`], for a member registered (or being registered) as Cluster `cluster`:
+/// its connections go through the kubeconfig's proxy with the Cluster's `proxyHeader` when
+/// the Cluster names that proxy, read through `control_plane` for each connection (once the
+/// Cluster is deleted, with the header it had last).
+pub fn take_member_proxy(
+    config: &mut kube::Config,
+    control_plane: &kube::Client,
+    cluster: &str,
+) -> Result<netproxy::ProxySource, netproxy::ProxyError> {
+    let Some(uri) = config.proxy_url.take() else {
+        return Ok(netproxy::ProxySource::Direct);
+    };
+    let url = uri.to_string();
+    let proxy = netproxy::Proxy::parse(&url, &BTreeMap::new())?;
+    let settings = ClusterProxySettings {
+        control_plane: control_plane.clone(),
+        cluster: cluster.to_owned(),
+        kubeconfig: Some(KubeconfigProxy {
+            url,
+            proxy: proxy.clone(),
+            last_header: Mutex::default(),
+        }),
+    };
+    Ok(netproxy::ProxySource::live(settings, Some(proxy)))
 }
 
 /// A client for `config` whose connections go through the proxy `proxy` names, if any (HTTP
@@ -665,6 +724,41 @@ mod tests {
             cp.reads.load(std::sync::atomic::Ordering::SeqCst),
             1 + heads.len()
         );
+    }
+
+    #[tokio::test]
+    async fn a_kubeconfig_client_of_a_cluster_carries_its_proxy_header() {
+        use netproxy::testing::ForwardProxy;
+        let (port, hosts) = member().await;
+        let proxy = ForwardProxy::http(hosts.clone()).await.unwrap();
+        let other = ForwardProxy::http(hosts).await.unwrap();
+        let cp = ControlPlane::new(spec(port, proxy.url()));
+        cp.change(|s| {
+            s.proxy_header = BTreeMap::from([("X-Karmada-Tenant".into(), "blue".into())]);
+        });
+        // The member's kubeconfig, through the proxy the Cluster names (credentials aside).
+        let mut config = kube::Config::new(format!("https://m.invalid:{port}").parse().unwrap());
+        config.accept_invalid_certs = true;
+        config.proxy_url = Some(format!("http://u:p@{}", proxy.addr()).parse().unwrap());
+        let source = take_member_proxy(&mut config, &cp.client(), "m").unwrap();
+        let client = kube_client(config, source).unwrap();
+        let tenant = |n: usize| proxy.log().heads[n].contains("x-karmada-tenant: blue\r\n");
+        request(&client).await;
+        assert!(tenant(0), "{:?}", proxy.log());
+        assert!(proxy.log().heads[0].contains("proxy-authorization: Basic dTpw"));
+        // Deleted (unjoin cleans the member up after): the header it had last.
+        let kept = cp.cluster.lock().unwrap().take();
+        request(&client).await;
+        assert!(tenant(1), "{:?}", proxy.log());
+        // Naming another proxy: its header goes with it, not to this one.
+        *cp.cluster.lock().unwrap() = kept;
+        cp.change(|s| s.proxy_url = other.url());
+        request(&client).await;
+        *cp.cluster.lock().unwrap() = None;
+        request(&client).await;
+        assert_eq!(proxy.log().heads.len(), 4);
+        assert!(!tenant(2) && !tenant(3), "{:?}", proxy.log());
+        assert!(other.log().heads.is_empty());
     }
 
     #[tokio::test]
