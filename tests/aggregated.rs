@@ -210,7 +210,8 @@ mod https {
                 tls13_only: false,
             })
             .map_err(|e| e.to_string())?;
-            let client = transport::http_client(Dialer::new(tls, None, None));
+            let client =
+                transport::http_client(Dialer::new(tls, None, netproxy::ProxySource::Direct));
             let mut req = http::Request::get(url);
             for (k, v) in headers {
                 req = req.header(*k, *v);

@@ -1,7 +1,8 @@
 //! Members behind a proxy, end to end: a simulated member known by a name only a forward
 //! proxy in this test process can resolve (`<name>.invalid`), joined with a kubeconfig whose
 //! `proxy-url` names the proxy, then managed through the Cluster's `proxyURL` and
-//! `proxyHeader` (controllers, cluster-status probes, the cluster proxy). One test per proxy
+//! `proxyHeader` (controllers, cluster-status probes, the cluster proxy), and unjoined through
+//! the kubeconfig again, with the Cluster's `proxyHeader`. One test per proxy
 //! kind: HTTP CONNECT, HTTPS CONNECT (the proxy's certificate signed by the member's CA, as
 //! the member's TLS settings apply to the proxy) and SOCKS5 with user/password.
 
@@ -117,16 +118,17 @@ impl Drop for Member {
     }
 }
 
-fn join(cp: &Server, name: &str, kubeconfig: &Path) {
+/// `karmada-rs join` or `unjoin` (`verb`) of member `name` through `kubeconfig`.
+fn membership(cp: &Server, verb: &str, name: &str, kubeconfig: &Path) {
     let out = run(Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
-        .args(["join", name, "--cluster-kubeconfig"])
+        .args([verb, name, "--cluster-kubeconfig"])
         .arg(kubeconfig)
         .arg("--kubeconfig")
         .arg(&cp.kubeconfig)
         .env("KARMADA_RS_LOG", "warn"));
     assert!(
         out.status.success(),
-        "join {name}: {}",
+        "{verb} {name}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
 }
@@ -173,7 +175,7 @@ fn joined_and_managed_through(
     let endpoint = format!("https://{name}.invalid:{}", member.port);
 
     // Join: the member's kubeconfig names a host only the proxy resolves.
-    join(cp, name, &member.proxied_kubeconfig(proxy_url));
+    membership(cp, "join", name, &member.proxied_kubeconfig(proxy_url));
     let joined = proxy.log();
     assert!(
         joined.relayed > 0,
@@ -237,16 +239,41 @@ fn joined_and_managed_through(
     assert!(log.targets.iter().all(|t| *t == target), "{log:?}");
     assert_eq!(log.relayed, log.targets.len(), "{log:?}");
     if header {
-        let since = &log.heads[before..];
-        assert!(!since.is_empty(), "{log:?}");
-        for head in since {
-            assert!(
-                head.contains("x-karmada-tenant: blue\r\n")
-                    && head.contains("x-karmada-tenant: green\r\n"),
-                "{head}"
-            );
-        }
+        all_carry_the_header(&log.heads[before..]);
     }
+}
+
+/// Every CONNECT in `heads` carried the Cluster's proxyHeader (set by
+/// [`joined_and_managed_through`]).
+fn all_carry_the_header(heads: &[String]) {
+    assert!(!heads.is_empty());
+    for head in heads {
+        assert!(
+            head.contains("x-karmada-tenant: blue\r\n")
+                && head.contains("x-karmada-tenant: green\r\n"),
+            "{head}"
+        );
+    }
+}
+
+/// Unjoins `member` through its kubeconfig naming `proxy_url`: the member-side cleanup goes
+/// through the proxy with the Cluster's proxyHeader, which stays with the member's client
+/// once the Cluster is deleted.
+fn unjoined_through(cp: &Server, member: &Member, proxy: &ForwardProxy, proxy_url: &str) {
+    let before = proxy.log().heads.len();
+    membership(
+        cp,
+        "unjoin",
+        &member.name,
+        &member.proxied_kubeconfig(proxy_url),
+    );
+    let role = format!(
+        "clusterrole.rbac.authorization.k8s.io/karmada-controller-manager:karmada-{}",
+        member.name
+    );
+    let roles = member.kubectl_ok(&["get", "clusterroles", "-o", "name"]);
+    assert!(!roles.lines().any(|r| r == role), "{roles}");
+    all_carry_the_header(&proxy.log().heads[before..]);
 }
 
 /// The proxies' host table: the member's `.invalid` name is 127.0.0.1.
@@ -266,6 +293,7 @@ fn member_behind_an_http_proxy() {
         .expect("proxy");
     let url = format!("http://{}", proxy.addr());
     joined_and_managed_through(&cp, &member, &proxy, &url, true);
+    unjoined_through(&cp, &member, &proxy, &url);
 }
 
 #[test]
@@ -285,6 +313,7 @@ fn member_behind_an_https_proxy() {
         .expect("proxy");
     let url = format!("https://{}", proxy.addr());
     joined_and_managed_through(&cp, &member, &proxy, &url, true);
+    unjoined_through(&cp, &member, &proxy, &url);
 }
 
 #[test]

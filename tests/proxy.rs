@@ -515,7 +515,7 @@ fn https_get(cp: &Server, url: &str) -> (u16, String) {
         tls13_only: false,
     })
     .expect("tls");
-    let client = transport::http_client(Dialer::new(tls, None, None));
+    let client = transport::http_client(Dialer::new(tls, None, netproxy::ProxySource::Direct));
     cp.block_on(async {
         let req = http::Request::get(url)
             .body(Body::empty())

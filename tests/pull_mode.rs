@@ -1143,7 +1143,7 @@ fn upgrades_reach_a_pull_cluster_through_the_agents_tunnel() {
         tls13_only: false,
     })
     .expect("tls");
-    let client = transport::http_client(Dialer::new(tls, None, None));
+    let client = transport::http_client(Dialer::new(tls, None, netproxy::ProxySource::Direct));
 
     // No agent yet: the proxy says so, as for any other request.
     let resp = upgrade_request(&cp, &client, "pull1", "web", "spdy/3.1");

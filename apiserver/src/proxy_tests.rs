@@ -218,7 +218,7 @@ impl ControlPlane {
             tls13_only: false,
         })
         .unwrap();
-        let client = transport::http_client(Dialer::new(tls, None, None));
+        let client = transport::http_client(Dialer::new(tls, None, netproxy::ProxySource::Direct));
         let admin = running.client(UserInfo::new(
             "test-admin",
             vec![crate::auth::MASTERS_GROUP.into()],
@@ -296,6 +296,18 @@ impl ControlPlane {
         .await;
     }
 
+    /// Merge-patches a Cluster.
+    pub(crate) async fn merge_cluster(&self, name: &str, patch: Value) {
+        kube::Api::<kube::api::DynamicObject>::all_with(self.admin.clone(), &clusters())
+            .patch(
+                name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(patch),
+            )
+            .await
+            .unwrap();
+    }
+
     async fn set_impersonator_token(&self, cluster: &str, token: &str) {
         let b64 = base64::engine::general_purpose::STANDARD.encode(token);
         self.apply(json!({
@@ -330,6 +342,25 @@ impl ControlPlane {
         let body = resp.into_body().collect().await.unwrap().to_bytes();
         (status, String::from_utf8_lossy(&body).into_owned())
     }
+}
+
+/// The Cluster resource, for dynamic clients.
+pub(crate) fn clusters() -> kube::discovery::ApiResource {
+    kube::discovery::ApiResource {
+        group: "cluster.karmada.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "cluster.karmada.io/v1alpha1".into(),
+        kind: "Cluster".into(),
+        plural: "clusters".into(),
+    }
+}
+
+/// The forward proxies' host table: `localhost` is 127.0.0.1, where the backends listen.
+fn localhost() -> BTreeMap<String, std::net::IpAddr> {
+    BTreeMap::from([(
+        "localhost".to_string(),
+        std::net::IpAddr::from([127, 0, 0, 1]),
+    )])
 }
 
 async fn with_deadline<F: std::future::Future>(f: F) -> F::Output {
@@ -534,12 +565,9 @@ async fn responses_stream_and_upgrades_tunnel() {
 #[tokio::test]
 async fn proxy_url_tunnels_with_proxy_headers() {
     let backend = Backend::start(BTreeMap::new()).await;
-    let proxy = netproxy::testing::ForwardProxy::http(BTreeMap::from([(
-        "localhost".to_string(),
-        std::net::IpAddr::from([127, 0, 0, 1]),
-    )]))
-    .await
-    .unwrap();
+    let proxy = netproxy::testing::ForwardProxy::http(localhost())
+        .await
+        .unwrap();
     let proxy_addr = proxy.addr();
     let cp = ControlPlane::start().await;
     cp.add_cluster(
@@ -572,24 +600,11 @@ async fn proxy_url_tunnels_with_proxy_headers() {
     );
 
     // A change to other fields of the Cluster (labels, status) keeps its connection pool.
-    let clusters: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
-        cp.admin.clone(),
-        &kube::discovery::ApiResource {
-            group: "cluster.karmada.io".into(),
-            version: "v1alpha1".into(),
-            api_version: "cluster.karmada.io/v1alpha1".into(),
-            kind: "Cluster".into(),
-            plural: "clusters".into(),
-        },
-    );
-    clusters
-        .patch(
-            "behind-proxy",
-            &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(json!({"metadata": {"labels": {"tier": "gold"}}})),
-        )
-        .await
-        .unwrap();
+    cp.merge_cluster(
+        "behind-proxy",
+        json!({"metadata": {"labels": {"tier": "gold"}}}),
+    )
+    .await;
     let state = cp.running.state.clone();
     let labelled = || {
         let def = state
@@ -617,13 +632,53 @@ async fn proxy_url_tunnels_with_proxy_headers() {
 }
 
 #[tokio::test]
+async fn a_kept_target_connects_with_the_proxy_header_the_cluster_has_now() {
+    let backend = Backend::start(BTreeMap::new()).await;
+    let proxy = netproxy::testing::ForwardProxy::http(localhost())
+        .await
+        .unwrap();
+    let cp = ControlPlane::start().await;
+    cp.add_cluster(
+        "kept",
+        &format!("https://localhost:{}", backend.addr.port()),
+        Some(&backend.ca_pem),
+        json!({"proxyURL": proxy.url()}),
+    )
+    .await;
+    // A target built before the Cluster changes, and still in use after (a request that read
+    // the Cluster just before, or from a watch cache that had not seen the change yet).
+    let state = cp.running.state.clone();
+    let targets = crate::proxy::Targets::default();
+    let target = with_deadline(targets.get(&state, &Default::default(), "kept"))
+        .await
+        .unwrap();
+    cp.merge_cluster(
+        "kept",
+        json!({"spec": {"proxyHeader": {"X-Tenant": "t1,t2"}}}),
+    )
+    .await;
+    let req = Request::get(target.uri("/echo/kept", None).unwrap())
+        .header(header::AUTHORIZATION, target.authorization.clone())
+        .body(Body::empty())
+        .unwrap();
+    let resp = with_deadline(target.client.request(req)).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(backend.last().path_and_query, "/echo/kept");
+    let heads = proxy.log().heads;
+    assert_eq!(heads.len(), 1, "{heads:?}");
+    assert!(
+        heads[0].contains("x-tenant: t1\r\n") && heads[0].contains("x-tenant: t2\r\n"),
+        "{}",
+        heads[0]
+    );
+    cp.running.shutdown().await;
+}
+
+#[tokio::test]
 async fn https_and_socks5_proxy_urls() {
     use netproxy::testing::ForwardProxy;
     let backend = Backend::start(BTreeMap::new()).await;
-    let hosts = BTreeMap::from([(
-        "localhost".to_string(),
-        std::net::IpAddr::from([127, 0, 0, 1]),
-    )]);
+    let hosts = localhost();
     // The cluster's caBundle trusts the HTTPS proxy too: TLS to the proxy uses the cluster's
     // TLS settings, as Go's transport does.
     let proxy_ca = certs::Ca::generate().unwrap();

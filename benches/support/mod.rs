@@ -207,7 +207,7 @@ pub fn admin_client(pki: &Path) -> apiserver::proxy::transport::HttpClient {
         tls13_only: false,
     })
     .expect("tls");
-    transport::http_client(Dialer::new(tls, None, None))
+    transport::http_client(Dialer::new(tls, None, netproxy::ProxySource::Direct))
 }
 
 /// The time one GET takes, body read; None when it fails or is not a success.

@@ -245,7 +245,29 @@ impl MemberAccess {
         path: &Path,
         context: Option<&str>,
     ) -> Result<MemberAccess, JoinError> {
-        let (kubeconfig, client) = load_kubeconfig(Some(path), context).await?;
+        Self::load(path, context, None).await
+    }
+
+    /// Reads the kubeconfig of the member registered, or to be registered, as Cluster
+    /// `cluster` in `control_plane`: when the kubeconfig names a proxy and the Cluster names
+    /// the same one, the client's connections carry the Cluster's `proxyHeader` as it is when
+    /// each is made, or as it was last once the Cluster is deleted (a rejoin, or an unjoin, of
+    /// a member whose proxy requires it).
+    pub async fn of_cluster(
+        path: &Path,
+        context: Option<&str>,
+        control_plane: &kube::Client,
+        cluster: &str,
+    ) -> Result<MemberAccess, JoinError> {
+        Self::load(path, context, Some((control_plane, cluster))).await
+    }
+
+    async fn load(
+        path: &Path,
+        context: Option<&str>,
+        cluster: Option<(&kube::Client, &str)>,
+    ) -> Result<MemberAccess, JoinError> {
+        let (kubeconfig, client) = load_kubeconfig(Some(path), context, cluster).await?;
         let bad = |message: String| JoinError::Kubeconfig {
             path: path.to_owned(),
             message,
@@ -280,12 +302,15 @@ pub async fn client_from_kubeconfig(
     path: Option<&Path>,
     context: Option<&str>,
 ) -> Result<kube::Client, JoinError> {
-    Ok(load_kubeconfig(path, context).await?.1)
+    Ok(load_kubeconfig(path, context, None).await?.1)
 }
 
+/// Reads a kubeconfig and builds its client; `cluster` is the Cluster (and the control plane
+/// holding it) whose `proxyHeader` goes with the kubeconfig's proxy.
 async fn load_kubeconfig(
     path: Option<&Path>,
     context: Option<&str>,
+    cluster: Option<(&kube::Client, &str)>,
 ) -> Result<(kube::config::Kubeconfig, kube::Client), JoinError> {
     let shown = path.map_or_else(|| PathBuf::from("$KUBECONFIG"), Path::to_owned);
     let bad = |message: String| JoinError::Kubeconfig {
@@ -308,7 +333,13 @@ async fn load_kubeconfig(
     config.read_timeout = Some(REQUEST_TIMEOUT);
     // A `proxy-url` (http, https or socks5) is honoured, and recorded as the Cluster's
     // proxyURL, as karmadactl join does.
-    let proxy = crate::member_clients::take_proxy(&mut config).map_err(|e| bad(e.to_string()))?;
+    let proxy = match cluster {
+        Some((control_plane, name)) => {
+            crate::member_clients::take_member_proxy(&mut config, control_plane, name)
+        }
+        None => crate::member_clients::take_proxy(&mut config).map(Into::into),
+    }
+    .map_err(|e| bad(e.to_string()))?;
     let client = crate::member_clients::kube_client(config, proxy).map_err(|e| bad(brief(&e)))?;
     Ok((kubeconfig, client))
 }

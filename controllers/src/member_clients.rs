@@ -3,8 +3,14 @@
 //! (pkg/util/membercluster_client.go) does: through the Cluster's `proxyURL` with its
 //! `proxyHeader` when it has one ([`kube_client`]). Clients are cached per cluster; the
 //! cluster controllers drop an entry when the Cluster's access fields or its secret change.
+//! They see a change only after it is made, and a client may be kept (by a watch) or built
+//! from an informer's outdated copy of the Cluster; so a client reads the Cluster's proxy
+//! settings again for each new connection (one read of the Cluster; pooled connections and
+//! requests read nothing): none is opened through a proxy, or with headers, the Cluster no
+//! longer names.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -174,7 +180,7 @@ impl MemberClients {
         {
             return Ok((client.clone(), key));
         }
-        let client = build_client(&name, &access)?;
+        let client = build_client(&self.control_plane, &name, &access)?;
         if let Ok(mut cache) = self.cache.lock() {
             cache.insert(name, (access, client.clone()));
         }
@@ -299,8 +305,13 @@ pub fn ca_certificates(bundle: &[u8]) -> Vec<Vec<u8>> {
     certs
 }
 
-/// Builds a bearer-token client for an endpoint.
-fn build_client(name: &str, access: &Access) -> Result<kube::Client, MemberError> {
+/// Builds a bearer-token client for an endpoint; its connections go through the proxy the
+/// Cluster names when each is made, read through `control_plane`.
+fn build_client(
+    control_plane: &kube::Client,
+    name: &str,
+    access: &Access,
+) -> Result<kube::Client, MemberError> {
     let url = endpoint_url(&access.endpoint).ok_or_else(|| MemberError::BadEndpoint {
         cluster: name.to_owned(),
         endpoint: access.endpoint.clone(),
@@ -315,22 +326,106 @@ fn build_client(name: &str, access: &Access) -> Result<kube::Client, MemberError
         }
         config.root_cert = Some(roots);
     }
-    let proxy = (!access.proxy_url.is_empty())
-        .then(|| netproxy::Proxy::parse(&access.proxy_url, &access.proxy_header))
-        .transpose()
-        .map_err(|error| MemberError::BadProxy {
+    let expected = cluster_proxy(&access.proxy_url, &access.proxy_header).map_err(|error| {
+        MemberError::BadProxy {
             cluster: name.to_owned(),
             error,
-        })?;
+        }
+    })?;
+    let settings = ClusterProxySettings {
+        control_plane: control_plane.clone(),
+        cluster: name.to_owned(),
+        kubeconfig: None,
+    };
     config.auth_info = token_auth(&access.token);
     config.headers.push((
         http::header::USER_AGENT,
         http::HeaderValue::from_static(crate::USER_AGENT),
     ));
-    kube_client(config, proxy).map_err(|error| MemberError::Client {
-        cluster: name.to_owned(),
-        error,
+    kube_client(config, netproxy::ProxySource::live(settings, expected)).map_err(|error| {
+        MemberError::Client {
+            cluster: name.to_owned(),
+            error,
+        }
     })
+}
+
+/// The proxy a Cluster's `proxyURL` and `proxyHeader` name (`None`: no proxy).
+fn cluster_proxy(
+    url: &str,
+    header: &BTreeMap<String, String>,
+) -> Result<Option<netproxy::Proxy>, netproxy::ProxyError> {
+    (!url.is_empty())
+        .then(|| netproxy::Proxy::parse(url, header))
+        .transpose()
+}
+
+/// A Cluster's proxy settings as the control plane has them (a consistent read), read by its
+/// client for each new connection: a client kept from before a change, or built from an
+/// outdated copy of the Cluster (an informer's, before the change reached it), still opens
+/// its connections as the Cluster says now.
+struct ClusterProxySettings {
+    control_plane: kube::Client,
+    cluster: String,
+    /// Set when the member is reached as its kubeconfig says (join, unjoin).
+    kubeconfig: Option<KubeconfigProxy>,
+}
+
+/// A kubeconfig's `proxy-url`, used instead of the Cluster's `proxyURL`; the Cluster, when
+/// it names the same proxy, adds its `proxyHeader`.
+struct KubeconfigProxy {
+    /// As written.
+    url: String,
+    proxy: netproxy::Proxy,
+    /// The header the Cluster last gave: unjoin cleans the member up once the Cluster is gone.
+    last_header: Mutex<BTreeMap<String, String>>,
+}
+
+impl ClusterProxySettings {
+    async fn read(&self) -> std::io::Result<Option<netproxy::Proxy>> {
+        let fail = |why: String| {
+            std::io::Error::other(format!(
+                "reading the proxy settings of cluster {}: {why}",
+                self.cluster
+            ))
+        };
+        let cluster = Api::<Cluster>::all(self.control_plane.clone())
+            .get_opt(&self.cluster)
+            .await
+            .map_err(|e| fail(brief(&e)))?;
+        let Some(kubeconfig) = &self.kubeconfig else {
+            let cluster = cluster.ok_or_else(|| fail("the cluster is not found".into()))?;
+            return cluster_proxy(&cluster.spec.proxy_url, &cluster.spec.proxy_header)
+                .map_err(|e| fail(e.to_string()));
+        };
+        let mut last = kubeconfig
+            .last_header
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(c) = cluster {
+            let same = cluster_proxy(&c.spec.proxy_url, &BTreeMap::new())
+                .ok()
+                .flatten()
+                .is_some_and(|p| p.same_endpoint(&kubeconfig.proxy));
+            *last = if same {
+                c.spec.proxy_header
+            } else {
+                BTreeMap::new()
+            };
+        }
+        netproxy::Proxy::parse(&kubeconfig.url, &last)
+            .map(Some)
+            .map_err(|e| fail(e.to_string()))
+    }
+}
+
+impl netproxy::ProxySettings for ClusterProxySettings {
+    fn current(
+        &self,
+    ) -> std::pin::Pin<Box<dyn Future<Output = std::io::Result<Option<netproxy::Proxy>>> + Send + '_>>
+    {
+        Box::pin(self.read())
+    }
 }
 
 /// The proxy a kubeconfig-derived configuration names (its `proxy-url`), taken out of it for
@@ -345,24 +440,49 @@ pub fn take_proxy(
         .transpose()
 }
 
-/// A client for `config` whose connections go through `proxy` when given (HTTP or HTTPS
-/// CONNECT with the Cluster's `proxyHeader`, or SOCKS5: [`netproxy`]), with kube's TLS,
-/// credentials, timeouts and retries on top, stacked as kube's own client builder stacks
+/// Like [`take_proxy`], for a member registered (or being registered) as Cluster `cluster`:
+/// its connections go through the kubeconfig's proxy with the Cluster's `proxyHeader` when
+/// the Cluster names that proxy, read through `control_plane` for each connection (once the
+/// Cluster is deleted, with the header it had last).
+pub fn take_member_proxy(
+    config: &mut kube::Config,
+    control_plane: &kube::Client,
+    cluster: &str,
+) -> Result<netproxy::ProxySource, netproxy::ProxyError> {
+    let Some(uri) = config.proxy_url.take() else {
+        return Ok(netproxy::ProxySource::Direct);
+    };
+    let url = uri.to_string();
+    let proxy = netproxy::Proxy::parse(&url, &BTreeMap::new())?;
+    let settings = ClusterProxySettings {
+        control_plane: control_plane.clone(),
+        cluster: cluster.to_owned(),
+        kubeconfig: Some(KubeconfigProxy {
+            url,
+            proxy: proxy.clone(),
+            last_header: Mutex::default(),
+        }),
+    };
+    Ok(netproxy::ProxySource::live(settings, Some(proxy)))
+}
+
+/// A client for `config` whose connections go through the proxy `proxy` names, if any (HTTP
+/// or HTTPS CONNECT with the Cluster's `proxyHeader`, or SOCKS5: [`netproxy`]), with kube's
+/// TLS, credentials, timeouts and retries on top, stacked as kube's own client builder stacks
 /// them (its proxy support cannot send `proxyHeader`). `config.proxy_url` is not used.
 pub fn kube_client(
     config: kube::Config,
-    proxy: Option<netproxy::Proxy>,
+    proxy: netproxy::ProxySource,
 ) -> Result<kube::Client, kube::Error> {
     use hyper_util::rt::TokioExecutor;
     use kube::client::ConfigExt;
     use tower::ServiceBuilder;
     use tower::retry::RetryLayer;
     // An HTTPS proxy is verified with the member's TLS settings, as Go's transport does.
-    let proxy_tls = match &proxy {
-        Some(p) if p.scheme() == netproxy::ProxyScheme::Https => {
-            Some(Arc::new(config.rustls_client_config()?))
-        }
-        _ => None,
+    let proxy_tls = if proxy.may_use_tls() {
+        Some(Arc::new(config.rustls_client_config()?))
+    } else {
+        None
     };
     let connector = netproxy::Connector::new(proxy, proxy_tls, config.connect_timeout);
     let https = config.rustls_https_connector_with_connector(connector)?;
@@ -440,5 +560,235 @@ mod tests {
     fn token_auth_carries_the_token() {
         let auth = token_auth("abc");
         assert!(auth.token.is_some());
+    }
+
+    /// A control plane holding one Cluster, `m`, whose spec a test changes at will, and its
+    /// secret; it counts the reads of the Cluster.
+    #[derive(Clone)]
+    struct ControlPlane {
+        cluster: Arc<Mutex<Option<Cluster>>>,
+        reads: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl ControlPlane {
+        fn new(spec: karmada_api::cluster::v1alpha1::ClusterSpec) -> ControlPlane {
+            let cluster = Cluster {
+                metadata: kube::api::ObjectMeta {
+                    name: Some("m".into()),
+                    resource_version: Some("1".into()),
+                    ..Default::default()
+                },
+                spec,
+                status: Default::default(),
+            };
+            ControlPlane {
+                cluster: Arc::new(Mutex::new(Some(cluster))),
+                reads: Arc::default(),
+            }
+        }
+
+        fn cluster(&self) -> Option<Cluster> {
+            self.cluster.lock().unwrap().clone()
+        }
+
+        fn change(&self, f: impl FnOnce(&mut karmada_api::cluster::v1alpha1::ClusterSpec)) {
+            if let Some(c) = self.cluster.lock().unwrap().as_mut() {
+                f(&mut c.spec);
+            }
+        }
+
+        fn client(&self) -> kube::Client {
+            let this = self.clone();
+            let service = tower::service_fn(move |req: http::Request<kube::client::Body>| {
+                let this = this.clone();
+                async move {
+                    let (status, body) = this.answer(req.method(), req.uri().path());
+                    let resp = http::Response::builder()
+                        .status(status)
+                        .header("content-type", "application/json")
+                        .body(http_body_util::Full::new(bytes::Bytes::from(
+                            body.to_string(),
+                        )))?;
+                    Ok::<_, http::Error>(resp)
+                }
+            });
+            kube::Client::new(service, "default")
+        }
+
+        fn answer(&self, method: &http::Method, path: &str) -> (u16, serde_json::Value) {
+            use base64::Engine;
+            let not_found = serde_json::json!({
+                "kind": "Status", "apiVersion": "v1", "status": "Failure",
+                "reason": "NotFound", "code": 404, "message": format!("{path} not found"),
+            });
+            if method != http::Method::GET {
+                return (405, not_found);
+            }
+            match path {
+                "/apis/cluster.karmada.io/v1alpha1/clusters/m" => {
+                    self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    match self.cluster() {
+                        Some(c) => (200, serde_json::to_value(c).unwrap()),
+                        None => (404, not_found),
+                    }
+                }
+                "/api/v1/namespaces/karmada-cluster/secrets/m" => (
+                    200,
+                    serde_json::json!({
+                        "apiVersion": "v1", "kind": "Secret",
+                        "metadata": {"name": "m", "namespace": "karmada-cluster"},
+                        "data": {"token": base64::engine::general_purpose::STANDARD.encode("t")},
+                    }),
+                ),
+                _ => (404, not_found),
+            }
+        }
+    }
+
+    /// A member known only to the proxies as `m.invalid`: it accepts connections and closes
+    /// them, so every request opens a new connection through the proxy.
+    async fn member() -> (u16, BTreeMap<String, std::net::IpAddr>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((conn, _)) = listener.accept().await {
+                drop(conn);
+            }
+        });
+        let hosts = BTreeMap::from([(
+            "m.invalid".to_string(),
+            std::net::IpAddr::from([127, 0, 0, 1]),
+        )]);
+        (port, hosts)
+    }
+
+    /// Sends one request through `client`; the member hangs up, so only the proxy's log of
+    /// the connection counts.
+    async fn request(client: &kube::Client) -> String {
+        let attempt = client.apiserver_version();
+        match tokio::time::timeout(Duration::from_secs(20), attempt).await {
+            Ok(Ok(_)) => panic!("the member never answers"),
+            Ok(Err(e)) => brief(&e),
+            Err(_) => panic!("the request hung"),
+        }
+    }
+
+    fn spec(port: u16, proxy_url: String) -> karmada_api::cluster::v1alpha1::ClusterSpec {
+        karmada_api::cluster::v1alpha1::ClusterSpec {
+            api_endpoint: format!("https://m.invalid:{port}"),
+            secret_ref: Some(karmada_api::cluster::v1alpha1::LocalSecretReference {
+                namespace: "karmada-cluster".into(),
+                name: "m".into(),
+            }),
+            insecure_skip_tls_verification: true,
+            proxy_url,
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_client_connects_with_the_proxy_header_the_cluster_has_now() {
+        use netproxy::testing::ForwardProxy;
+        let (port, hosts) = member().await;
+        let proxy = ForwardProxy::http(hosts).await.unwrap();
+        let cp = ControlPlane::new(spec(port, proxy.url()));
+        let members = MemberClients::new(cp.client());
+        let client = members.get("m").await.unwrap();
+        let stale = cp.cluster().unwrap();
+        request(&client).await;
+        assert_eq!(proxy.log().heads.len(), 1);
+        assert!(!proxy.log().heads[0].contains("x-karmada-tenant"));
+
+        // The Cluster gains a proxyHeader; nothing has told the clients yet.
+        cp.change(|s| {
+            s.proxy_header = BTreeMap::from([("X-Karmada-Tenant".into(), "blue,green".into())]);
+        });
+        let kept = members.get("m").await.unwrap();
+        let built_from_stale = members.for_cluster(&stale).await.unwrap();
+        members.invalidate("m");
+        let rebuilt_from_stale = members.for_cluster(&stale).await.unwrap();
+        for c in [&client, &kept, &built_from_stale, &rebuilt_from_stale] {
+            request(c).await;
+        }
+        let heads = proxy.log().heads;
+        assert_eq!(heads.len(), 5, "{heads:?}");
+        for head in &heads[1..] {
+            assert!(
+                head.contains("x-karmada-tenant: blue\r\n")
+                    && head.contains("x-karmada-tenant: green\r\n"),
+                "{head}"
+            );
+        }
+        // The Cluster was read once per connection (after the client's own first read).
+        assert_eq!(
+            cp.reads.load(std::sync::atomic::Ordering::SeqCst),
+            1 + heads.len()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_kubeconfig_client_of_a_cluster_carries_its_proxy_header() {
+        use netproxy::testing::ForwardProxy;
+        let (port, hosts) = member().await;
+        let proxy = ForwardProxy::http(hosts.clone()).await.unwrap();
+        let other = ForwardProxy::http(hosts).await.unwrap();
+        let cp = ControlPlane::new(spec(port, proxy.url()));
+        cp.change(|s| {
+            s.proxy_header = BTreeMap::from([("X-Karmada-Tenant".into(), "blue".into())]);
+        });
+        // The member's kubeconfig, through the proxy the Cluster names (credentials aside).
+        let mut config = kube::Config::new(format!("https://m.invalid:{port}").parse().unwrap());
+        config.accept_invalid_certs = true;
+        config.proxy_url = Some(format!("http://u:p@{}", proxy.addr()).parse().unwrap());
+        let source = take_member_proxy(&mut config, &cp.client(), "m").unwrap();
+        let client = kube_client(config, source).unwrap();
+        let tenant = |n: usize| proxy.log().heads[n].contains("x-karmada-tenant: blue\r\n");
+        request(&client).await;
+        assert!(tenant(0), "{:?}", proxy.log());
+        assert!(proxy.log().heads[0].contains("proxy-authorization: Basic dTpw"));
+        // Deleted (unjoin cleans the member up after): the header it had last.
+        let kept = cp.cluster.lock().unwrap().take();
+        request(&client).await;
+        assert!(tenant(1), "{:?}", proxy.log());
+        // Naming another proxy: its header goes with it, not to this one.
+        *cp.cluster.lock().unwrap() = kept;
+        cp.change(|s| s.proxy_url = other.url());
+        request(&client).await;
+        *cp.cluster.lock().unwrap() = None;
+        request(&client).await;
+        assert_eq!(proxy.log().heads.len(), 4);
+        assert!(!tenant(2) && !tenant(3), "{:?}", proxy.log());
+        assert!(other.log().heads.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_client_follows_the_cluster_to_another_proxy_or_none() {
+        use netproxy::testing::ForwardProxy;
+        let (port, hosts) = member().await;
+        let first = ForwardProxy::http(hosts.clone()).await.unwrap();
+        let second = ForwardProxy::socks5(hosts, None).await.unwrap();
+        let cp = ControlPlane::new(spec(port, first.url()));
+        let members = MemberClients::new(cp.client());
+        let client = members.get("m").await.unwrap();
+        cp.change(|s| s.proxy_url = second.url());
+        request(&client).await;
+        assert!(first.log().targets.is_empty(), "{:?}", first.log());
+        assert_eq!(second.log().targets, [format!("m.invalid:{port}")]);
+
+        // An unusable proxy, or a Cluster gone, fails the connection with the reason; the
+        // proxy named before is not used in its place.
+        cp.change(|s| s.proxy_url = "ftp://proxy".into());
+        let err = request(&client).await;
+        assert!(
+            err.contains("reading the proxy settings of cluster m: proxy URL \"ftp://proxy\": unsupported scheme"),
+            "{err}"
+        );
+        *cp.cluster.lock().unwrap() = None;
+        let err = request(&client).await;
+        assert!(
+            err.contains("reading the proxy settings of cluster m: the cluster is not found"),
+            "{err}"
+        );
+        assert_eq!(second.log().targets.len(), 1);
     }
 }

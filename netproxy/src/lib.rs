@@ -13,7 +13,9 @@
 //! no headers: `proxyHeader` does not apply to it, as in Go.
 //!
 //! [`connect`] gives a TCP-level stream to the target (through the proxy when there is one);
-//! TLS to the target is the caller's. [`Connector`] is the same as a hyper connector.
+//! TLS to the target is the caller's. [`ProxySource`] is where a client's connections take
+//! their proxy from: none, a fixed one, or settings read as each connection is made (a
+//! Cluster's current ones). [`Connector`] connects as its source says, as a hyper connector.
 //! [`testing`] has forward proxies that tests put between karmada-rs and a member.
 //! [`splice()`] joins two upgraded HTTP connections (exec, attach, port-forward), and
 //! [`HOP_BY_HOP`] names the headers a proxy never forwards.
@@ -23,10 +25,12 @@
 pub mod headers;
 mod http_connect;
 mod socks5;
+pub mod source;
 pub mod splice;
 pub mod testing;
 
 pub use headers::HOP_BY_HOP;
+pub use source::{ProxySettings, ProxySource};
 pub use splice::splice;
 
 use std::collections::BTreeMap;
@@ -197,6 +201,12 @@ impl Proxy {
         authority(&self.host, self.port)
     }
 
+    /// Whether connections through `other` start the same way: the same scheme, host and port
+    /// (credentials and headers, sent once connected, may differ).
+    pub fn same_endpoint(&self, other: &Proxy) -> bool {
+        self.scheme == other.scheme && self.host == other.host && self.port == other.port
+    }
+
     /// Opens a connection to `host:port` through the proxy; `tls` secures the connection to
     /// an `https://` proxy.
     async fn connect(
@@ -205,43 +215,50 @@ impl Proxy {
         port: u16,
         tls: Option<&TlsConnector>,
     ) -> std::io::Result<ProxyStream> {
+        let mut stream = self.dial(tls).await?;
+        self.tunnel(&mut stream, host, port).await?;
+        Ok(stream)
+    }
+
+    /// Connects to the proxy itself: TCP, inside TLS for an `https://` proxy (`tls`).
+    async fn dial(&self, tls: Option<&TlsConnector>) -> std::io::Result<ProxyStream> {
         let tcp = TcpStream::connect(self.authority())
             .await
             .map_err(|e| with_context(e, format!("dial proxy {}", self.authority())))?;
         let _ = tcp.set_nodelay(true);
+        if self.scheme != ProxyScheme::Https {
+            return Ok(MaybeTls::Plain(tcp));
+        }
+        let tls = tls.ok_or_else(|| {
+            std::io::Error::other(format!(
+                "https proxy {} needs TLS settings",
+                self.authority()
+            ))
+        })?;
+        let name = ServerName::try_from(self.host.clone())
+            .map_err(|e| std::io::Error::other(format!("bad proxy host {:?}: {e}", self.host)))?;
+        let stream = tls.connect(name, tcp).await.map_err(|e| {
+            with_context(e, format!("TLS handshake with proxy {}", self.authority()))
+        })?;
+        Ok(MaybeTls::Tls(Box::new(stream)))
+    }
+
+    /// Asks the proxy at the other end of `stream` (from [`Proxy::dial`]) for a connection to
+    /// `host:port`, with this proxy's headers or SOCKS5 credentials.
+    async fn tunnel(&self, stream: &mut ProxyStream, host: &str, port: u16) -> std::io::Result<()> {
         match self.scheme {
-            ProxyScheme::Http => {
-                let mut tcp = tcp;
-                http_connect::tunnel(&mut tcp, &self.connect_headers, host, port).await?;
-                Ok(MaybeTls::Plain(tcp))
-            }
-            ProxyScheme::Https => {
-                let tls = tls.ok_or_else(|| {
-                    std::io::Error::other(format!(
-                        "https proxy {} needs TLS settings",
-                        self.authority()
-                    ))
-                })?;
-                let name = ServerName::try_from(self.host.clone()).map_err(|e| {
-                    std::io::Error::other(format!("bad proxy host {:?}: {e}", self.host))
-                })?;
-                let mut stream = tls.connect(name, tcp).await.map_err(|e| {
-                    with_context(e, format!("TLS handshake with proxy {}", self.authority()))
-                })?;
-                http_connect::tunnel(&mut stream, &self.connect_headers, host, port).await?;
-                Ok(MaybeTls::Tls(Box::new(stream)))
+            ProxyScheme::Http | ProxyScheme::Https => {
+                http_connect::tunnel(stream, &self.connect_headers, host, port).await
             }
             ProxyScheme::Socks5 => {
-                let mut tcp = tcp;
                 socks5::connect(
-                    &mut tcp,
+                    stream,
                     &self.authority(),
                     self.socks_auth.as_ref(),
                     host,
                     port,
                 )
-                .await?;
-                Ok(MaybeTls::Plain(tcp))
+                .await
             }
         }
     }
@@ -258,12 +275,15 @@ pub async fn connect(
     let host = host.trim_start_matches('[').trim_end_matches(']');
     match proxy {
         Some(p) => p.connect(host, port, proxy_tls).await,
-        None => {
-            let tcp = TcpStream::connect(authority(host, port)).await?;
-            let _ = tcp.set_nodelay(true);
-            Ok(MaybeTls::Plain(tcp))
-        }
+        None => dial_direct(host, port).await,
     }
+}
+
+/// A TCP connection straight to `host:port`.
+async fn dial_direct(host: &str, port: u16) -> std::io::Result<ProxyStream> {
+    let tcp = TcpStream::connect(authority(host, port)).await?;
+    let _ = tcp.set_nodelay(true);
+    Ok(MaybeTls::Plain(tcp))
 }
 
 /// `host:port`, with brackets around an IPv6 host.
@@ -384,7 +404,7 @@ impl<S> Connection for MaybeTls<S> {
 /// connector), through a proxy when configured.
 #[derive(Clone)]
 pub struct Connector {
-    proxy: Option<Arc<Proxy>>,
+    proxy: ProxySource,
     proxy_tls: Option<TlsConnector>,
     connect_timeout: Option<Duration>,
 }
@@ -399,15 +419,15 @@ impl std::fmt::Debug for Connector {
 }
 
 impl Connector {
-    /// A connector through `proxy` (direct without one); `proxy_tls` secures the connection to
-    /// an `https://` proxy; `connect_timeout` bounds establishing a connection.
+    /// A connector through the proxy `proxy` names, if any; `proxy_tls` secures the
+    /// connection to an `https://` proxy; `connect_timeout` bounds establishing a connection.
     pub fn new(
-        proxy: Option<Proxy>,
+        proxy: ProxySource,
         proxy_tls: Option<Arc<rustls::ClientConfig>>,
         connect_timeout: Option<Duration>,
     ) -> Connector {
         Connector {
-            proxy: proxy.map(Arc::new),
+            proxy,
             proxy_tls: proxy_tls.map(TlsConnector::from),
             connect_timeout,
         }
@@ -434,7 +454,7 @@ impl tower::Service<Uri> for Connector {
                 Some("http") => 80,
                 _ => 443,
             });
-            let work = connect(this.proxy.as_deref(), &host, port, this.proxy_tls.as_ref());
+            let work = this.proxy.connect(&host, port, this.proxy_tls.as_ref());
             let stream = match this.connect_timeout {
                 Some(limit) => tokio::time::timeout(limit, work).await.map_err(|_| {
                     std::io::Error::new(

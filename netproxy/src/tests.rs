@@ -150,6 +150,23 @@ async fn http_connect_sends_proxy_header_and_credentials() {
     );
 }
 
+/// TLS settings trusting `ca`.
+fn trusting(ca: &certs::Ca) -> TlsConnector {
+    let mut roots = rustls::RootCertStore::empty();
+    use rustls_pki_types::pem::PemObject;
+    for c in rustls_pki_types::CertificateDer::pem_slice_iter(ca.cert_pem().as_bytes()) {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    TlsConnector::from(Arc::new(config))
+}
+
 #[tokio::test]
 async fn https_proxies_are_verified_with_the_callers_tls_settings() {
     let (port, hosts) = echo().await;
@@ -160,21 +177,7 @@ async fn https_proxies_are_verified_with_the_callers_tls_settings() {
         .unwrap();
     let url = format!("https://localhost:{}", proxy.addr().port());
     let p = Proxy::parse(&url, &headers(&[("X-Tenant", "t1")])).unwrap();
-    let trusting = {
-        let mut roots = rustls::RootCertStore::empty();
-        use rustls_pki_types::pem::PemObject;
-        for c in rustls_pki_types::CertificateDer::pem_slice_iter(ca.cert_pem().as_bytes()) {
-            roots.add(c.unwrap()).unwrap();
-        }
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-        TlsConnector::from(Arc::new(config))
-    };
+    let trusting = trusting(&ca);
     let mut s = connect(Some(&p), "echo.invalid", port, Some(&trusting))
         .await
         .unwrap();
@@ -265,7 +268,7 @@ async fn socks5_resolves_names_at_the_proxy_and_authenticates() {
 async fn the_connector_dials_direct_or_through_the_proxy() {
     use tower::ServiceExt;
     let (port, hosts) = echo().await;
-    let direct = Connector::new(None, None, Some(Duration::from_secs(5)));
+    let direct = Connector::new(ProxySource::Direct, None, Some(Duration::from_secs(5)));
     let io = direct
         .clone()
         .oneshot(format!("https://127.0.0.1:{port}").parse().unwrap())
@@ -275,7 +278,7 @@ async fn the_connector_dials_direct_or_through_the_proxy() {
     round_trip(&mut s).await;
     let proxy = ForwardProxy::socks5(hosts, None).await.unwrap();
     let via = Connector::new(
-        Some(Proxy::parse(&proxy.url(), &BTreeMap::new()).unwrap()),
+        Some(Proxy::parse(&proxy.url(), &BTreeMap::new()).unwrap()).into(),
         None,
         Some(Duration::from_secs(5)),
     );
@@ -300,4 +303,141 @@ fn percent_decoding() {
     ] {
         assert_eq!(percent_decode(input), want, "{input}");
     }
+}
+
+/// Proxy settings a test changes at will. Each read records how many connections `watched`
+/// had accepted by then, and fails while `failing` is set.
+#[derive(Clone, Default)]
+struct Settings {
+    proxy: Arc<std::sync::Mutex<Option<Proxy>>>,
+    failing: Arc<std::sync::atomic::AtomicBool>,
+    watched: Option<Arc<ForwardProxy>>,
+    reads: Arc<std::sync::Mutex<Vec<usize>>>,
+}
+
+impl Settings {
+    fn set(&self, proxy: Option<Proxy>) {
+        *self.proxy.lock().unwrap() = proxy;
+    }
+
+    fn reads(&self) -> Vec<usize> {
+        self.reads.lock().unwrap().clone()
+    }
+}
+
+impl ProxySettings for Settings {
+    fn current(
+        &self,
+    ) -> std::pin::Pin<Box<dyn Future<Output = std::io::Result<Option<Proxy>>> + Send + '_>> {
+        Box::pin(async move {
+            let accepted = self.watched.as_ref().map_or(0, |p| p.log().connections);
+            self.reads.lock().unwrap().push(accepted);
+            if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(std::io::Error::other("cluster c not found"));
+            }
+            Ok(self.proxy.lock().unwrap().clone())
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_live_source_sends_the_headers_in_force_when_it_connects() {
+    let (port, hosts) = echo().await;
+    let proxy = ForwardProxy::http(hosts).await.unwrap();
+    let url = proxy.url();
+    let tenant = |t: &str| Proxy::parse(&url, &headers(&[("X-Tenant", t)])).unwrap();
+    let settings = Settings::default();
+    settings.set(Some(tenant("blue")));
+    // Built believing the settings have no header (a client built from an old Cluster).
+    let source = ProxySource::live(
+        settings.clone(),
+        Some(Proxy::parse(&url, &BTreeMap::new()).unwrap()),
+    );
+    let mut s = source.connect("echo.invalid", port, None).await.unwrap();
+    round_trip(&mut s).await;
+    settings.set(Some(tenant("green")));
+    let mut s = source.connect("echo.invalid", port, None).await.unwrap();
+    round_trip(&mut s).await;
+    let heads = proxy.log().heads;
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    assert!(heads[0].contains("x-tenant: blue\r\n"), "{}", heads[0]);
+    assert!(heads[1].contains("x-tenant: green\r\n"), "{}", heads[1]);
+    // One read per connection, and the proxy was dialed once each time.
+    assert_eq!(settings.reads().len(), 2);
+    assert_eq!(proxy.log().connections, 2);
+
+    // Settings that cannot be read fail the connection: nothing is sent with stale ones.
+    settings
+        .failing
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let err = source
+        .connect("echo.invalid", port, None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.to_string(), "cluster c not found");
+    assert_eq!(proxy.log().heads.len(), 2);
+}
+
+#[tokio::test]
+async fn a_live_source_reads_the_settings_after_the_handshake_with_the_proxy() {
+    let (port, hosts) = echo().await;
+    let ca = certs::Ca::generate().unwrap();
+    let served = ca.issue_serving("proxy", &["localhost".into()]).unwrap();
+    let proxy = Arc::new(
+        ForwardProxy::https(hosts, &served.cert_pem, &served.key_pem)
+            .await
+            .unwrap(),
+    );
+    let url = format!("https://localhost:{}", proxy.addr().port());
+    let settings = Settings {
+        watched: Some(proxy.clone()),
+        ..Settings::default()
+    };
+    settings.set(Some(
+        Proxy::parse(&url, &headers(&[("X-Tenant", "blue")])).unwrap(),
+    ));
+    let source = ProxySource::live(
+        settings.clone(),
+        Some(Proxy::parse(&url, &BTreeMap::new()).unwrap()),
+    );
+    assert!(source.may_use_tls());
+    let tls = trusting(&ca);
+    let mut s = source
+        .connect("echo.invalid", port, Some(&tls))
+        .await
+        .unwrap();
+    round_trip(&mut s).await;
+    // The proxy had accepted the connection (its TLS handshake done) when the settings were
+    // read: a change made while the handshake ran is still sent.
+    assert_eq!(settings.reads(), [1]);
+    assert!(proxy.log().heads[0].contains("x-tenant: blue\r\n"));
+}
+
+#[tokio::test]
+async fn a_live_source_follows_the_proxy_where_the_settings_move_it() {
+    let (port, hosts) = echo().await;
+    let first = ForwardProxy::http(hosts.clone()).await.unwrap();
+    let second = ForwardProxy::socks5(hosts, None).await.unwrap();
+    let settings = Settings::default();
+    settings.set(Some(Proxy::parse(&second.url(), &BTreeMap::new()).unwrap()));
+    let source = ProxySource::live(
+        settings.clone(),
+        Some(Proxy::parse(&first.url(), &BTreeMap::new()).unwrap()),
+    );
+    let mut s = source.connect("echo.invalid", port, None).await.unwrap();
+    round_trip(&mut s).await;
+    // The first proxy was dialed, as expected, but asked nothing once the settings named
+    // the second.
+    assert!(first.log().targets.is_empty(), "{:?}", first.log());
+    assert_eq!(second.log().targets, [format!("echo.invalid:{port}")]);
+    // The next connection goes to the second proxy straight away.
+    let mut s = source.connect("echo.invalid", port, None).await.unwrap();
+    round_trip(&mut s).await;
+    assert_eq!(second.log().connections, 2);
+    assert_eq!(settings.reads().len(), 3);
+    // No proxy any more: straight to the target.
+    settings.set(None);
+    let mut s = source.connect("127.0.0.1", port, None).await.unwrap();
+    round_trip(&mut s).await;
+    assert_eq!(second.log().targets.len(), 2);
 }

@@ -228,7 +228,10 @@ pub fn client(mut config: kube::Config, user_agent: &str) -> anyhow::Result<kube
         http::HeaderValue::from_str(user_agent).context("user agent")?,
     ));
     let proxy = controllers::member_clients::take_proxy(&mut config)?;
-    Ok(controllers::member_clients::kube_client(config, proxy)?)
+    Ok(controllers::member_clients::kube_client(
+        config,
+        proxy.into(),
+    )?)
 }
 
 /// What the agent records on its Cluster (karmada-agent's `generateClusterInControllerPlane`).

@@ -68,12 +68,16 @@ pub struct UnjoinArgs {
 
 /// Runs `join`.
 pub async fn join(args: JoinArgs) -> anyhow::Result<()> {
-    let member =
-        MemberAccess::from_kubeconfig(&args.cluster_kubeconfig, args.cluster_context.as_deref())
-            .await?;
     let control_plane =
         join::client_from_kubeconfig(args.kubeconfig.as_deref(), args.karmada_context.as_deref())
             .await?;
+    let member = MemberAccess::of_cluster(
+        &args.cluster_kubeconfig,
+        args.cluster_context.as_deref(),
+        &control_plane,
+        &args.name,
+    )
+    .await?;
     let mut opts = JoinOptions::new(&args.name);
     opts.provider = args.cluster_provider.unwrap_or_default();
     opts.region = args.cluster_region.unwrap_or_default();
@@ -92,9 +96,14 @@ pub async fn unjoin(args: UnjoinArgs) -> anyhow::Result<()> {
             .await?;
     let member = match &args.cluster_kubeconfig {
         Some(path) => Some(
-            MemberAccess::from_kubeconfig(path, args.cluster_context.as_deref())
-                .await?
-                .client,
+            MemberAccess::of_cluster(
+                path,
+                args.cluster_context.as_deref(),
+                &control_plane,
+                &args.name,
+            )
+            .await?
+            .client,
         ),
         None => None,
     };

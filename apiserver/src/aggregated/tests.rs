@@ -49,7 +49,7 @@ fn client_with(ca_pem: &str, cert: Option<(String, String)>) -> transport::HttpC
         tls13_only: false,
     })
     .unwrap();
-    transport::http_client(Dialer::new(tls, None, None))
+    transport::http_client(Dialer::new(tls, None, netproxy::ProxySource::Direct))
 }
 
 #[tokio::test]
@@ -328,16 +328,8 @@ async fn behind_a_host_aggregator() {
         cms.get_opt("of-m1").await.unwrap().is_some(),
         "a live remote owner kept it"
     );
-    let clusters: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
-        host.admin.clone(),
-        &kube::discovery::ApiResource {
-            group: "cluster.karmada.io".into(),
-            version: "v1alpha1".into(),
-            api_version: "cluster.karmada.io/v1alpha1".into(),
-            kind: "Cluster".into(),
-            plural: "clusters".into(),
-        },
-    );
+    let clusters: kube::Api<kube::api::DynamicObject> =
+        kube::Api::all_with(host.admin.clone(), &crate::proxy_tests::clusters());
     clusters
         .delete("m1", &kube::api::DeleteParams::default())
         .await

@@ -318,7 +318,7 @@ fn build_client(
     .map_err(|e| format!("invalid service address {host}:{port}: {e}"))?;
     Ok((
         authority,
-        transport::http_client(Dialer::new(tls, server_name, None)),
+        transport::http_client(Dialer::new(tls, server_name, netproxy::ProxySource::Direct)),
     ))
 }
 

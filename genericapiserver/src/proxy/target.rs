@@ -3,10 +3,14 @@
 //! the impersonator token — Karmada's `proxy.ConnectCluster`, `GetTLSConfigForCluster` and
 //! `Location` (pkg/util/proxy/proxy.go). Targets are cached per cluster with the versions
 //! they were built from, so each cluster keeps one connection pool until its Cluster or
-//! secrets change.
+//! secrets change. Karmada builds a transport per request from the Cluster it just read; a
+//! kept target instead reads the Cluster's `proxyURL` and `proxyHeader` from storage for each
+//! new connection ([`StoredProxySettings`]), so none connects with settings that changed since
+//! the target was built, or that the watch cache had not caught up with when it was.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::{Arc, Mutex, Weak};
 
 use http::{HeaderValue, Uri};
 use karmada_api::cluster::v1alpha1::{Cluster, SECRET_CA_DATA_KEY, SECRET_TOKEN_KEY};
@@ -106,7 +110,7 @@ pub struct Access {
     impersonator_ref: Option<(String, String)>,
     insecure: bool,
     proxy_url: String,
-    proxy_header: std::collections::BTreeMap<String, String>,
+    proxy_header: BTreeMap<String, String>,
 }
 
 impl Access {
@@ -237,7 +241,7 @@ impl Targets {
     /// The target of a cluster by name.
     pub async fn get(
         &self,
-        state: &ApiState,
+        state: &Arc<ApiState>,
         secrets: &SecretSource,
         name: &str,
     ) -> Result<Arc<Target>, TargetError> {
@@ -249,7 +253,7 @@ impl Targets {
     /// are unchanged. An unchanged resourceVersion skips even parsing the Cluster.
     pub async fn for_cluster(
         &self,
-        state: &ApiState,
+        state: &Arc<ApiState>,
         secrets: &SecretSource,
         rec: &ClusterRecord,
     ) -> Result<Arc<Target>, TargetError> {
@@ -348,7 +352,7 @@ pub fn parse_endpoint(cluster: &str, endpoint: &str) -> Result<Uri, TargetError>
 }
 
 async fn build(
-    state: &ApiState,
+    state: &Arc<ApiState>,
     secrets: &SecretSource,
     name: &str,
     access: &Access,
@@ -400,15 +404,14 @@ async fn build(
         tls13_only: true,
     })
     .map_err(|e| TargetError::Config(format!("cluster {name}: {e}")))?;
-    let tunnel = if access.proxy_url.is_empty() {
-        None
-    } else {
-        Some(
-            netproxy::Proxy::parse(&access.proxy_url, &access.proxy_header)
-                .map_err(|e| TargetError::Config(format!("cluster {name}: {e}")))?,
-        )
+    let expected = proxy_of(name, &access.proxy_url, &access.proxy_header)
+        .map_err(|e| TargetError::Config(e.to_string()))?;
+    let settings = StoredProxySettings {
+        state: Arc::downgrade(state),
+        cluster: name.to_owned(),
     };
-    let client = transport::http_client(Dialer::new(tls, None, tunnel));
+    let proxy = netproxy::ProxySource::live(settings, expected);
+    let client = transport::http_client(Dialer::new(tls, None, proxy));
     let scheme = endpoint
         .scheme()
         .cloned()
@@ -428,6 +431,68 @@ async fn build(
             impersonator: Some(imp.version.clone()),
         },
     })
+}
+
+/// The proxy a Cluster's `proxyURL` and `proxyHeader` name (`None`: no proxy).
+fn proxy_of(
+    cluster: &str,
+    url: &str,
+    header: &BTreeMap<String, String>,
+) -> Result<Option<netproxy::Proxy>, std::io::Error> {
+    if url.is_empty() {
+        return Ok(None);
+    }
+    netproxy::Proxy::parse(url, header)
+        .map(Some)
+        .map_err(|e| std::io::Error::other(format!("cluster {cluster}: {e}")))
+}
+
+/// A Cluster's proxy settings as stored (a consistent read, as kube's GET without a
+/// resourceVersion), read by its target for each new connection.
+struct StoredProxySettings {
+    /// Weak: the targets belong to the server whose state this is.
+    state: Weak<ApiState>,
+    cluster: String,
+}
+
+impl StoredProxySettings {
+    async fn read(&self) -> Result<Option<netproxy::Proxy>, std::io::Error> {
+        let fail = |why: String| {
+            std::io::Error::other(format!(
+                "reading the proxy settings of cluster {}: {why}",
+                self.cluster
+            ))
+        };
+        let state = self
+            .state
+            .upgrade()
+            .ok_or_else(|| fail("the server is shutting down".into()))?;
+        let def = cluster_def(&state).ok_or_else(|| fail("clusters are not served".into()))?;
+        let cluster = crate::registry::Registry::new(&state, def)
+            .get("", &self.cluster)
+            .await
+            .map_err(|e| fail(e.message))?;
+        let url = cluster
+            .pointer("/spec/proxyURL")
+            .and_then(|u| u.as_str())
+            .unwrap_or_default();
+        let header: BTreeMap<String, String> = match cluster.pointer("/spec/proxyHeader") {
+            Some(h) if !h.is_null() => {
+                serde_json::from_value(h.clone()).map_err(|e| fail(format!("proxyHeader: {e}")))?
+            }
+            _ => BTreeMap::new(),
+        };
+        proxy_of(&self.cluster, url, &header)
+    }
+}
+
+impl netproxy::ProxySettings for StoredProxySettings {
+    fn current(
+        &self,
+    ) -> std::pin::Pin<Box<dyn Future<Output = std::io::Result<Option<netproxy::Proxy>>> + Send + '_>>
+    {
+        Box::pin(self.read())
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use std::time::Duration;
 use http::Uri;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use netproxy::{MaybeTls, Proxy, ProxyStream};
+use netproxy::{MaybeTls, ProxySource, ProxyStream};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
@@ -180,7 +180,7 @@ pub struct Dialer {
     /// Verify the server as this name instead of the URI's host (the aggregator verifies a
     /// Service's `<name>.<namespace>.svc`).
     server_name: Option<ServerName<'static>>,
-    proxy: Option<Arc<Proxy>>,
+    proxy: ProxySource,
 }
 
 impl std::fmt::Debug for Dialer {
@@ -198,12 +198,12 @@ impl Dialer {
     pub fn new(
         tls: Arc<rustls::ClientConfig>,
         server_name: Option<ServerName<'static>>,
-        proxy: Option<Proxy>,
+        proxy: ProxySource,
     ) -> Dialer {
         Dialer {
             tls: TlsConnector::from(tls),
             server_name,
-            proxy: proxy.map(Arc::new),
+            proxy,
         }
     }
 
@@ -223,7 +223,7 @@ impl Dialer {
         let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
         let target = format_authority(host, port);
         let work = async {
-            let tcp = netproxy::connect(self.proxy.as_deref(), host, port, Some(&self.tls)).await?;
+            let tcp = self.proxy.connect(host, port, Some(&self.tls)).await?;
             if !https {
                 return Ok(Stream::Plain(tcp));
             }
