@@ -45,8 +45,8 @@ pub struct Settings {
     pub skipped_namespaces: Vec<String>,
     /// Workers per controller for templates, bindings and Works. Karmada runs 5 per controller
     /// (its --concurrent-*-syncs defaults); ours are tasks, and with 16 more writes reach the
-    /// store together (bigger commit batches): at 1,000 + 1,000 templates to 3 members the
-    /// bulk took about 2% less time and 3% less CPU than with 5 (BENCHMARKS.md).
+    /// store together (bigger commit batches), which the propagation bench measured as a little
+    /// less time and CPU for a bulk of templates than with 5.
     pub workers: usize,
     /// How often the detector re-runs discovery (Karmada: 30 s); CRD changes also trigger it.
     pub discovery_interval: Duration,
