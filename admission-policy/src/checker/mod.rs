@@ -128,6 +128,11 @@ impl Checker<'_> {
                         Expr::Literal(LiteralValue::String(s)) => s.inner().to_owned(),
                         _ => return self.error(e.id, "unsupported optional field selection".into()),
                     };
+                    // `a.?b` on an optional selects inside it: the result is not nested.
+                    let operand = match self.subst.resolve(&operand) {
+                        Ty::Opaque("optional_type", ps) => ps.into_iter().next().unwrap_or(Ty::Dyn),
+                        other => other,
+                    };
                     let t = self.field_of(e.id, &operand, &field);
                     return Ty::optional(t);
                 }

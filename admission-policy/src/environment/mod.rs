@@ -314,3 +314,6 @@ impl VariableResolver for Bindings<'_> {
         self.vals.get(name).map(|v| CowVal::Borrowed(v.as_ref() as &dyn Val))
     }
 }
+
+#[cfg(test)]
+mod tests;
