@@ -8,7 +8,9 @@
 
 use std::time::{Duration, Instant};
 
-use admission_policy::{Attributes, Cluster, Engine, Gvk, Gvr, Operation, ParamKind, ParamScope, UserInfo};
+use admission_policy::{
+    Attributes, Cluster, Engine, Gvk, Gvr, Operation, ParamKind, ParamScope, UserInfo,
+};
 use serde_json::{Value, json};
 
 #[global_allocator]
@@ -18,7 +20,9 @@ struct NoCluster;
 
 impl Cluster for NoCluster {
     fn namespace(&self, name: &str) -> Option<Value> {
-        Some(json!({"metadata": {"name": name, "labels": {"env": "prod"}}, "spec": {}, "status": {"phase": "Active"}}))
+        Some(
+            json!({"metadata": {"name": name, "labels": {"env": "prod"}}, "spec": {}, "status": {"phase": "Active"}}),
+        )
     }
     fn param_scope(&self, _: &ParamKind) -> Option<ParamScope> {
         None
@@ -100,7 +104,10 @@ fn micros(d: Duration) -> String {
 }
 
 fn main() {
-    let calls: usize = std::env::var("VAP_BENCH_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+    let calls: usize = std::env::var("VAP_BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
     let registry: &'static component_base::metrics::Registry = Box::leak(Box::default());
     let engine = Engine::new(registry);
     let binding = json!({"metadata": {"name": "deployment-rules-binding"},
@@ -120,14 +127,26 @@ fn main() {
         old_object: None,
         dry_run: false,
         options: None,
-        user: UserInfo { username: "alice".into(), ..Default::default() },
+        user: UserInfo {
+            username: "alice".into(),
+            ..Default::default()
+        },
     };
     let outcome = engine.validate(&attrs, &NoCluster);
-    assert!(outcome.denial.is_none(), "the object passes every validation: {outcome:?}");
+    assert!(
+        outcome.denial.is_none(),
+        "the object passes every validation: {outcome:?}"
+    );
     let mut bad = obj.clone();
     bad["spec"]["replicas"] = json!(20);
-    let bad_attrs = Attributes { object: Some(&bad), ..attrs.clone() };
-    assert!(engine.validate(&bad_attrs, &NoCluster).denial.is_some(), "the policy is evaluated");
+    let bad_attrs = Attributes {
+        object: Some(&bad),
+        ..attrs.clone()
+    };
+    assert!(
+        engine.validate(&bad_attrs, &NoCluster).denial.is_some(),
+        "the policy is evaluated"
+    );
 
     let with = measure(calls, || {
         std::hint::black_box(engine.validate(&attrs, &NoCluster));
@@ -144,8 +163,24 @@ fn main() {
 
     println!("| measurement ({calls} calls) | median | p99 |");
     println!("|---|---|---|");
-    println!("| admitted object, policy with 5 validations | {} | {} |", micros(median(with.clone())), micros(p99(with)));
-    println!("| denied object (replicas), same policy | {} | {} |", micros(median(denied.clone())), micros(p99(denied)));
-    println!("| no policy | {} | {} |", micros(median(without.clone())), micros(p99(without)));
-    println!("| reference (JSON serialization) | {} | {} |", micros(median(reference.clone())), micros(p99(reference)));
+    println!(
+        "| admitted object, policy with 5 validations | {} | {} |",
+        micros(median(with.clone())),
+        micros(p99(with))
+    );
+    println!(
+        "| denied object (replicas), same policy | {} | {} |",
+        micros(median(denied.clone())),
+        micros(p99(denied))
+    );
+    println!(
+        "| no policy | {} | {} |",
+        micros(median(without.clone())),
+        micros(p99(without))
+    );
+    println!(
+        "| reference (JSON serialization) | {} | {} |",
+        micros(median(reference.clone())),
+        micros(p99(reference))
+    );
 }

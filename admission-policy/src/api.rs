@@ -43,7 +43,10 @@ pub struct ParamKind {
 impl ParamKind {
     /// The Go `String()` of the struct, as kube's messages print it.
     pub fn go_string(&self) -> String {
-        format!("&ParamKind{{APIVersion:{},Kind:{},}}", self.api_version, self.kind)
+        format!(
+            "&ParamKind{{APIVersion:{},Kind:{},}}",
+            self.api_version, self.kind
+        )
     }
 
     /// The group and version of `apiVersion`.

@@ -13,6 +13,7 @@
 
 pub mod api;
 pub mod checker;
+pub mod cost;
 pub mod environment;
 pub mod library;
 pub mod matching;
@@ -20,6 +21,7 @@ pub mod metrics;
 pub mod request;
 pub mod typecheck;
 pub mod validator;
+pub mod value;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
@@ -33,10 +35,10 @@ pub use api::{ParamKind, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBin
 pub use library::authz::{AuthorizationAttributes, AuthorizationDecision, Authorizer, Verdict};
 pub use request::{Attributes, Gvk, Gvr, Operation, UserInfo};
 
-use environment::Bindings;
-use environment::value::json_to_val;
 use library::authz::{AuthorizerVal, CachingAuthorizer, ResourceCheck};
+use validator::Bindings;
 use validator::{Action, AuditOutcome, CompiledPolicy, Evaluation};
+use value::json_to_val;
 
 /// Whether a param kind's objects live in namespaces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,19 +246,22 @@ impl Engine {
                 errors.push(e);
             }
         }
-        let mut state = self.write();
-        state.policies.retain(|n, _| names.contains(n));
-        state.bindings.clear();
-        drop(state);
+        let mut decoded = BTreeMap::new();
         for b in bindings {
-            if let Err(e) = self.set_binding(b) {
-                errors.push(e);
+            match serde_json::from_value::<ValidatingAdmissionPolicyBinding>(b.clone()) {
+                Ok(b) => {
+                    decoded.insert(b.metadata.name.clone(), Arc::new(b));
+                }
+                Err(e) => errors.push(e),
             }
         }
+        let mut state = self.write();
+        state.policies.retain(|n, _| names.contains(n));
+        state.bindings = decoded;
         errors
     }
 
-    /// The compiled form of a policy, for its status.
+    /// Whether the engine knows a policy.
     pub fn has_policy(&self, name: &str) -> bool {
         self.read().policies.contains_key(name)
     }
@@ -264,17 +269,15 @@ impl Engine {
     /// kube's dispatcher: every policy matching the request, every binding of it matching,
     /// every param of the binding; denials, warnings and audit annotations as kube makes them.
     pub fn validate(&self, attrs: &Attributes<'_>, cluster: &dyn Cluster) -> Outcome {
-        if !matches!(
-            attrs.operation,
-            Operation::Create | Operation::Update | Operation::Delete | Operation::Connect
-        ) {
-            return Outcome::default();
-        }
         let (policies, bindings) = {
             let s = self.read();
-            let mut by_policy: HashMap<String, Vec<Arc<ValidatingAdmissionPolicyBinding>>> = HashMap::new();
+            let mut by_policy: HashMap<String, Vec<Arc<ValidatingAdmissionPolicyBinding>>> =
+                HashMap::new();
             for b in s.bindings.values() {
-                by_policy.entry(b.spec.policy_name.clone()).or_default().push(b.clone());
+                by_policy
+                    .entry(b.spec.policy_name.clone())
+                    .or_default()
+                    .push(b.clone());
             }
             (s.policies.values().cloned().collect::<Vec<_>>(), by_policy)
         };
@@ -285,11 +288,15 @@ impl Engine {
             .authorizer()
             .map(|a| Arc::new(CachingAuthorizer::new(a)) as Arc<dyn Authorizer>);
         let namespace = if attrs.namespace.is_empty()
-            || (attrs.kind.group.is_empty() && attrs.kind.version == "v1" && attrs.kind.kind == "Namespace")
+            || (attrs.kind.group.is_empty()
+                && attrs.kind.version == "v1"
+                && attrs.kind.kind == "Namespace")
         {
             None
         } else {
-            cluster.namespace(&attrs.namespace).map(|ns| request::namespace_object(&ns))
+            cluster
+                .namespace(&attrs.namespace)
+                .map(|ns| request::namespace_object(&ns))
         };
         let mut requests: Vec<((Gvr, Gvk), Value)> = Vec::new();
 
@@ -347,28 +354,40 @@ impl Engine {
                         continue;
                     }
                 };
+                // The `request` variable, once per matched kind.
                 let key = (gvr.clone(), gvk.clone());
-                if !requests.iter().any(|(k, _)| *k == key) {
-                    requests.push((key.clone(), attrs.request_json(&gvk, &gvr)));
-                }
-                let request = &requests.iter().find(|(k, _)| *k == key).map(|(_, r)| r);
+                let index = match requests.iter().position(|(k, _)| *k == key) {
+                    Some(i) => i,
+                    None => {
+                        requests.push((key, attrs.request_json(&gvk, &gvr)));
+                        requests.len() - 1
+                    }
+                };
+                let request = &requests[index].1;
                 let actions = &binding.spec.validation_actions;
                 for param in &params {
                     let result = evaluate(
                         policy,
                         attrs,
-                        request.unwrap_or(&Value::Null),
+                        request,
                         namespace.as_ref(),
                         param.as_ref(),
                         authorizer.as_ref(),
-                        (&gvr, &gvk),
+                        &gvr,
                     );
                     for (i, d) in result.decisions.iter().enumerate() {
                         let error_type = metrics::error_type(d);
                         match d.action {
                             Action::Admit => {
                                 if d.evaluation == Evaluation::Error {
-                                    metrics::observe(self.metrics, d.elapsed, pname, bname, error_type, "allow");
+                                    metrics::observe(
+                                        self.metrics,
+                                        d.elapsed,
+                                        pname,
+                                        bname,
+                                        error_type,
+                                        "allow",
+                                    );
                                 }
                             }
                             Action::Deny => {
@@ -381,7 +400,14 @@ impl Engine {
                                                 message: d.message.clone(),
                                                 reason: d.reason.clone(),
                                             });
-                                            metrics::observe(self.metrics, d.elapsed, pname, bname, error_type, "deny");
+                                            metrics::observe(
+                                                self.metrics,
+                                                d.elapsed,
+                                                pname,
+                                                bname,
+                                                error_type,
+                                                "deny",
+                                            );
                                         }
                                         "Audit" => {
                                             failures.push(ValidationFailure {
@@ -391,14 +417,28 @@ impl Engine {
                                                 expression_index: i,
                                                 validation_actions: actions.clone(),
                                             });
-                                            metrics::observe(self.metrics, d.elapsed, pname, bname, error_type, "audit");
+                                            metrics::observe(
+                                                self.metrics,
+                                                d.elapsed,
+                                                pname,
+                                                bname,
+                                                error_type,
+                                                "audit",
+                                            );
                                         }
                                         "Warn" => {
                                             outcome.warnings.push(format!(
                                                 "Validation failed for ValidatingAdmissionPolicy '{pname}' with binding '{bname}': {}",
                                                 d.message
                                             ));
-                                            metrics::observe(self.metrics, d.elapsed, pname, bname, error_type, "warn");
+                                            metrics::observe(
+                                                self.metrics,
+                                                d.elapsed,
+                                                pname,
+                                                bname,
+                                                error_type,
+                                                "warn",
+                                            );
                                         }
                                         _ => {}
                                     }
@@ -429,7 +469,14 @@ impl Engine {
                                     message: e.clone(),
                                     reason: String::new(),
                                 });
-                                metrics::observe(self.metrics, a.elapsed, pname, bname, "invalid_error", "deny");
+                                metrics::observe(
+                                    self.metrics,
+                                    a.elapsed,
+                                    pname,
+                                    bname,
+                                    "invalid_error",
+                                    "deny",
+                                );
                             }
                             AuditOutcome::Exclude => {}
                         }
@@ -446,9 +493,10 @@ impl Engine {
         if !failures.is_empty() {
             failures.truncate(MAX_VALIDATION_FAILURES);
             if let Ok(v) = serde_json::to_string(&failures) {
-                outcome
-                    .audit_annotations
-                    .insert("validation.policy.admission.k8s.io/validation_failure".into(), v);
+                outcome.audit_annotations.insert(
+                    "validation.policy.admission.k8s.io/validation_failure".into(),
+                    v,
+                );
             }
         }
         if let Some(d) = denied.into_iter().next() {
@@ -457,9 +505,16 @@ impl Engine {
                     "ValidatingAdmissionPolicy '{}' with binding '{b}' denied request: {}",
                     d.policy, d.message
                 ),
-                None => format!("ValidatingAdmissionPolicy '{}' denied request: {}", d.policy, d.message),
+                None => format!(
+                    "ValidatingAdmissionPolicy '{}' denied request: {}",
+                    d.policy, d.message
+                ),
             };
-            let reason = if d.reason.is_empty() { "Invalid".to_owned() } else { d.reason };
+            let reason = if d.reason.is_empty() {
+                "Invalid".to_owned()
+            } else {
+                d.reason
+            };
             outcome.denial = Some(Denial {
                 code: reason_to_code(&reason),
                 message,
@@ -486,7 +541,9 @@ fn collect_params(
         .ok_or_else(|| format!("paramKind kind `{}` not known", kind.go_string()))?;
     let namespace = match scope {
         ParamScope::Cluster if !param_ref.namespace.is_empty() => {
-            return Err("paramRef.namespace must not be provided for a cluster-scoped `paramKind`".into());
+            return Err(
+                "paramRef.namespace must not be provided for a cluster-scoped `paramKind`".into(),
+            );
         }
         ParamScope::Cluster => String::new(),
         ParamScope::Namespaced if !param_ref.namespace.is_empty() => param_ref.namespace.clone(),
@@ -499,7 +556,10 @@ fn collect_params(
         if param_ref.selector.is_some() {
             return Err("paramRef.name and paramRef.selector are mutually exclusive".into());
         }
-        cluster.param(kind, &namespace, &param_ref.name).into_iter().collect()
+        cluster
+            .param(kind, &namespace, &param_ref.name)
+            .into_iter()
+            .collect()
     } else if let Some(sel) = &param_ref.selector {
         let s = matching::selector(sel)?;
         cluster
@@ -511,7 +571,9 @@ fn collect_params(
         return Err("one of name or selector must be provided".into());
     };
     if params.is_empty() && param_ref.parameter_not_found_action.as_deref() == Some("Deny") {
-        return Err("no params found for policy binding with `Deny` parameterNotFoundAction".into());
+        return Err(
+            "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
+        );
     }
     Ok(params.into_iter().map(Some).collect())
 }
@@ -531,9 +593,8 @@ fn evaluate(
     namespace: Option<&Value>,
     param: Option<&Value>,
     authorizer: Option<&Arc<dyn Authorizer>>,
-    (gvr, gvk): (&Gvr, &Gvk),
+    gvr: &Gvr,
 ) -> validator::ValidateResult {
-    let _ = gvk;
     // A param without apiVersion/kind (a built-in kind's object) gets the paramKind's.
     let typed_param;
     let param = match (param, &policy.policy.spec.param_kind) {
@@ -575,7 +636,7 @@ fn evaluate(
     }
     let bindings = Bindings {
         vals,
-        variables: policy.variables_scope(),
+        variables: Some(policy.variables_scope()),
     };
     policy.validate(&bindings)
 }

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use apimachinery::selectors::{LabelOp, Requirement};
 use serde_json::Value;
 
+use crate::Cluster;
 use crate::api::{LabelSelector, MatchResources, NamedRuleWithOperations};
 use crate::request::{Attributes, Gvk, Gvr};
-use crate::Cluster;
 
 /// A label selector as apimachinery's `LabelSelectorAsSelector` builds it.
 pub fn selector(s: &LabelSelector) -> Result<apimachinery::selectors::LabelSelector, String> {
@@ -52,7 +52,9 @@ pub fn labels_of(obj: Option<&Value>) -> BTreeMap<String, String> {
 }
 
 fn is_namespace(attrs: &Attributes<'_>) -> bool {
-    attrs.resource.group.is_empty() && attrs.resource.resource == "namespaces" && attrs.subresource.is_empty()
+    attrs.resource.group.is_empty()
+        && attrs.resource.resource == "namespaces"
+        && attrs.subresource.is_empty()
 }
 
 /// The namespace selector: cluster-scoped requests (but namespaces themselves) always match.

@@ -9,7 +9,12 @@ use component_base::metrics::{Desc, Kind, Registry};
 
 use crate::validator::{Decision, Evaluation, OUT_OF_BUDGET};
 
-const LABELS: &[&str] = &["policy", "policy_binding", "error_type", "enforcement_action"];
+const LABELS: &[&str] = &[
+    "policy",
+    "policy_binding",
+    "error_type",
+    "enforcement_action",
+];
 
 pub static CHECK_TOTAL: Desc = Desc {
     name: "apiserver_validating_admission_policy_check_total",
@@ -39,7 +44,14 @@ pub fn error_type(d: &Decision) -> &'static str {
 }
 
 /// Counts one check and its latency.
-pub fn observe(registry: &Registry, elapsed: Duration, policy: &str, binding: &str, error_type: &str, action: &str) {
+pub fn observe(
+    registry: &Registry,
+    elapsed: Duration,
+    policy: &str,
+    binding: &str,
+    error_type: &str,
+    action: &str,
+) {
     let labels = [policy, binding, error_type, action];
     registry.inc(&CHECK_TOTAL, &labels);
     registry.observe_duration(&CHECK_DURATION, &labels, elapsed);

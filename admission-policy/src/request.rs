@@ -172,7 +172,13 @@ pub fn namespace_object(ns: &Value) -> Value {
     }
     let mut out = Map::new();
     out.insert("metadata".into(), Value::Object(meta));
-    out.insert("spec".into(), ns.get("spec").cloned().unwrap_or_else(|| json!({})));
-    out.insert("status".into(), ns.get("status").cloned().unwrap_or_else(|| json!({})));
+    out.insert(
+        "spec".into(),
+        ns.get("spec").cloned().unwrap_or_else(|| json!({})),
+    );
+    out.insert(
+        "status".into(),
+        ns.get("status").cloned().unwrap_or_else(|| json!({})),
+    );
     Value::Object(out)
 }

@@ -61,7 +61,10 @@ impl Cluster for TestCluster {
     fn equivalent_resources(&self, resource: &Gvr, _: &str) -> Vec<(Gvr, Gvk)> {
         if resource.resource == "deployments" {
             return vec![
-                (Gvr::new("apps", "v1", "deployments"), Gvk::new("apps", "v1", "Deployment")),
+                (
+                    Gvr::new("apps", "v1", "deployments"),
+                    Gvk::new("apps", "v1", "Deployment"),
+                ),
                 (
                     Gvr::new("extensions", "v1beta1", "deployments"),
                     Gvk::new("extensions", "v1beta1", "Deployment"),
@@ -143,8 +146,14 @@ fn create<'a>(object: &'a Value, resource: Gvr, kind: Gvk) -> Attributes<'a> {
         kind,
         resource,
         subresource: String::new(),
-        name: object["metadata"]["name"].as_str().unwrap_or_default().into(),
-        namespace: object["metadata"]["namespace"].as_str().unwrap_or_default().into(),
+        name: object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .into(),
+        namespace: object["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .into(),
         object: Some(object),
         old_object: None,
         dry_run: false,
@@ -166,7 +175,11 @@ fn create_pp(object: &Value) -> Attributes<'_> {
 }
 
 fn deploy_attrs(obj: &Value) -> Attributes<'_> {
-    create(obj, Gvr::new("apps", "v1", "deployments"), Gvk::new("apps", "v1", "Deployment"))
+    create(
+        obj,
+        Gvr::new("apps", "v1", "deployments"),
+        Gvk::new("apps", "v1", "Deployment"),
+    )
 }
 
 fn engine(policies: &[Value], bindings: &[Value]) -> Engine {
@@ -178,7 +191,10 @@ fn engine(policies: &[Value], bindings: &[Value]) -> Engine {
 
 #[test]
 fn duplicated_placement_is_denied_in_listed_namespaces() {
-    let e = engine(&[duplicated_policy()], &[binding("no-duplicated-binding", "no-duplicated", &["Deny"])]);
+    let e = engine(
+        &[duplicated_policy()],
+        &[binding("no-duplicated-binding", "no-duplicated", &["Deny"])],
+    );
     let cluster = params_cluster();
     let pp = propagation_policy("team-a", "Duplicated");
     let attrs = create_pp(&pp);
@@ -196,27 +212,44 @@ fn duplicated_placement_is_denied_in_listed_namespaces() {
         "propagationpolicies.policy.karmada.io \"pp\" is forbidden: ValidatingAdmissionPolicy 'no-duplicated' with binding 'no-duplicated-binding' denied request: Duplicated placement is forbidden in namespace team-a"
     );
     assert_eq!(status["code"], 403);
-    assert_eq!(status["details"]["causes"][0]["message"], json!(denial.message));
+    assert_eq!(
+        status["details"]["causes"][0]["message"],
+        json!(denial.message)
+    );
     assert!(out.warnings.is_empty());
 
     // Divided placement, or a namespace the param does not list, is admitted.
     let divided = propagation_policy("team-a", "Divided");
-    assert_eq!(e.validate(&create_pp(&divided), &cluster), Outcome::default());
+    assert_eq!(
+        e.validate(&create_pp(&divided), &cluster),
+        Outcome::default()
+    );
     let elsewhere = propagation_policy("team-c", "Duplicated");
-    assert_eq!(e.validate(&create_pp(&elsewhere), &cluster), Outcome::default());
+    assert_eq!(
+        e.validate(&create_pp(&elsewhere), &cluster),
+        Outcome::default()
+    );
 }
 
 #[test]
 fn duplicated_placement_warns_in_warn_mode() {
-    let e = engine(&[duplicated_policy()], &[binding("warn-binding", "no-duplicated", &["Warn", "Audit"])]);
+    let e = engine(
+        &[duplicated_policy()],
+        &[binding("warn-binding", "no-duplicated", &["Warn", "Audit"])],
+    );
     let pp = propagation_policy("team-a", "Duplicated");
     let out = e.validate(&create_pp(&pp), &params_cluster());
     assert_eq!(out.denial, None);
     assert_eq!(
         out.warnings,
-        ["Validation failed for ValidatingAdmissionPolicy 'no-duplicated' with binding 'warn-binding': Duplicated placement is forbidden in namespace team-a"]
+        [
+            "Validation failed for ValidatingAdmissionPolicy 'no-duplicated' with binding 'warn-binding': Duplicated placement is forbidden in namespace team-a"
+        ]
     );
-    let audit: Value = serde_json::from_str(&out.audit_annotations["validation.policy.admission.k8s.io/validation_failure"]).unwrap();
+    let audit: Value = serde_json::from_str(
+        &out.audit_annotations["validation.policy.admission.k8s.io/validation_failure"],
+    )
+    .unwrap();
     assert_eq!(
         audit,
         json!([{
@@ -231,7 +264,10 @@ fn duplicated_placement_warns_in_warn_mode() {
 
 #[test]
 fn missing_params_follow_parameter_not_found_action() {
-    let e = engine(&[duplicated_policy()], &[binding("b", "no-duplicated", &["Deny"])]);
+    let e = engine(
+        &[duplicated_policy()],
+        &[binding("b", "no-duplicated", &["Deny"])],
+    );
     let pp = propagation_policy("team-a", "Duplicated");
     let empty = TestCluster::default().with_namespace("team-a", json!({}));
     let out = e.validate(&create_pp(&pp), &empty);
@@ -249,7 +285,10 @@ fn missing_params_follow_parameter_not_found_action() {
         cluster_scoped_params: true,
         ..params_cluster()
     };
-    let e = engine(&[duplicated_policy()], &[binding("b", "no-duplicated", &["Deny"])]);
+    let e = engine(
+        &[duplicated_policy()],
+        &[binding("b", "no-duplicated", &["Deny"])],
+    );
     assert!(e.validate(&create_pp(&pp), &cluster).denial.unwrap().message.ends_with(
         "failed to configure binding: paramRef.namespace must not be provided for a cluster-scoped `paramKind`"
     ));
@@ -258,7 +297,8 @@ fn missing_params_follow_parameter_not_found_action() {
 #[test]
 fn params_by_selector_evaluate_once_each() {
     let mut b = binding("b", "no-duplicated", &["Warn"]);
-    b["spec"]["paramRef"] = json!({"selector": {"matchLabels": {"policy": "dup"}}, "namespace": "policy-params"});
+    b["spec"]["paramRef"] =
+        json!({"selector": {"matchLabels": {"policy": "dup"}}, "namespace": "policy-params"});
     let e = engine(&[duplicated_policy()], &[b]);
     let cluster = TestCluster::default()
         .with_namespace("team-a", json!({}))
@@ -285,8 +325,18 @@ fn messages_fall_back_as_kubes() {
     let pp = propagation_policy("team-a", "Duplicated");
     let cluster = params_cluster();
     let cases = [
-        (json!({"expression": "object.metadata.name == 'x'"}), "failed expression: object.metadata.name == 'x'", "Invalid", 422),
-        (json!({"expression": "false", "message": " static message "}), "static message", "Invalid", 422),
+        (
+            json!({"expression": "object.metadata.name == 'x'"}),
+            "failed expression: object.metadata.name == 'x'",
+            "Invalid",
+            422,
+        ),
+        (
+            json!({"expression": "false", "message": " static message "}),
+            "static message",
+            "Invalid",
+            422,
+        ),
         (
             json!({"expression": "false", "message": "static", "messageExpression": "'multi\\nline'"}),
             "static",
@@ -326,13 +376,20 @@ fn messages_fall_back_as_kubes() {
     ];
     for (validation, message, reason, code) in cases {
         let e = engine(&[policy(validation.clone())], &[b.clone()]);
-        let denial = e.validate(&create_pp(&pp), &cluster).denial.unwrap_or_else(|| panic!("{validation}"));
+        let denial = e
+            .validate(&create_pp(&pp), &cluster)
+            .denial
+            .unwrap_or_else(|| panic!("{validation}"));
         assert_eq!(
             denial.message,
             format!("ValidatingAdmissionPolicy 'p' with binding 'b' denied request: {message}"),
             "{validation}"
         );
-        assert_eq!((denial.reason.as_str(), denial.code), (reason, code), "{validation}");
+        assert_eq!(
+            (denial.reason.as_str(), denial.code),
+            (reason, code),
+            "{validation}"
+        );
     }
 }
 
@@ -352,40 +409,90 @@ fn failure_policy_ignore_admits_on_errors() {
     assert_eq!(e.validate(&create_pp(&pp), &params_cluster()).denial, None);
     // Each admitted error is counted, labelled by its kind of error.
     let m = e.metrics;
-    assert_eq!(m.value(&metrics::CHECK_TOTAL, &["p", "b", "invalid_error", "allow"]), Some(1.0));
-    assert_eq!(m.value(&metrics::CHECK_TOTAL, &["p", "b", "compile_error", "allow"]), Some(1.0));
+    assert_eq!(
+        m.value(&metrics::CHECK_TOTAL, &["p", "b", "invalid_error", "allow"]),
+        Some(1.0)
+    );
+    assert_eq!(
+        m.value(&metrics::CHECK_TOTAL, &["p", "b", "compile_error", "allow"]),
+        Some(1.0)
+    );
 }
 
 #[test]
 fn matching_follows_selectors_rules_and_exclusions() {
-    let p = |constraints: Value| {
-        json!({"metadata": {"name": "p", "generation": 1}, "spec": {"matchConstraints": constraints, "validations": [{"expression": "false"}]}})
-    };
+    let p = |constraints: Value| json!({"metadata": {"name": "p", "generation": 1}, "spec": {"matchConstraints": constraints, "validations": [{"expression": "false"}]}});
     let b = json!({"metadata": {"name": "b"}, "spec": {"policyName": "p", "validationActions": ["Deny"]}});
     let cluster = TestCluster::default()
         .with_namespace("prod", json!({"env": "prod"}))
         .with_namespace("dev", json!({"env": "dev"}));
-    let deploy = |ns: &str, labels: Value| {
-        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": ns, "labels": labels}})
-    };
+    let deploy = |ns: &str, labels: Value| json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": ns, "labels": labels}});
     let rules = json!([{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["deployments"]}]);
     let cases = [
-        (json!({"resourceRules": rules}), deploy("dev", json!({})), true),
-        (json!({"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["deployments"]}]}), deploy("dev", json!({})), false),
-        (json!({"resourceRules": rules, "namespaceSelector": {"matchLabels": {"env": "prod"}}}), deploy("dev", json!({})), false),
-        (json!({"resourceRules": rules, "namespaceSelector": {"matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]}}), deploy("prod", json!({})), true),
-        (json!({"resourceRules": rules, "objectSelector": {"matchLabels": {"app": "web"}}}), deploy("dev", json!({"app": "web"})), true),
-        (json!({"resourceRules": rules, "objectSelector": {"matchLabels": {"app": "web"}}}), deploy("dev", json!({"app": "db"})), false),
-        (json!({"resourceRules": rules, "excludeResourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*"], "resourceNames": ["d"]}]}), deploy("dev", json!({})), false),
-        (json!({"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["*"], "resources": ["deployments"], "resourceNames": ["other"]}]}), deploy("dev", json!({})), false),
-        (json!({"resourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*"], "scope": "Cluster"}]}), deploy("dev", json!({})), false),
+        (
+            json!({"resourceRules": rules}),
+            deploy("dev", json!({})),
+            true,
+        ),
+        (
+            json!({"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["deployments"]}]}),
+            deploy("dev", json!({})),
+            false,
+        ),
+        (
+            json!({"resourceRules": rules, "namespaceSelector": {"matchLabels": {"env": "prod"}}}),
+            deploy("dev", json!({})),
+            false,
+        ),
+        (
+            json!({"resourceRules": rules, "namespaceSelector": {"matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]}}),
+            deploy("prod", json!({})),
+            true,
+        ),
+        (
+            json!({"resourceRules": rules, "objectSelector": {"matchLabels": {"app": "web"}}}),
+            deploy("dev", json!({"app": "web"})),
+            true,
+        ),
+        (
+            json!({"resourceRules": rules, "objectSelector": {"matchLabels": {"app": "web"}}}),
+            deploy("dev", json!({"app": "db"})),
+            false,
+        ),
+        (
+            json!({"resourceRules": rules, "excludeResourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*"], "resourceNames": ["d"]}]}),
+            deploy("dev", json!({})),
+            false,
+        ),
+        (
+            json!({"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["*"], "resources": ["deployments"], "resourceNames": ["other"]}]}),
+            deploy("dev", json!({})),
+            false,
+        ),
+        (
+            json!({"resourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*"], "scope": "Cluster"}]}),
+            deploy("dev", json!({})),
+            false,
+        ),
         // matchPolicy Equivalent (the default) matches the same objects at another version.
-        (json!({"resourceRules": [{"apiGroups": ["extensions"], "apiVersions": ["v1beta1"], "operations": ["CREATE"], "resources": ["deployments"]}]}), deploy("dev", json!({})), true),
-        (json!({"matchPolicy": "Exact", "resourceRules": [{"apiGroups": ["extensions"], "apiVersions": ["v1beta1"], "operations": ["CREATE"], "resources": ["deployments"]}]}), deploy("dev", json!({})), false),
+        (
+            json!({"resourceRules": [{"apiGroups": ["extensions"], "apiVersions": ["v1beta1"], "operations": ["CREATE"], "resources": ["deployments"]}]}),
+            deploy("dev", json!({})),
+            true,
+        ),
+        (
+            json!({"matchPolicy": "Exact", "resourceRules": [{"apiGroups": ["extensions"], "apiVersions": ["v1beta1"], "operations": ["CREATE"], "resources": ["deployments"]}]}),
+            deploy("dev", json!({})),
+            false,
+        ),
     ];
     for (constraints, obj, denied) in cases {
         let e = engine(&[p(constraints.clone())], &[b.clone()]);
-        assert_eq!(e.validate(&deploy_attrs(&obj), &cluster).denial.is_some(), denied, "{constraints}");
+        assert_eq!(
+            e.validate(&deploy_attrs(&obj), &cluster).denial.is_some(),
+            denied,
+            "{constraints}"
+        );
     }
     // A binding narrows its policy with its own matchResources.
     let narrowed = json!({"metadata": {"name": "b"}, "spec": {"policyName": "p", "validationActions": ["Deny"],

@@ -48,7 +48,12 @@ fn types_to_check(policy: &ValidatingAdmissionPolicy, resolver: &dyn SchemaResol
     };
     let mut count = 0;
     for rule in &m.resource_rules {
-        if rule.api_groups.iter().chain(&rule.api_versions).any(|g| g.contains('*')) {
+        if rule
+            .api_groups
+            .iter()
+            .chain(&rule.api_versions)
+            .any(|g| g.contains('*'))
+        {
             continue;
         }
         let mut groups = rule.api_groups.clone();
@@ -93,7 +98,10 @@ fn kind_type(resolver: &dyn SchemaResolver, gvk: &Gvk) -> Option<Ty> {
 }
 
 /// The warnings of a policy (kube's `TypeChecker.Check`); empty when it checks clean.
-pub fn check_policy(policy: &ValidatingAdmissionPolicy, resolver: &dyn SchemaResolver) -> Vec<ExpressionWarning> {
+pub fn check_policy(
+    policy: &ValidatingAdmissionPolicy,
+    resolver: &dyn SchemaResolver,
+) -> Vec<ExpressionWarning> {
     let kinds: Vec<(Gvk, Ty)> = types_to_check(policy, resolver)
         .into_iter()
         .filter_map(|gvk| kind_type(resolver, &gvk).map(|t| (gvk, t)))

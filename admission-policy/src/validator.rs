@@ -9,12 +9,15 @@ use std::time::{Duration, Instant};
 
 use cel::ExecutionError;
 use cel::common::traits::Indexer;
-use cel::common::types::{CelBool, CelString, Kind, MAP_TYPE, Type};
+use cel::common::types::{CelBool, CelList, CelMap, CelString, Kind, MAP_TYPE, Type};
 use cel::common::value::{CowVal, Val};
 
 use crate::api::{ValidatingAdmissionPolicy, Validation};
 use crate::checker::types::Ty;
-use crate::environment::{self, Bindings, Compiled, EvalError, cost, value};
+use cel::context::VariableResolver;
+
+use crate::cost;
+use crate::environment::{self, Compiled, EvalError};
 
 /// kube's `MaxEvaluatedMessageExpressionSizeBytes`.
 const MAX_MESSAGE_BYTES: usize = 5 * 1024;
@@ -88,14 +91,27 @@ pub struct CompiledPolicy {
 
 /// The types kube declares for `request` (BuildRequestType).
 fn request_type() -> Ty {
-    let f = |pairs: &[(&str, Ty)]| pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    let f = |pairs: &[(&str, Ty)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    };
     let gvk = Ty::object(
         "kubernetes.GroupVersionKind",
-        f(&[("group", Ty::String), ("version", Ty::String), ("kind", Ty::String)]),
+        f(&[
+            ("group", Ty::String),
+            ("version", Ty::String),
+            ("kind", Ty::String),
+        ]),
     );
     let gvr = Ty::object(
         "kubernetes.GroupVersionResource",
-        f(&[("group", Ty::String), ("version", Ty::String), ("resource", Ty::String)]),
+        f(&[
+            ("group", Ty::String),
+            ("version", Ty::String),
+            ("resource", Ty::String),
+        ]),
     );
     let user = Ty::object(
         "kubernetes.UserInfo",
@@ -127,7 +143,12 @@ fn request_type() -> Ty {
 
 /// The type kube declares for `namespaceObject` (BuildNamespaceType).
 fn namespace_type() -> Ty {
-    let f = |pairs: &[(&str, Ty)]| pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    let f = |pairs: &[(&str, Ty)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    };
     let condition = Ty::object(
         "kubernetes.NamespaceCondition",
         f(&[
@@ -164,7 +185,10 @@ fn namespace_type() -> Ty {
             ),
             (
                 "spec",
-                Ty::object("kubernetes.NamespaceSpec", f(&[("finalizers", Ty::list(Ty::String))])),
+                Ty::object(
+                    "kubernetes.NamespaceSpec",
+                    f(&[("finalizers", Ty::list(Ty::String))]),
+                ),
             ),
             (
                 "status",
@@ -195,25 +219,36 @@ pub fn declarations(
         vars.insert("params".to_owned(), p.clone());
     }
     if authorizer {
-        vars.insert("authorizer".to_owned(), Ty::opaque("kubernetes.authorization.Authorizer"));
+        vars.insert(
+            "authorizer".to_owned(),
+            Ty::opaque("kubernetes.authorization.Authorizer"),
+        );
         vars.insert(
             "authorizer.requestResource".to_owned(),
             Ty::opaque("kubernetes.authorization.ResourceCheck"),
         );
     }
-    vars.insert("variables".to_owned(), Ty::object("kubernetes.variables", variables.clone()));
+    vars.insert(
+        "variables".to_owned(),
+        Ty::object("kubernetes.variables", variables.clone()),
+    );
     vars
 }
 
 /// Compiles an expression that must evaluate to one of `want` (kube's ReturnTypes).
 fn compile_as(source: &str, vars: &HashMap<String, Ty>, want: &[Ty]) -> Expr {
-    let c = environment::compile(source, vars).map_err(|issues| format!("compilation failed: {issues}"))?;
+    let c = environment::compile(source, vars)
+        .map_err(|issues| format!("compilation failed: {issues}"))?;
     if !want.is_empty() && !want.contains(&c.output) {
         return Err(if want.len() == 1 {
             format!("must evaluate to {} but got {}", want[0], c.output)
         } else {
             let names: Vec<String> = want.iter().map(Ty::to_string).collect();
-            format!("must evaluate to one of [{}] but got {}", names.join(" "), c.output)
+            format!(
+                "must evaluate to one of [{}] but got {}",
+                names.join(" "),
+                c.output
+            )
         });
     }
     Ok(c)
@@ -228,7 +263,10 @@ impl CompiledPolicy {
         for v in &policy.spec.variables {
             let vars = declarations(&Ty::Dyn, params.as_ref(), true, &var_types);
             let c = compile_as(&v.expression, &vars, &[]);
-            var_types.insert(v.name.clone(), c.as_ref().map_or(Ty::Dyn, |c| c.output.clone()));
+            var_types.insert(
+                v.name.clone(),
+                c.as_ref().map_or(Ty::Dyn, |c| c.output.clone()),
+            );
             variable_index.insert(v.name.clone(), variables.len());
             variables.push((v.name.clone(), c));
         }
@@ -238,7 +276,12 @@ impl CompiledPolicy {
             .spec
             .match_conditions
             .iter()
-            .map(|m| (m.name.clone(), compile_as(&m.expression, &vars, &[Ty::Bool])))
+            .map(|m| {
+                (
+                    m.name.clone(),
+                    compile_as(&m.expression, &vars, &[Ty::Bool]),
+                )
+            })
             .collect();
         let validations = policy
             .spec
@@ -279,15 +322,19 @@ impl CompiledPolicy {
     }
 
     /// A fresh scope for the policy's variables, evaluated lazily and once.
-    pub fn variables_scope(&self) -> Option<VariablesScope<'_>> {
-        Some(VariablesScope {
+    pub fn variables_scope(&self) -> VariablesScope<'_> {
+        VariablesScope {
             policy: self,
             cache: (0..self.variables.len()).map(|_| OnceLock::new()).collect(),
-        })
+        }
     }
 
     fn error_action(&self) -> Action {
-        if self.ignores_failures() { Action::Admit } else { Action::Deny }
+        if self.ignores_failures() {
+            Action::Admit
+        } else {
+            Action::Deny
+        }
     }
 
     fn error_decision(&self, message: String) -> ValidateResult {
@@ -320,7 +367,10 @@ impl CompiledPolicy {
             match out {
                 Ok(Some(false)) => return Ok(false),
                 Ok(Some(true)) => {}
-                Ok(None) => errors.push(format!("expression '{}' resulted in error: no such overload", c.source)),
+                Ok(None) => errors.push(format!(
+                    "expression '{}' resulted in error: no such overload",
+                    c.source
+                )),
                 Err(EvalError::OutOfBudget) => return Err(OUT_OF_BUDGET.into()),
                 Err(EvalError::Failed(e)) => {
                     errors.push(format!("expression '{}' resulted in error: {e}", c.source))
@@ -417,7 +467,8 @@ impl CompiledPolicy {
         let mut message = String::new();
         if let Some(Ok(c)) = &v.message {
             let (out, spent) = c.evaluate(bindings, *budget, |val| {
-                val.downcast_ref::<CelString>().map(|s| s.inner().trim().to_owned())
+                val.downcast_ref::<CelString>()
+                    .map(|s| s.inner().trim().to_owned())
             });
             *budget = budget.saturating_sub(spent);
             match out {
@@ -455,11 +506,14 @@ impl CompiledPolicy {
             let outcome = match expr {
                 Err(e) => fail(format!("compilation error: {e}")),
                 Ok(c) => {
-                    let (res, spent) = c.evaluate(bindings, budget, |val| match val.get_type().kind() {
-                        Kind::String => Ok(val.downcast_ref::<CelString>().map(|s| s.inner().trim().to_owned())),
-                        Kind::NullType => Ok(None),
-                        _ => Err(val.get_type().name().to_owned()),
-                    });
+                    let (res, spent) =
+                        c.evaluate(bindings, budget, |val| match val.get_type().kind() {
+                            Kind::String => Ok(val
+                                .downcast_ref::<CelString>()
+                                .map(|s| s.inner().trim().to_owned())),
+                            Kind::NullType => Ok(None),
+                            _ => Err(val.get_type().name().to_owned()),
+                        });
                     budget = budget.saturating_sub(spent);
                     match res {
                         Ok(Ok(Some(v))) if !v.is_empty() => AuditOutcome::Publish(v),
@@ -481,6 +535,62 @@ impl CompiledPolicy {
             });
         }
         out
+    }
+}
+
+/// Values bound to names for one evaluation: the admission variables, borrowed.
+pub struct Bindings<'a> {
+    pub vals: HashMap<&'static str, Box<dyn Val + 'a>>,
+    pub variables: Option<VariablesScope<'a>>,
+}
+
+impl VariableResolver for Bindings<'_> {
+    fn resolve<'b>(&'b self, name: &str) -> Option<CowVal<'b, 'b>> {
+        if name == "variables" {
+            return self.variables.as_ref().map(|v| {
+                CowVal::owned(VariablesVal {
+                    bindings: self,
+                    scope: v,
+                })
+            });
+        }
+        self.vals
+            .get(name)
+            .map(|v| CowVal::Borrowed(v.as_ref() as &dyn Val))
+    }
+}
+
+/// An owned copy of a value that may borrow the request (a variable's cached result).
+pub fn to_static(v: &dyn Val) -> Option<Box<dyn Val + 'static>> {
+    match v.get_type().kind() {
+        Kind::NullType
+        | Kind::Boolean
+        | Kind::Int
+        | Kind::UInt
+        | Kind::Double
+        | Kind::String
+        | Kind::Duration
+        | Kind::Timestamp
+        | Kind::Type => cel::Value::try_from(v).ok()?.try_into().ok(),
+        Kind::List => {
+            let mut out: Vec<Box<dyn Val>> = Vec::new();
+            let mut it = v.as_iterable()?.iter();
+            while let Some(x) = it.next() {
+                out.push(to_static(x)?);
+            }
+            Some(Box::new(CelList::from(out)))
+        }
+        Kind::Map => {
+            let mut out = std::collections::HashMap::new();
+            let idx = v.as_indexer()?;
+            let mut it = v.as_iterable()?.iter();
+            while let Some(k) = it.next() {
+                let key = cel::common::types::CelMapKey::try_from(to_static(k)?).ok()?;
+                out.insert(key, to_static(idx.get(k).ok()?.as_ref())?);
+            }
+            Some(Box::new(CelMap::from(out)))
+        }
+        _ => crate::library::to_static_opaque(v),
     }
 }
 
@@ -550,11 +660,17 @@ impl<'b, 'a> Indexer for VariablesVal<'b, 'a> {
         let cached = self.scope.cache[i].get_or_init(|| {
             let (_, expr) = &self.scope.policy.variables[i];
             match expr {
-                Err(e) => Err(format!("composited variable \"{name}\" fails to compile: {e}")),
-                Ok(c) => match c.evaluate_nested(self.bindings, value::to_static) {
+                Err(e) => Err(format!(
+                    "composited variable \"{name}\" fails to compile: {e}"
+                )),
+                Ok(c) => match c.evaluate_nested(self.bindings, to_static) {
                     Ok(Some(v)) => Ok(v),
-                    Ok(None) => Err(format!("composited variable \"{name}\" fails to evaluate: unsupported value")),
-                    Err(e) => Err(format!("composited variable \"{name}\" fails to evaluate: {e}")),
+                    Ok(None) => Err(format!(
+                        "composited variable \"{name}\" fails to evaluate: unsupported value"
+                    )),
+                    Err(e) => Err(format!(
+                        "composited variable \"{name}\" fails to evaluate: {e}"
+                    )),
                 },
             }
         });

@@ -247,13 +247,7 @@ pub fn functions() -> &'static HashMap<String, Vec<Overload>> {
         }
         let numeric = [Ty::Int, Ty::Uint, Ty::Double];
         for op in ["_<_", "_<=_", "_>_", "_>=_"] {
-            let same = [
-                Ty::Bool,
-                Ty::String,
-                Ty::Bytes,
-                Ty::Timestamp,
-                Ty::Duration,
-            ];
+            let same = [Ty::Bool, Ty::String, Ty::Bytes, Ty::Timestamp, Ty::Duration];
             let entry = out.entry(op.to_owned()).or_default();
             for t in same {
                 entry.push(Overload {
@@ -403,7 +397,11 @@ mod tests {
     #[test]
     fn tables_parse() {
         let f = functions();
-        assert!(f["_+_"].iter().any(|o| o.params == vec![Ty::list(Ty::Param("A")); 2]));
+        assert!(
+            f["_+_"]
+                .iter()
+                .any(|o| o.params == vec![Ty::list(Ty::Param("A")); 2])
+        );
         assert!(f["getQuery"][0].member);
         assert_eq!(
             f["getQuery"][0].result,

@@ -126,7 +126,9 @@ impl Checker<'_> {
                     let operand = self.expr(&call.args[0]);
                     let field = match &call.args[1].expr {
                         Expr::Literal(LiteralValue::String(s)) => s.inner().to_owned(),
-                        _ => return self.error(e.id, "unsupported optional field selection".into()),
+                        _ => {
+                            return self.error(e.id, "unsupported optional field selection".into());
+                        }
                     };
                     // `a.?b` on an optional selects inside it: the result is not nested.
                     let operand = match self.subst.resolve(&operand) {
@@ -162,7 +164,11 @@ impl Checker<'_> {
                         joined = false;
                     }
                 }
-                if joined { Ty::list(elem) } else { Ty::list(Ty::Dyn) }
+                if joined {
+                    Ty::list(elem)
+                } else {
+                    Ty::list(Ty::Dyn)
+                }
             }
             Expr::Map(map) => {
                 let (k, v) = (self.subst.fresh(), self.subst.fresh());
@@ -183,7 +189,10 @@ impl Checker<'_> {
             }
             Expr::Struct(s) => self.error(
                 e.id,
-                format!("undeclared reference to '{}' (in container '')", s.type_name),
+                format!(
+                    "undeclared reference to '{}' (in container '')",
+                    s.type_name
+                ),
             ),
             Expr::Comprehension(c) => {
                 let range = self.expr(&c.iter_range);
@@ -273,7 +282,10 @@ impl Checker<'_> {
 
     fn call(&mut self, id: u64, name: &str, member: bool, args: Vec<Ty>) -> Ty {
         let Some(overloads) = decls::functions().get(name) else {
-            return self.error(id, format!("undeclared reference to '{name}' (in container '')"));
+            return self.error(
+                id,
+                format!("undeclared reference to '{name}' (in container '')"),
+            );
         };
         let mut results: Vec<Ty> = Vec::new();
         for o in overloads
@@ -288,7 +300,11 @@ impl Checker<'_> {
                 .collect();
             let result = instantiate(&o.result, &mut params, &mut self.subst);
             let saved = self.subst.clone();
-            if want.iter().zip(&args).all(|(w, a)| self.subst.assignable(w, a)) {
+            if want
+                .iter()
+                .zip(&args)
+                .all(|(w, a)| self.subst.assignable(w, a))
+            {
                 results.push(self.subst.resolve(&result));
             } else {
                 self.subst = saved;

@@ -28,7 +28,10 @@ fn resolve(schema: &Value, components: Components<'_>, depth: usize) -> Option<V
         let name = r.rsplit('/').next()?;
         return resolve(&components(name)?, components, depth + 1);
     }
-    if let Some([only]) = schema.get("allOf").and_then(Value::as_array).map(Vec::as_slice)
+    if let Some([only]) = schema
+        .get("allOf")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
         && schema.get("type").is_none()
         && schema.get("properties").is_none()
     {
@@ -68,7 +71,11 @@ fn decl_type(
     if flag(&s, "x-kubernetes-int-or-string") {
         return Some(Ty::Dyn);
     }
-    let s = if resource_root { with_type_and_object_meta(&s, components) } else { s };
+    let s = if resource_root {
+        with_type_and_object_meta(&s, components)
+    } else {
+        s
+    };
     let s = &s;
     let ty = schema_type(s);
     let has_props = s.get("properties").is_some_and(|p| p.is_object());
@@ -78,12 +85,20 @@ fn decl_type(
     match (ty, has_props) {
         ("array", _) => {
             let items = s.get("items")?;
-            let embedded = resolve(items, components, depth).is_some_and(|i| flag(&i, "x-kubernetes-embedded-resource"));
-            Some(Ty::list(decl_type(items, name, embedded, components, depth + 1)?))
+            let embedded = resolve(items, components, depth)
+                .is_some_and(|i| flag(&i, "x-kubernetes-embedded-resource"));
+            Some(Ty::list(decl_type(
+                items,
+                name,
+                embedded,
+                components,
+                depth + 1,
+            )?))
         }
         ("object", _) | ("", true) => {
             if let Some(ap) = s.get("additionalProperties").filter(|a| a.is_object()) {
-                let embedded = resolve(ap, components, depth).is_some_and(|i| flag(&i, "x-kubernetes-embedded-resource"));
+                let embedded = resolve(ap, components, depth)
+                    .is_some_and(|i| flag(&i, "x-kubernetes-embedded-resource"));
                 return Some(Ty::map(
                     Ty::String,
                     decl_type(ap, name, embedded, components, depth + 1)?,
@@ -129,7 +144,10 @@ fn with_type_and_object_meta(s: &Value, components: Components<'_>) -> Value {
     let meta = props
         .and_then(|p| p.get("metadata"))
         .and_then(|m| resolve(m, components, 0));
-    let meta_props = meta.as_ref().and_then(|m| m.get("properties")).and_then(Value::as_object);
+    let meta_props = meta
+        .as_ref()
+        .and_then(|m| m.get("properties"))
+        .and_then(Value::as_object);
     let complete = props.is_some()
         && is_string(props.and_then(|p| p.get("kind")))
         && is_string(props.and_then(|p| p.get("apiVersion")))
@@ -191,7 +209,10 @@ mod tests {
         let Ty::Object(meta) = &o.fields["metadata"] else {
             panic!()
         };
-        assert_eq!(meta.fields.keys().collect::<Vec<_>>(), ["generateName", "name"]);
+        assert_eq!(
+            meta.fields.keys().collect::<Vec<_>>(),
+            ["generateName", "name"]
+        );
         let Ty::Object(spec) = &o.fields["spec"] else {
             panic!()
         };

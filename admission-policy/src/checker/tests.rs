@@ -19,7 +19,11 @@ impl SchemaResolver for Schemas {
     fn kinds_for(&self, r: &Gvr) -> Vec<Gvk> {
         match (r.group.as_str(), r.version.as_str(), r.resource.as_str()) {
             ("policy.karmada.io", "v1alpha1", "propagationpolicies") => {
-                vec![Gvk::new("policy.karmada.io", "v1alpha1", "PropagationPolicy")]
+                vec![Gvk::new(
+                    "policy.karmada.io",
+                    "v1alpha1",
+                    "PropagationPolicy",
+                )]
             }
             ("apps", "v1", "deployments") => vec![Gvk::new("apps", "v1", "Deployment")],
             _ => Vec::new(),
@@ -28,7 +32,9 @@ impl SchemaResolver for Schemas {
 
     fn schema(&self, k: &Gvk) -> Option<Value> {
         match k.kind.as_str() {
-            "PropagationPolicy" => karmada_api::schema::openapi_schema("PropagationPolicy").cloned(),
+            "PropagationPolicy" => {
+                karmada_api::schema::openapi_schema("PropagationPolicy").cloned()
+            }
             "Deployment" | "ConfigMap" => {
                 let builtin = apimachinery::openapi::builtin::schemas();
                 let name = builtin.kind_name(&k.group, &k.version, &k.kind)?;
@@ -39,16 +45,20 @@ impl SchemaResolver for Schemas {
     }
 
     fn component(&self, name: &str) -> Option<&Value> {
-        apimachinery::openapi::builtin::schemas().definitions.get(name)
+        apimachinery::openapi::builtin::schemas()
+            .definitions
+            .get(name)
     }
 }
 
 fn policy(rules: Value, validations: Value, extra: Value) -> ValidatingAdmissionPolicy {
-    let mut spec = json!({"matchConstraints": {"resourceRules": rules}, "validations": validations});
+    let mut spec =
+        json!({"matchConstraints": {"resourceRules": rules}, "validations": validations});
     if let (Some(s), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
         s.extend(e.clone());
     }
-    serde_json::from_value(json!({"metadata": {"name": "p", "generation": 3}, "spec": spec})).unwrap()
+    serde_json::from_value(json!({"metadata": {"name": "p", "generation": 3}, "spec": spec}))
+        .unwrap()
 }
 
 fn pp_rules() -> Value {
@@ -60,7 +70,10 @@ fn deploy_rules() -> Value {
 }
 
 fn warnings(rules: Value, expressions: &[&str], extra: Value) -> Vec<ExpressionWarning> {
-    let validations: Vec<Value> = expressions.iter().map(|e| json!({"expression": e})).collect();
+    let validations: Vec<Value> = expressions
+        .iter()
+        .map(|e| json!({"expression": e}))
+        .collect();
     check_policy(&policy(rules, json!(validations), extra), &Schemas)
 }
 
@@ -84,21 +97,88 @@ fn a_type_error_is_reported_in_kubes_words() {
 fn typed_objects_and_params_are_checked() {
     let cm_param = json!({"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}});
     let cases: &[(Value, &str, Value, Option<&str>)] = &[
-        (pp_rules(), "object.spec.placement.replicaScheduling.replicaSchedulingType == 'Duplicated'", json!({}), None),
-        (pp_rules(), "object.foo == 'bar'", json!({}), Some("undefined field 'foo'")),
-        (pp_rules(), "has(object.spec.placement.clusterAffinity)", json!({}), None),
-        (pp_rules(), "object.spec.resourceSelectors.all(s, s.kind != '')", json!({}), None),
-        (pp_rules(), "object.spec.resourceSelectors.all(s, s.knd != '')", json!({}), Some("undefined field 'knd'")),
+        (
+            pp_rules(),
+            "object.spec.placement.replicaScheduling.replicaSchedulingType == 'Duplicated'",
+            json!({}),
+            None,
+        ),
+        (
+            pp_rules(),
+            "object.foo == 'bar'",
+            json!({}),
+            Some("undefined field 'foo'"),
+        ),
+        (
+            pp_rules(),
+            "has(object.spec.placement.clusterAffinity)",
+            json!({}),
+            None,
+        ),
+        (
+            pp_rules(),
+            "object.spec.resourceSelectors.all(s, s.kind != '')",
+            json!({}),
+            None,
+        ),
+        (
+            pp_rules(),
+            "object.spec.resourceSelectors.all(s, s.knd != '')",
+            json!({}),
+            Some("undefined field 'knd'"),
+        ),
         (deploy_rules(), "object.spec.replicas > 1", json!({}), None),
-        (deploy_rules(), "object.spec.replicas == 'one'", json!({}), Some("found no matching overload for '_==_' applied to '(int, string)'")),
-        (deploy_rules(), "object.spec.template.spec.containers.all(c, c.image.startsWith('r/'))", json!({}), None),
-        (deploy_rules(), "object.metadata.name.startsWith('x')", json!({}), None),
+        (
+            deploy_rules(),
+            "object.spec.replicas == 'one'",
+            json!({}),
+            Some("found no matching overload for '_==_' applied to '(int, string)'"),
+        ),
+        (
+            deploy_rules(),
+            "object.spec.template.spec.containers.all(c, c.image.startsWith('r/'))",
+            json!({}),
+            None,
+        ),
+        (
+            deploy_rules(),
+            "object.metadata.name.startsWith('x')",
+            json!({}),
+            None,
+        ),
         // params typed by the ConfigMap schema: `data` is map(string, string).
-        (deploy_rules(), "params.data.limit == object.metadata.name", cm_param.clone(), None),
-        (deploy_rules(), "params.bar == 1", cm_param.clone(), Some("undefined field 'bar'")),
-        (deploy_rules(), "params.data.limit == 1", cm_param, Some("found no matching overload for '_==_' applied to '(string, int)'")),
-        (deploy_rules(), "authorizer.allowed()", json!({}), Some("found no matching overload for 'allowed' applied to 'kubernetes.authorization.Authorizer.()'")),
-        (deploy_rules(), "authorizer.group('').resource('endpoints').check('create').allowed()", json!({}), None),
+        (
+            deploy_rules(),
+            "params.data.limit == object.metadata.name",
+            cm_param.clone(),
+            None,
+        ),
+        (
+            deploy_rules(),
+            "params.bar == 1",
+            cm_param.clone(),
+            Some("undefined field 'bar'"),
+        ),
+        (
+            deploy_rules(),
+            "params.data.limit == 1",
+            cm_param,
+            Some("found no matching overload for '_==_' applied to '(string, int)'"),
+        ),
+        (
+            deploy_rules(),
+            "authorizer.allowed()",
+            json!({}),
+            Some(
+                "found no matching overload for 'allowed' applied to 'kubernetes.authorization.Authorizer.()'",
+            ),
+        ),
+        (
+            deploy_rules(),
+            "authorizer.group('').resource('endpoints').check('create').allowed()",
+            json!({}),
+            None,
+        ),
         (
             deploy_rules(),
             "variables.name == object.spec.replicas",
@@ -112,7 +192,12 @@ fn typed_objects_and_params_are_checked() {
             Some("undefined field 'nonExisting'"),
         ),
         // Wildcard rules name no kind: nothing is checked.
-        (json!([{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*"]}]), "object.foo == 1", json!({}), None),
+        (
+            json!([{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*"]}]),
+            "object.foo == 1",
+            json!({}),
+            None,
+        ),
     ];
     for (rules, expr, extra, want) in cases {
         let w = warnings(rules.clone(), &[expr], extra.clone());
@@ -168,12 +253,24 @@ fn checker_infers_output_types() {
     assert_eq!(out("[1, 'a']"), Ty::list(Ty::Dyn));
     assert_eq!(out("object.x"), Ty::Dyn);
     assert_eq!(out("request.userInfo.groups"), Ty::list(Ty::String));
-    assert_eq!(out("quantity('1').add(2)"), Ty::opaque("kubernetes.Quantity"));
+    assert_eq!(
+        out("quantity('1').add(2)"),
+        Ty::opaque("kubernetes.Quantity")
+    );
     assert_eq!(out("cel.bind(x, 1, x + 1)"), Ty::Int);
-    assert_eq!(out("'a'.split(',').filter(s, s != '')"), Ty::list(Ty::String));
+    assert_eq!(
+        out("'a'.split(',').filter(s, s != '')"),
+        Ty::list(Ty::String)
+    );
     assert_eq!(out("optional.of(1).orValue(2)"), Ty::Int);
     let err = crate::environment::check_issues("1.size()", &vars).unwrap_err();
-    assert!(err.contains("found no matching overload for 'size' applied to 'int.()'"), "{err}");
+    assert!(
+        err.contains("found no matching overload for 'size' applied to 'int.()'"),
+        "{err}"
+    );
     let err = crate::environment::check_issues("1.all(x, true)", &vars).unwrap_err();
-    assert!(err.contains("expression of type 'int' cannot be range of a comprehension"), "{err}");
+    assert!(
+        err.contains("expression of type 'int' cannot be range of a comprehension"),
+        "{err}"
+    );
 }

@@ -177,9 +177,7 @@ impl Subst {
             (Ty::List(a), Ty::List(b)) => self.unify(a, b),
             (Ty::Map(ak, av), Ty::Map(bk, bv)) => self.unify(ak, bk) && self.unify(av, bv),
             (Ty::Opaque(a, ap), Ty::Opaque(b, bp)) => {
-                a == b
-                    && ap.len() == bp.len()
-                    && ap.iter().zip(bp).all(|(x, y)| self.unify(x, y))
+                a == b && ap.len() == bp.len() && ap.iter().zip(bp).all(|(x, y)| self.unify(x, y))
             }
             (Ty::Type(a), Ty::Type(b)) => self.unify(a, b),
             (Ty::Object(a), Ty::Object(b)) => a.name == b.name,
@@ -194,7 +192,10 @@ mod tests {
 
     #[test]
     fn names_are_cel_gos() {
-        assert_eq!(Ty::map(Ty::String, Ty::list(Ty::Int)).to_string(), "map(string, list(int))");
+        assert_eq!(
+            Ty::map(Ty::String, Ty::list(Ty::Int)).to_string(),
+            "map(string, list(int))"
+        );
         assert_eq!(Ty::optional(Ty::Dyn).to_string(), "optional_type(dyn)");
         assert_eq!(Ty::Timestamp.to_string(), "google.protobuf.Timestamp");
     }
@@ -208,7 +209,10 @@ mod tests {
         assert!(!s.assignable(&Ty::list(v.clone()), &Ty::list(Ty::String)));
         assert!(s.assignable(&Ty::Dyn, &Ty::String));
         assert!(!s.assignable(&Ty::Int, &Ty::String));
-        assert_eq!(s.finish(&Ty::list(s.clone_fresh_for_test())), Ty::list(Ty::Dyn));
+        assert_eq!(
+            s.finish(&Ty::list(s.clone_fresh_for_test())),
+            Ty::list(Ty::Dyn)
+        );
     }
 
     impl Subst {

@@ -3,14 +3,13 @@
 //! extension, `cel.bind`, the sets extension and kube's libraries; the admission variables;
 //! compiling (parse, check, output type) and evaluating under kube's cost limits.
 
-pub mod cost;
-pub mod value;
-
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use cel::common::ast::{CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, ListExpr, LiteralValue};
 use cel::common::ast::operators;
+use cel::common::ast::{
+    CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, ListExpr, LiteralValue,
+};
 use cel::common::types::{CelBool, CelInt, DYN_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::context::VariableResolver;
@@ -18,6 +17,7 @@ use cel::parser::Macro;
 use cel::{Context, Env, ExecutionError};
 
 use crate::checker::{self, format_at, types::Ty};
+use crate::{cost, value};
 
 /// Equality that holds whichever side is JSON-backed (see `value::equal`).
 const EQUALS: &str = "@k8s_equals";
@@ -34,13 +34,29 @@ fn build() -> Result<Env, cel::DeclarationError> {
     let mut env = Env::stdlib();
     cel::extensions::strings(&mut env)?;
     crate::library::register(&mut env)?;
-    env.add_overload(cost::COST_FUNCTION, "cost_int_dyn", vec![cel::common::types::INT_TYPE, DYN_TYPE], cost::cost_function)?;
+    env.add_overload(
+        cost::COST_FUNCTION,
+        "cost_int_dyn",
+        vec![cel::common::types::INT_TYPE, DYN_TYPE],
+        cost::cost_function,
+    )?;
     env.add_overload(EQUALS, "k8s_equals", vec![DYN_TYPE, DYN_TYPE], |a| {
-        Ok(CowVal::owned(CelBool::from(value::equal(a[0].as_ref(), a[1].as_ref()))))
+        Ok(CowVal::owned(CelBool::from(value::equal(
+            a[0].as_ref(),
+            a[1].as_ref(),
+        ))))
     })?;
-    env.add_overload(NOT_EQUALS, "k8s_not_equals", vec![DYN_TYPE, DYN_TYPE], |a| {
-        Ok(CowVal::owned(CelBool::from(!value::equal(a[0].as_ref(), a[1].as_ref()))))
-    })?;
+    env.add_overload(
+        NOT_EQUALS,
+        "k8s_not_equals",
+        vec![DYN_TYPE, DYN_TYPE],
+        |a| {
+            Ok(CowVal::owned(CelBool::from(!value::equal(
+                a[0].as_ref(),
+                a[1].as_ref(),
+            ))))
+        },
+    )?;
     env.add_overload(IN, "k8s_in", vec![DYN_TYPE, DYN_TYPE], contains)?;
     env.add_macro(Macro::receiver("bind", 3, bind_macro))?;
     Ok(env)
@@ -82,23 +98,30 @@ fn bind_macro(
     }
     let name = match &args[0].expr {
         Expr::Ident(n) => n.clone(),
-        _ => return Err(helper.new_error(args[0].id, "cel.bind() variable names must be simple identifiers")),
+        _ => {
+            return Err(helper.new_error(
+                args[0].id,
+                "cel.bind() variable names must be simple identifiers",
+            ));
+        }
     };
     let body = args.pop().unwrap_or_default();
     let init = args.pop().unwrap_or_default();
     let empty = helper.next_expr(Expr::List(ListExpr::default()));
     let cond = helper.next_expr(Expr::Literal(LiteralValue::Boolean(CelBool::from(false))));
     let step = helper.next_expr(Expr::Ident(name.clone()));
-    Ok(Some(helper.next_expr(Expr::Comprehension(Box::new(ComprehensionExpr {
-        iter_range: empty,
-        iter_var: "#unused".into(),
-        iter_var2: None,
-        accu_var: name,
-        accu_init: init,
-        loop_cond: cond,
-        loop_step: step,
-        result: body,
-    })))))
+    Ok(Some(helper.next_expr(Expr::Comprehension(Box::new(
+        ComprehensionExpr {
+            iter_range: empty,
+            iter_var: "#unused".into(),
+            iter_var2: None,
+            accu_var: name,
+            accu_init: init,
+            loop_cond: cond,
+            loop_step: step,
+            result: body,
+        },
+    )))))
 }
 
 /// A compiled expression: checked, with its output type, rewritten for evaluation.
@@ -112,10 +135,15 @@ pub struct Compiled {
 
 /// Parses and checks `source` against `vars`; the error is cel-go's issue text.
 pub fn compile(source: &str, vars: &HashMap<String, Ty>) -> Result<Compiled, String> {
-    let program = env().compile(source).map_err(|errs| parse_errors(source, &errs))?;
+    let program = env()
+        .compile(source)
+        .map_err(|errs| parse_errors(source, &errs))?;
     let checked = checker::check(program.expression(), vars);
     if !checked.issues.is_empty() {
-        return Err(checker::format_issues(&checked.issues, program.source_info()));
+        return Err(checker::format_issues(
+            &checked.issues,
+            program.source_info(),
+        ));
     }
     let mut expr = program.expression().clone();
     let base_cost = rewrite(&mut expr);
@@ -129,12 +157,17 @@ pub fn compile(source: &str, vars: &HashMap<String, Ty>) -> Result<Compiled, Str
 
 /// Only the checker's issues, for type checking against schemas.
 pub fn check_issues(source: &str, vars: &HashMap<String, Ty>) -> Result<Ty, String> {
-    let program = env().compile(source).map_err(|errs| parse_errors(source, &errs))?;
+    let program = env()
+        .compile(source)
+        .map_err(|errs| parse_errors(source, &errs))?;
     let checked = checker::check(program.expression(), vars);
     if checked.issues.is_empty() {
         Ok(checked.output)
     } else {
-        Err(checker::format_issues(&checked.issues, program.source_info()))
+        Err(checker::format_issues(
+            &checked.issues,
+            program.source_info(),
+        ))
     }
 }
 
@@ -155,7 +188,11 @@ fn byte_offset(source: &str, line: isize, col: isize) -> Option<usize> {
     let mut offset = 0;
     for (i, l) in source.split_inclusive('\n').enumerate() {
         if i as isize + 1 == line {
-            let extra: usize = l.chars().take(col.max(0) as usize).map(char::len_utf8).sum();
+            let extra: usize = l
+                .chars()
+                .take(col.max(0) as usize)
+                .map(char::len_utf8)
+                .sum();
             return Some(offset + extra);
         }
         offset += l.len();
@@ -207,7 +244,9 @@ fn rewrite(e: &mut IdedExpr) -> u64 {
                     args: vec![
                         IdedExpr {
                             id: step.id,
-                            expr: Expr::Literal(LiteralValue::Int(CelInt::from(per_iteration as i64))),
+                            expr: Expr::Literal(LiteralValue::Int(CelInt::from(
+                                per_iteration as i64,
+                            ))),
                         },
                         step,
                     ],
@@ -275,7 +314,9 @@ impl Compiled {
 
 fn classify(e: &ExecutionError, budget: u64) -> EvalError {
     match e {
-        ExecutionError::FunctionError { message, .. } if message == cost::LIMIT_EXCEEDED && budget < cost::PER_CALL_LIMIT => {
+        ExecutionError::FunctionError { message, .. }
+            if message == cost::LIMIT_EXCEEDED && budget < cost::PER_CALL_LIMIT =>
+        {
             EvalError::OutOfBudget
         }
         e => EvalError::Failed(error_text(e)),
@@ -287,31 +328,15 @@ pub fn error_text(e: &ExecutionError) -> String {
     match e {
         ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
         ExecutionError::FunctionError { message, .. } => message.clone(),
-        ExecutionError::NoSuchOverload(_) | ExecutionError::UnsupportedBinaryOperator(..) => "no such overload".into(),
+        ExecutionError::NoSuchOverload(_) | ExecutionError::UnsupportedBinaryOperator(..) => {
+            "no such overload".into()
+        }
         ExecutionError::UndeclaredReference(n) => format!("no such attribute(s): {n}"),
         ExecutionError::DivisionByZero(_) => "division by zero".into(),
         ExecutionError::RemainderByZero(_) => "modulus by zero".into(),
         ExecutionError::Overflow(..) => "integer overflow".into(),
         ExecutionError::IndexOutOfBounds(i) => format!("index out of bounds: {i:?}"),
         e => e.to_string(),
-    }
-}
-
-/// Values bound to names for one evaluation: the admission variables, borrowed.
-pub struct Bindings<'a> {
-    pub vals: HashMap<&'static str, Box<dyn Val + 'a>>,
-    pub variables: Option<crate::validator::VariablesScope<'a>>,
-}
-
-impl VariableResolver for Bindings<'_> {
-    fn resolve<'b>(&'b self, name: &str) -> Option<CowVal<'b, 'b>> {
-        if name == "variables" {
-            return self
-                .variables
-                .as_ref()
-                .map(|v| CowVal::owned(crate::validator::VariablesVal { bindings: self, scope: v }));
-        }
-        self.vals.get(name).map(|v| CowVal::Borrowed(v.as_ref() as &dyn Val))
     }
 }
 

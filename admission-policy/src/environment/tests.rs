@@ -6,13 +6,16 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{Bindings, EvalError, compile, value};
+use super::{EvalError, compile};
 use crate::checker::types::Ty;
 use crate::library::authz::{
-    AuthorizationAttributes, AuthorizationDecision, Authorizer, AuthorizerVal, ResourceCheck, Verdict,
+    AuthorizationAttributes, AuthorizationDecision, Authorizer, AuthorizerVal, ResourceCheck,
+    Verdict,
 };
 use crate::request::UserInfo;
+use crate::validator::Bindings;
 use crate::validator::declarations;
+use crate::{cost, value};
 
 /// Allows `get` and `list` of apps/deployments in namespace `ns`, and `get` on `/healthz`.
 struct TestAuthorizer;
@@ -30,8 +33,16 @@ impl Authorizer for TestAuthorizer {
         };
         let sa_pods = a.user.username == "system:serviceaccount:ns:sa" && a.resource == "pods";
         AuthorizationDecision {
-            verdict: if allowed || sa_pods { Verdict::Allow } else { Verdict::NoOpinion },
-            reason: if allowed { "allowed by test".into() } else { String::new() },
+            verdict: if allowed || sa_pods {
+                Verdict::Allow
+            } else {
+                Verdict::NoOpinion
+            },
+            reason: if allowed {
+                "allowed by test".into()
+            } else {
+                String::new()
+            },
             error: None,
         }
     }
@@ -62,14 +73,22 @@ fn eval(expr: &str) -> Result<Value, String> {
     vals.insert("object", value::json_to_val(&obj));
     vals.insert(
         "authorizer.requestResource",
-        Box::new(ResourceCheck::for_request(who.clone(), "apps", "v1", "deployments", "", "ns", "web")),
+        Box::new(ResourceCheck::for_request(
+            who.clone(),
+            "apps",
+            "v1",
+            "deployments",
+            "",
+            "ns",
+            "web",
+        )),
     );
     vals.insert("authorizer", Box::new(who));
     let bindings = Bindings {
         vals,
         variables: None,
     };
-    let (out, _) = c.evaluate(&bindings, super::cost::RUNTIME_BUDGET, |v| {
+    let (out, _) = c.evaluate(&bindings, cost::RUNTIME_BUDGET, |v| {
         value::val_to_json(v).ok_or_else(|| format!("not JSON: {}", v.get_type().name()))
     });
     match out {
@@ -109,7 +128,10 @@ fn lists_library() {
         ("object.spec.names.isSorted()", Ok(json!(false))),
         ("object.spec.list.sum()", Ok(json!(3))),
         ("object.spec.list.min() == 1", Ok(json!(true))),
-        ("[0].filter(x, x > 1).min()", Err("min called on empty list")),
+        (
+            "[0].filter(x, x > 1).min()",
+            Err("min called on empty list"),
+        ),
     ]);
 }
 
@@ -152,14 +174,32 @@ fn regex_library() {
 #[test]
 fn url_library() {
     table(&[
-        ("url('https://example.com:80/path?x=1').getScheme()", Ok(json!("https"))),
-        ("url('https://example.com:80/path').getHost()", Ok(json!("example.com:80"))),
-        ("url('https://example.com:80/path').getHostname()", Ok(json!("example.com"))),
-        ("url('https://example.com:80/path').getPort()", Ok(json!("80"))),
+        (
+            "url('https://example.com:80/path?x=1').getScheme()",
+            Ok(json!("https")),
+        ),
+        (
+            "url('https://example.com:80/path').getHost()",
+            Ok(json!("example.com:80")),
+        ),
+        (
+            "url('https://example.com:80/path').getHostname()",
+            Ok(json!("example.com")),
+        ),
+        (
+            "url('https://example.com:80/path').getPort()",
+            Ok(json!("80")),
+        ),
         ("url('https://example.com/').getPort()", Ok(json!(""))),
         ("url('https://[::1]:80/').getHostname()", Ok(json!("::1"))),
-        ("url('https://example.com/a%20b').getEscapedPath()", Ok(json!("/a%20b"))),
-        ("url('https://e.com/?k=v&k=w&x=%21').getQuery()", Ok(json!({"k": ["v", "w"], "x": ["!"]}))),
+        (
+            "url('https://example.com/a%20b').getEscapedPath()",
+            Ok(json!("/a%20b")),
+        ),
+        (
+            "url('https://e.com/?k=v&k=w&x=%21').getQuery()",
+            Ok(json!({"k": ["v", "w"], "x": ["!"]})),
+        ),
         ("isURL('https://example.com')", Ok(json!(true))),
         ("isURL('/absolute/path')", Ok(json!(true))),
         ("isURL('not a url')", Ok(json!(false))),
@@ -171,21 +211,39 @@ fn url_library() {
 #[test]
 fn quantity_library() {
     table(&[
-        ("quantity('1').isGreaterThan(quantity('500m'))", Ok(json!(true))),
-        ("quantity('500m').isLessThan(quantity('1'))", Ok(json!(true))),
+        (
+            "quantity('1').isGreaterThan(quantity('500m'))",
+            Ok(json!(true)),
+        ),
+        (
+            "quantity('500m').isLessThan(quantity('1'))",
+            Ok(json!(true)),
+        ),
         ("quantity('200M').compareTo(quantity('0.2G'))", Ok(json!(0))),
         ("quantity('1Gi').asInteger()", Ok(json!(1073741824))),
         ("quantity('1.5').isInteger()", Ok(json!(false))),
-        ("quantity('50k').add(quantity('20')).asInteger()", Ok(json!(50020))),
+        (
+            "quantity('50k').add(quantity('20')).asInteger()",
+            Ok(json!(50020)),
+        ),
         ("quantity('50k').sub(20).asInteger()", Ok(json!(49980))),
-        ("quantity('50k').add(20) == quantity('50020')", Ok(json!(true))),
+        (
+            "quantity('50k').add(20) == quantity('50020')",
+            Ok(json!(true)),
+        ),
         ("quantity('-1').sign()", Ok(json!(-1))),
         ("quantity('1') == quantity('1000m')", Ok(json!(true))),
         ("quantity('5.5').asApproximateFloat()", Ok(json!(5.5))),
         ("isQuantity('20')", Ok(json!(true))),
         ("isQuantity('20ZiB')", Ok(json!(false))),
-        ("quantity('1.5').asInteger()", Err("cannot convert value to integer")),
-        ("quantity('x')", Err("quantities must match the regular expression")),
+        (
+            "quantity('1.5').asInteger()",
+            Err("cannot convert value to integer"),
+        ),
+        (
+            "quantity('x')",
+            Err("quantities must match the regular expression"),
+        ),
     ]);
 }
 
@@ -206,10 +264,22 @@ fn ip_and_cidr_libraries() {
         ("ip('224.0.0.1').isLinkLocalMulticast()", Ok(json!(true))),
         ("ip('1.2.3.4') == ip('1.2.3.4')", Ok(json!(true))),
         ("cidr('10.0.0.0/8').containsIP('10.1.2.3')", Ok(json!(true))),
-        ("cidr('10.0.0.0/8').containsIP(ip('11.0.0.0'))", Ok(json!(false))),
-        ("cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')", Ok(json!(true))),
-        ("cidr('10.1.0.0/16').containsCIDR(cidr('10.0.0.0/8'))", Ok(json!(false))),
-        ("cidr('192.168.1.5/24').masked() == cidr('192.168.1.0/24')", Ok(json!(true))),
+        (
+            "cidr('10.0.0.0/8').containsIP(ip('11.0.0.0'))",
+            Ok(json!(false)),
+        ),
+        (
+            "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')",
+            Ok(json!(true)),
+        ),
+        (
+            "cidr('10.1.0.0/16').containsCIDR(cidr('10.0.0.0/8'))",
+            Ok(json!(false)),
+        ),
+        (
+            "cidr('192.168.1.5/24').masked() == cidr('192.168.1.0/24')",
+            Ok(json!(true)),
+        ),
         ("cidr('10.0.0.0/8').prefixLength()", Ok(json!(8))),
         ("string(cidr('10.0.0.0/8').ip())", Ok(json!("10.0.0.0"))),
         ("string(cidr('::1/128'))", Ok(json!("::1/128"))),
@@ -221,12 +291,27 @@ fn ip_and_cidr_libraries() {
 #[test]
 fn format_and_sets_libraries() {
     table(&[
-        ("format.dns1123Label().validate('my-name').hasValue()", Ok(json!(false))),
-        ("format.named('dns1123Label').value().validate('My_Name').hasValue()", Ok(json!(true))),
+        (
+            "format.dns1123Label().validate('my-name').hasValue()",
+            Ok(json!(false)),
+        ),
+        (
+            "format.named('dns1123Label').value().validate('My_Name').hasValue()",
+            Ok(json!(true)),
+        ),
         ("format.named('nope').hasValue()", Ok(json!(false))),
-        ("format.dns1123Subdomain().validate('a.b').hasValue()", Ok(json!(false))),
-        ("format.labelValue().validate('a'.repeat(1)).hasValue()", Err("undeclared reference to 'repeat'")),
-        ("size(format.dns1123Label().validate('x'.upperAscii()).value())", Ok(json!(1))),
+        (
+            "format.dns1123Subdomain().validate('a.b').hasValue()",
+            Ok(json!(false)),
+        ),
+        (
+            "format.labelValue().validate('a'.repeat(1)).hasValue()",
+            Err("undeclared reference to 'repeat'"),
+        ),
+        (
+            "size(format.dns1123Label().validate('x'.upperAscii()).value())",
+            Ok(json!(1)),
+        ),
         ("sets.contains([1, 2, 3], [2, 3])", Ok(json!(true))),
         ("sets.contains([1, 2], [3])", Ok(json!(false))),
         ("sets.equivalent([1, 2], [2, 1, 1])", Ok(json!(true))),
@@ -250,15 +335,32 @@ fn authorizer_library() {
             "authorizer.group('apps').resource('deployments').namespace('ns').check('get').reason()",
             Ok(json!("allowed by test")),
         ),
-        ("authorizer.path('/healthz').check('get').allowed()", Ok(json!(true))),
-        ("authorizer.path('/metrics').check('get').errored()", Ok(json!(false))),
+        (
+            "authorizer.path('/healthz').check('get').allowed()",
+            Ok(json!(true)),
+        ),
+        (
+            "authorizer.path('/metrics').check('get').errored()",
+            Ok(json!(false)),
+        ),
         (
             "authorizer.serviceAccount('ns', 'sa').group('').resource('pods').check('list').allowed()",
             Ok(json!(true)),
         ),
-        ("authorizer.requestResource.check('list').allowed()", Ok(json!(true))),
-        ("authorizer.requestResource.check('patch').allowed()", Ok(json!(false))),
-        ("authorizer.allowed()", Err("found no matching overload for 'allowed' applied to 'kubernetes.authorization.Authorizer.()'")),
+        (
+            "authorizer.requestResource.check('list').allowed()",
+            Ok(json!(true)),
+        ),
+        (
+            "authorizer.requestResource.check('patch').allowed()",
+            Ok(json!(false)),
+        ),
+        (
+            "authorizer.allowed()",
+            Err(
+                "found no matching overload for 'allowed' applied to 'kubernetes.authorization.Authorizer.()'",
+            ),
+        ),
     ]);
 }
 
@@ -280,15 +382,24 @@ fn core_semantics_on_kube_json() {
         ("object.spec.list.map(x, x * 2)", Ok(json!([2, 4]))),
         ("object.spec.names.exists(n, n == 'a')", Ok(json!(true))),
         ("object.spec.names.all(n, n.size() == 1)", Ok(json!(true))),
-        ("object.metadata.labels.exists_one(k, k == 'app')", Ok(json!(true))),
+        (
+            "object.metadata.labels.exists_one(k, k == 'app')",
+            Ok(json!(true)),
+        ),
         ("object.?spec.?missing.orValue('d')", Ok(json!("d"))),
         ("object.?spec.?replicas.orValue(0)", Ok(json!(3))),
         ("cel.bind(x, object.spec.replicas, x * x)", Ok(json!(9))),
         ("object.spec.replicas > 2.5", Ok(json!(true))),
         ("1 / 0", Err("division by zero")),
         ("object.spec.replicas == 'three'", Ok(json!(false))),
-        ("1 == 1.0", Err("found no matching overload for '_==_' applied to '(int, double)'")),
-        ("undeclared == 1", Err("undeclared reference to 'undeclared' (in container '')")),
+        (
+            "1 == 1.0",
+            Err("found no matching overload for '_==_' applied to '(int, double)'"),
+        ),
+        (
+            "undeclared == 1",
+            Err("undeclared reference to 'undeclared' (in container '')"),
+        ),
         ("request.foo", Err("undefined field 'foo'")),
         ("'a' +", Err("Syntax error")),
     ]);
@@ -303,7 +414,10 @@ fn compile_errors_are_cel_gos_text() {
         "ERROR: <input>:1:13: undeclared reference to 'params' (in container '')\n | object.x == params.y\n | ............^"
     );
     let err = compile("request.nope", &vars).unwrap_err();
-    assert_eq!(err, "ERROR: <input>:1:8: undefined field 'nope'\n | request.nope\n | .......^");
+    assert_eq!(
+        err,
+        "ERROR: <input>:1:8: undefined field 'nope'\n | request.nope\n | .......^"
+    );
 }
 
 #[test]
@@ -314,10 +428,13 @@ fn cost_limits_stop_runaway_expressions() {
     let c = compile("object.items.all(a, object.items.all(b, a >= 0))", &vars).unwrap();
     let mut vals: HashMap<&'static str, Box<dyn cel::common::value::Val>> = HashMap::new();
     vals.insert("object", value::json_to_val(&obj));
-    let bindings = Bindings { vals, variables: None };
-    let (out, spent) = c.evaluate(&bindings, super::cost::RUNTIME_BUDGET, |_| ());
-    assert_eq!(out, Err(EvalError::Failed(super::cost::LIMIT_EXCEEDED.into())));
-    assert!(spent > super::cost::PER_CALL_LIMIT);
+    let bindings = Bindings {
+        vals,
+        variables: None,
+    };
+    let (out, spent) = c.evaluate(&bindings, cost::RUNTIME_BUDGET, |_| ());
+    assert_eq!(out, Err(EvalError::Failed(cost::LIMIT_EXCEEDED.into())));
+    assert!(spent > cost::PER_CALL_LIMIT);
     // With less budget left than the per-expression limit, running out is the budget's.
     let (out, _) = c.evaluate(&bindings, 1000, |_| ());
     assert_eq!(out, Err(EvalError::OutOfBudget));

@@ -14,9 +14,11 @@ use cel::{Env, ExecutionError};
 use super::{arg, str_arg, string_val};
 use crate::request::UserInfo;
 
-pub static AUTHORIZER_TYPE: Type = Type::new_unspecified_type("kubernetes.authorization.Authorizer");
+pub static AUTHORIZER_TYPE: Type =
+    Type::new_unspecified_type("kubernetes.authorization.Authorizer");
 pub static PATH_CHECK_TYPE: Type = Type::new_unspecified_type("kubernetes.authorization.PathCheck");
-pub static GROUP_CHECK_TYPE: Type = Type::new_unspecified_type("kubernetes.authorization.GroupCheck");
+pub static GROUP_CHECK_TYPE: Type =
+    Type::new_unspecified_type("kubernetes.authorization.GroupCheck");
 pub static RESOURCE_CHECK_TYPE: Type =
     Type::new_unspecified_type("kubernetes.authorization.ResourceCheck");
 pub static DECISION_TYPE: Type = Type::new_unspecified_type("kubernetes.authorization.Decision");
@@ -194,12 +196,42 @@ pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
         vec![STRING_TYPE, STRING_TYPE],
         service_account,
     )?;
-    env.add_member_overload("resource", "groupcheck_resource", GROUP_CHECK_TYPE.to_owned(), vec![STRING_TYPE], resource)?;
-    env.add_member_overload("subresource", "resourcecheck_subresource", r(), vec![STRING_TYPE], subresource)?;
-    env.add_member_overload("namespace", "resourcecheck_namespace", r(), vec![STRING_TYPE], namespace)?;
+    env.add_member_overload(
+        "resource",
+        "groupcheck_resource",
+        GROUP_CHECK_TYPE.to_owned(),
+        vec![STRING_TYPE],
+        resource,
+    )?;
+    env.add_member_overload(
+        "subresource",
+        "resourcecheck_subresource",
+        r(),
+        vec![STRING_TYPE],
+        subresource,
+    )?;
+    env.add_member_overload(
+        "namespace",
+        "resourcecheck_namespace",
+        r(),
+        vec![STRING_TYPE],
+        namespace,
+    )?;
     env.add_member_overload("name", "resourcecheck_name", r(), vec![STRING_TYPE], name)?;
-    env.add_member_overload("check", "pathcheck_check", PATH_CHECK_TYPE.to_owned(), vec![STRING_TYPE], path_check)?;
-    env.add_member_overload("check", "resourcecheck_check", r(), vec![STRING_TYPE], resource_check)?;
+    env.add_member_overload(
+        "check",
+        "pathcheck_check",
+        PATH_CHECK_TYPE.to_owned(),
+        vec![STRING_TYPE],
+        path_check,
+    )?;
+    env.add_member_overload(
+        "check",
+        "resourcecheck_check",
+        r(),
+        vec![STRING_TYPE],
+        resource_check,
+    )?;
     env.add_member_overload("allowed", "decision_allowed", d(), vec![], allowed)?;
     env.add_member_overload("reason", "decision_reason", d(), vec![], reason)?;
     env.add_member_overload("errored", "decision_errored", d(), vec![], errored)?;
@@ -221,7 +253,8 @@ pub fn to_static(v: &dyn Val) -> Option<Box<dyn Val + 'static>> {
     if let Some(x) = any.downcast_ref::<ResourceCheck>() {
         return Some(Box::new(x.clone()));
     }
-    any.downcast_ref::<Decision>().map(|x| Box::new(x.clone()) as Box<dyn Val>)
+    any.downcast_ref::<Decision>()
+        .map(|x| Box::new(x.clone()) as Box<dyn Val>)
 }
 
 fn path<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
@@ -243,7 +276,10 @@ fn service_account<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, 
     let user = UserInfo {
         username: format!("system:serviceaccount:{ns}:{name}"),
         uid: String::new(),
-        groups: vec!["system:serviceaccounts".into(), format!("system:serviceaccounts:{ns}")],
+        groups: vec![
+            "system:serviceaccounts".into(),
+            format!("system:serviceaccounts:{ns}"),
+        ],
         extra: Default::default(),
     };
     Ok(CowVal::owned(AuthorizerVal {
@@ -316,7 +352,10 @@ fn resource_check<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, E
     Ok(CowVal::owned(Decision(r.who.authz.authorize(&attributes))))
 }
 
-fn decision<'a>(args: &'a [CowVal<'_, '_>], f: &str) -> Result<&'a AuthorizationDecision, ExecutionError> {
+fn decision<'a>(
+    args: &'a [CowVal<'_, '_>],
+    f: &str,
+) -> Result<&'a AuthorizationDecision, ExecutionError> {
     Ok(&arg::<Decision>(args, 0, f)?.0)
 }
 
@@ -330,9 +369,13 @@ fn reason<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execution
 }
 
 fn errored<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(CowVal::owned(CelBool::from(decision(&args, "errored")?.error.is_some())))
+    Ok(CowVal::owned(CelBool::from(
+        decision(&args, "errored")?.error.is_some(),
+    )))
 }
 
 fn error<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(string_val(decision(&args, "error")?.error.clone().unwrap_or_default()))
+    Ok(string_val(
+        decision(&args, "error")?.error.clone().unwrap_or_default(),
+    ))
 }

@@ -25,9 +25,27 @@ pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
     env.add_overload("cidr", "string_to_cidr", vec![STRING_TYPE], cidr)?;
     env.add_overload("isCIDR", "is_cidr", vec![STRING_TYPE], is_cidr)?;
     env.add_overload("string", "cidr_to_string", vec![t()], to_string)?;
-    env.add_member_overload("containsIP", "cidr_contains_ip_ip", t(), vec![IP_TYPE.to_owned()], contains_ip)?;
-    env.add_member_overload("containsIP", "cidr_contains_ip_string", t(), vec![STRING_TYPE], contains_ip_string)?;
-    env.add_member_overload("containsCIDR", "cidr_contains_cidr", t(), vec![t()], contains_cidr)?;
+    env.add_member_overload(
+        "containsIP",
+        "cidr_contains_ip_ip",
+        t(),
+        vec![IP_TYPE.to_owned()],
+        contains_ip,
+    )?;
+    env.add_member_overload(
+        "containsIP",
+        "cidr_contains_ip_string",
+        t(),
+        vec![STRING_TYPE],
+        contains_ip_string,
+    )?;
+    env.add_member_overload(
+        "containsCIDR",
+        "cidr_contains_cidr",
+        t(),
+        vec![t()],
+        contains_cidr,
+    )?;
     env.add_member_overload(
         "containsCIDR",
         "cidr_contains_cidr_string",
@@ -37,15 +55,28 @@ pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
     )?;
     env.add_member_overload("ip", "cidr_ip", t(), vec![], ip)?;
     env.add_member_overload("masked", "cidr_masked", t(), vec![], masked)?;
-    env.add_member_overload("prefixLength", "cidr_prefix_length", t(), vec![], prefix_length)?;
+    env.add_member_overload(
+        "prefixLength",
+        "cidr_prefix_length",
+        t(),
+        vec![],
+        prefix_length,
+    )?;
     Ok(())
 }
 
 pub fn parse(s: &str) -> Result<Cidr, String> {
-    let bad = || format!("network address parse error during conversion from string: netip.ParsePrefix({s:?}): bad bits after slash");
+    let bad = || {
+        format!(
+            "network address parse error during conversion from string: netip.ParsePrefix({s:?}): bad bits after slash"
+        )
+    };
     let (addr, bits) = s.split_once('/').ok_or_else(|| format!("network address parse error during conversion from string: netip.ParsePrefix({s:?}): no '/'"))?;
     let addr = super::ip::parse(addr)?;
-    if bits.is_empty() || !bits.chars().all(|c| c.is_ascii_digit()) || (bits.len() > 1 && bits.starts_with('0')) {
+    if bits.is_empty()
+        || !bits.chars().all(|c| c.is_ascii_digit())
+        || (bits.len() > 1 && bits.starts_with('0'))
+    {
         return Err(bad());
     }
     let bits: u8 = bits.parse().map_err(|_| bad())?;
@@ -70,13 +101,22 @@ impl Cidr {
 
     fn mask(&self) -> u128 {
         let w = self.width();
-        let all = if w == 128 { u128::MAX } else { (1u128 << w) - 1 };
+        let all = if w == 128 {
+            u128::MAX
+        } else {
+            (1u128 << w) - 1
+        };
         let host_bits = w - u32::from(self.bits);
-        if host_bits >= 128 { 0 } else { all & !((1u128 << host_bits) - 1) }
+        if host_bits >= 128 {
+            0
+        } else {
+            all & !((1u128 << host_bits) - 1)
+        }
     }
 
     fn contains(&self, a: IpAddr) -> bool {
-        a.is_ipv4() == self.addr.is_ipv4() && to_u128(a) & self.mask() == to_u128(self.addr) & self.mask()
+        a.is_ipv4() == self.addr.is_ipv4()
+            && to_u128(a) & self.mask() == to_u128(self.addr) & self.mask()
     }
 
     fn masked(&self) -> Cidr {
@@ -85,7 +125,10 @@ impl Cidr {
             IpAddr::V4(_) => IpAddr::V4((v as u32).into()),
             IpAddr::V6(_) => IpAddr::V6(v.into()),
         };
-        Cidr { addr, bits: self.bits }
+        Cidr {
+            addr,
+            bits: self.bits,
+        }
     }
 }
 
@@ -132,7 +175,9 @@ fn contains_cidr<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Ex
     Ok(CowVal::owned(CelBool::from(covers(c, other))))
 }
 
-fn contains_cidr_string<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+fn contains_cidr_string<'b, 'v>(
+    args: Vec<CowVal<'b, 'v>>,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let c = the(&args, "containsCIDR")?;
     let other = parse(str_arg(&args, 1, "containsCIDR")?).map_err(err)?;
     Ok(CowVal::owned(CelBool::from(covers(c, other))))
@@ -147,7 +192,9 @@ fn masked<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execution
 }
 
 fn prefix_length<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(CowVal::owned(CelInt::from(i64::from(the(&args, "prefixLength")?.bits))))
+    Ok(CowVal::owned(CelInt::from(i64::from(
+        the(&args, "prefixLength")?.bits,
+    ))))
 }
 
 #[cfg(test)]
@@ -161,7 +208,10 @@ mod tests {
         assert!(!net.contains(super::super::ip::parse("11.0.0.1").unwrap()));
         assert!(covers(net, parse("10.1.0.0/16").unwrap()));
         assert!(!covers(parse("10.1.0.0/16").unwrap(), net));
-        assert_eq!(parse("192.168.1.5/24").unwrap().masked(), parse("192.168.1.0/24").unwrap());
+        assert_eq!(
+            parse("192.168.1.5/24").unwrap().masked(),
+            parse("192.168.1.0/24").unwrap()
+        );
         assert!(parse("10.0.0.0/33").is_err());
         assert!(parse("10.0.0.0").is_err());
         assert!(parse("::1/128").is_ok());

@@ -31,30 +31,68 @@ const NAMES: &[(&str, NamedFormat)] = &[
     ("dns1035Label", NamedFormat::Dns1035Label),
     ("qualifiedName", NamedFormat::QualifiedName),
     ("dns1123LabelPrefix", NamedFormat::Dns1123LabelPrefix),
-    ("dns1123SubdomainPrefix", NamedFormat::Dns1123SubdomainPrefix),
+    (
+        "dns1123SubdomainPrefix",
+        NamedFormat::Dns1123SubdomainPrefix,
+    ),
     ("dns1035LabelPrefix", NamedFormat::Dns1035LabelPrefix),
     ("labelValue", NamedFormat::LabelValue),
 ];
 
 pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
     env.add_overload("format.named", "format_named", vec![STRING_TYPE], named)?;
-    env.add_overload("format.dns1123Label", "format_dns1123_label", vec![], |_| Ok(CowVal::owned(NamedFormat::Dns1123Label)))?;
-    env.add_overload("format.dns1123Subdomain", "format_dns1123_subdomain", vec![], |_| {
-        Ok(CowVal::owned(NamedFormat::Dns1123Subdomain))
+    env.add_overload(
+        "format.dns1123Label",
+        "format_dns1123_label",
+        vec![],
+        |_| Ok(CowVal::owned(NamedFormat::Dns1123Label)),
+    )?;
+    env.add_overload(
+        "format.dns1123Subdomain",
+        "format_dns1123_subdomain",
+        vec![],
+        |_| Ok(CowVal::owned(NamedFormat::Dns1123Subdomain)),
+    )?;
+    env.add_overload(
+        "format.dns1035Label",
+        "format_dns1035_label",
+        vec![],
+        |_| Ok(CowVal::owned(NamedFormat::Dns1035Label)),
+    )?;
+    env.add_overload(
+        "format.qualifiedName",
+        "format_qualified_name",
+        vec![],
+        |_| Ok(CowVal::owned(NamedFormat::QualifiedName)),
+    )?;
+    env.add_overload(
+        "format.dns1123LabelPrefix",
+        "format_dns1123_label_prefix",
+        vec![],
+        |_| Ok(CowVal::owned(NamedFormat::Dns1123LabelPrefix)),
+    )?;
+    env.add_overload(
+        "format.dns1123SubdomainPrefix",
+        "format_dns1123_subdomain_prefix",
+        vec![],
+        |_| Ok(CowVal::owned(NamedFormat::Dns1123SubdomainPrefix)),
+    )?;
+    env.add_overload(
+        "format.dns1035LabelPrefix",
+        "format_dns1035_label_prefix",
+        vec![],
+        |_| Ok(CowVal::owned(NamedFormat::Dns1035LabelPrefix)),
+    )?;
+    env.add_overload("format.labelValue", "format_label_value", vec![], |_| {
+        Ok(CowVal::owned(NamedFormat::LabelValue))
     })?;
-    env.add_overload("format.dns1035Label", "format_dns1035_label", vec![], |_| Ok(CowVal::owned(NamedFormat::Dns1035Label)))?;
-    env.add_overload("format.qualifiedName", "format_qualified_name", vec![], |_| Ok(CowVal::owned(NamedFormat::QualifiedName)))?;
-    env.add_overload("format.dns1123LabelPrefix", "format_dns1123_label_prefix", vec![], |_| {
-        Ok(CowVal::owned(NamedFormat::Dns1123LabelPrefix))
-    })?;
-    env.add_overload("format.dns1123SubdomainPrefix", "format_dns1123_subdomain_prefix", vec![], |_| {
-        Ok(CowVal::owned(NamedFormat::Dns1123SubdomainPrefix))
-    })?;
-    env.add_overload("format.dns1035LabelPrefix", "format_dns1035_label_prefix", vec![], |_| {
-        Ok(CowVal::owned(NamedFormat::Dns1035LabelPrefix))
-    })?;
-    env.add_overload("format.labelValue", "format_label_value", vec![], |_| Ok(CowVal::owned(NamedFormat::LabelValue)))?;
-    env.add_member_overload("validate", "format_validate", FORMAT_TYPE.to_owned(), vec![STRING_TYPE], validate)?;
+    env.add_member_overload(
+        "validate",
+        "format_validate",
+        FORMAT_TYPE.to_owned(),
+        vec![STRING_TYPE],
+        validate,
+    )?;
     Ok(())
 }
 
@@ -94,7 +132,8 @@ fn max_len(n: usize) -> String {
 fn is_dns1123_label(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
         && b[0] != b'-'
         && b[b.len() - 1] != b'-'
 }
@@ -110,13 +149,15 @@ fn is_dns1123_subdomain(s: &str) -> bool {
 fn is_name_part(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c))
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c))
         && b[0].is_ascii_alphanumeric()
         && b[b.len() - 1].is_ascii_alphanumeric()
 }
 
 const DNS1123_LABEL_RE: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const DNS1123_SUBDOMAIN_RE: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_RE: &str =
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1035_LABEL_RE: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
 
 fn dns1123_label(s: &str) -> Vec<String> {
@@ -125,7 +166,11 @@ fn dns1123_label(s: &str) -> Vec<String> {
         errs.push(max_len(63));
     }
     if !is_dns1123_label(s) {
-        errs.push(regex_error(DNS1123_LABEL_MSG, DNS1123_LABEL_RE, &["my-name", "123-abc"]));
+        errs.push(regex_error(
+            DNS1123_LABEL_MSG,
+            DNS1123_LABEL_RE,
+            &["my-name", "123-abc"],
+        ));
     }
     errs
 }
@@ -136,7 +181,11 @@ fn dns1123_subdomain(s: &str) -> Vec<String> {
         errs.push(max_len(253));
     }
     if !is_dns1123_subdomain(s) {
-        errs.push(regex_error(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_RE, &["example.com"]));
+        errs.push(regex_error(
+            DNS1123_SUBDOMAIN_MSG,
+            DNS1123_SUBDOMAIN_RE,
+            &["example.com"],
+        ));
     }
     errs
 }
@@ -147,7 +196,11 @@ fn dns1035_label(s: &str) -> Vec<String> {
         errs.push(max_len(63));
     }
     if !is_dns1035_label(s) {
-        errs.push(regex_error(DNS1035_LABEL_MSG, DNS1035_LABEL_RE, &["my-name", "abc-123"]));
+        errs.push(regex_error(
+            DNS1035_LABEL_MSG,
+            DNS1035_LABEL_RE,
+            &["my-name", "abc-123"],
+        ));
     }
     errs
 }
@@ -174,11 +227,13 @@ fn qualified_name(s: &str) -> Vec<String> {
         [name] => (None, *name),
         [prefix, name] => (Some(*prefix), *name),
         _ => {
-            return vec![regex_error(
-                &format!("a qualified name {QUALIFIED_NAME_MSG}"),
-                "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]",
-                &["MyName", "my.name", "123-abc"],
-            ) + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"];
+            return vec![
+                regex_error(
+                    &format!("a qualified name {QUALIFIED_NAME_MSG}"),
+                    "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]",
+                    &["MyName", "my.name", "123-abc"],
+                ) + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+            ];
         }
     };
     let mut errs = Vec::new();
@@ -186,7 +241,11 @@ fn qualified_name(s: &str) -> Vec<String> {
         if prefix.is_empty() {
             errs.push("prefix part must be non-empty".to_owned());
         } else {
-            errs.extend(dns1123_subdomain(prefix).into_iter().map(|e| format!("prefix part {e}")));
+            errs.extend(
+                dns1123_subdomain(prefix)
+                    .into_iter()
+                    .map(|e| format!("prefix part {e}")),
+            );
         }
     }
     if name.is_empty() {
@@ -197,7 +256,11 @@ fn qualified_name(s: &str) -> Vec<String> {
     if !name.is_empty() && !is_name_part(name) {
         errs.push(format!(
             "name part {}",
-            regex_error(QUALIFIED_NAME_MSG, "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]", &["MyName", "my.name", "123-abc"])
+            regex_error(
+                QUALIFIED_NAME_MSG,
+                "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]",
+                &["MyName", "my.name", "123-abc"]
+            )
         ));
     }
     errs
@@ -205,7 +268,11 @@ fn qualified_name(s: &str) -> Vec<String> {
 
 /// A prefix (for generateName) is valid when it is valid with a character appended.
 fn prefixed(s: &str, f: fn(&str) -> Vec<String>) -> Vec<String> {
-    let s = if s.ends_with('-') { format!("{s}a") } else { s.to_owned() };
+    let s = if s.ends_with('-') {
+        format!("{s}a")
+    } else {
+        s.to_owned()
+    };
     f(&s)
 }
 
@@ -249,12 +316,25 @@ mod tests {
         assert!(NamedFormat::Dns1123Label.validate("my-name").is_empty());
         assert_eq!(
             NamedFormat::Dns1123Label.validate("My_Name"),
-            vec![format!("{DNS1123_LABEL_MSG} (e.g. 'my-name',  or '123-abc', regex used for validation is '{DNS1123_LABEL_RE}')")]
+            vec![format!(
+                "{DNS1123_LABEL_MSG} (e.g. 'my-name',  or '123-abc', regex used for validation is '{DNS1123_LABEL_RE}')"
+            )]
         );
-        assert_eq!(NamedFormat::Dns1123Label.validate(&"a".repeat(64))[0], "must be no more than 63 characters");
-        assert!(NamedFormat::Dns1123Subdomain.validate("example.com").is_empty());
+        assert_eq!(
+            NamedFormat::Dns1123Label.validate(&"a".repeat(64))[0],
+            "must be no more than 63 characters"
+        );
+        assert!(
+            NamedFormat::Dns1123Subdomain
+                .validate("example.com")
+                .is_empty()
+        );
         assert!(!NamedFormat::Dns1035Label.validate("1abc").is_empty());
-        assert!(NamedFormat::QualifiedName.validate("example.com/MyName").is_empty());
+        assert!(
+            NamedFormat::QualifiedName
+                .validate("example.com/MyName")
+                .is_empty()
+        );
         assert!(!NamedFormat::QualifiedName.validate("a/b/c").is_empty());
         assert!(NamedFormat::LabelValue.validate("").is_empty());
         assert!(NamedFormat::Dns1123LabelPrefix.validate("web-").is_empty());

@@ -20,10 +20,21 @@ pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
     let t = || IP_TYPE.to_owned();
     env.add_overload("ip", "string_to_ip", vec![STRING_TYPE], ip)?;
     env.add_overload("isIP", "is_ip", vec![STRING_TYPE], is_ip)?;
-    env.add_overload("ip.isCanonical", "ip_is_canonical", vec![STRING_TYPE], is_canonical)?;
+    env.add_overload(
+        "ip.isCanonical",
+        "ip_is_canonical",
+        vec![STRING_TYPE],
+        is_canonical,
+    )?;
     env.add_overload("string", "ip_to_string", vec![t()], to_string)?;
     env.add_member_overload("family", "ip_family", t(), vec![], family)?;
-    env.add_member_overload("isUnspecified", "ip_is_unspecified", t(), vec![], is_unspecified)?;
+    env.add_member_overload(
+        "isUnspecified",
+        "ip_is_unspecified",
+        t(),
+        vec![],
+        is_unspecified,
+    )?;
     env.add_member_overload("isLoopback", "ip_is_loopback", t(), vec![], is_loopback)?;
     env.add_member_overload(
         "isLinkLocalMulticast",
@@ -39,7 +50,13 @@ pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
         vec![],
         is_link_local_unicast,
     )?;
-    env.add_member_overload("isGlobalUnicast", "ip_is_global_unicast", t(), vec![], is_global_unicast)?;
+    env.add_member_overload(
+        "isGlobalUnicast",
+        "ip_is_global_unicast",
+        t(),
+        vec![],
+        is_global_unicast,
+    )?;
     Ok(())
 }
 
@@ -91,7 +108,11 @@ fn to_string<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execut
 }
 
 fn family<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let f = if the(&args, "family")?.is_ipv4() { 4 } else { 6 };
+    let f = if the(&args, "family")?.is_ipv4() {
+        4
+    } else {
+        6
+    };
     Ok(CowVal::owned(CelInt::from(f)))
 }
 
@@ -117,11 +138,15 @@ fn link_local_unicast(a: IpAddr) -> bool {
     }
 }
 
-fn is_link_local_multicast<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+fn is_link_local_multicast<'b, 'v>(
+    args: Vec<CowVal<'b, 'v>>,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
     bool_val(link_local_multicast(the(&args, "isLinkLocalMulticast")?))
 }
 
-fn is_link_local_unicast<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+fn is_link_local_unicast<'b, 'v>(
+    args: Vec<CowVal<'b, 'v>>,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
     bool_val(link_local_unicast(the(&args, "isLinkLocalUnicast")?))
 }
 
@@ -130,7 +155,11 @@ fn is_global_unicast<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>
     let a = the(&args, "isGlobalUnicast")?;
     let broadcast = matches!(a, IpAddr::V4(v4) if v4.is_broadcast());
     bool_val(
-        !a.is_unspecified() && !a.is_loopback() && !a.is_multicast() && !link_local_unicast(a) && !broadcast,
+        !a.is_unspecified()
+            && !a.is_loopback()
+            && !a.is_multicast()
+            && !link_local_unicast(a)
+            && !broadcast,
     )
 }
 

@@ -8,14 +8,26 @@ use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError};
 
 use super::err;
-use crate::environment::{cost, value::equal};
+use crate::{cost, value::equal};
 
 pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
-    env.add_member_overload("isSorted", "list_is_sorted_bool", LIST_TYPE, vec![], is_sorted)?;
+    env.add_member_overload(
+        "isSorted",
+        "list_is_sorted_bool",
+        LIST_TYPE,
+        vec![],
+        is_sorted,
+    )?;
     env.add_member_overload("sum", "list_sum", LIST_TYPE, vec![], sum)?;
     env.add_member_overload("min", "list_min", LIST_TYPE, vec![], min)?;
     env.add_member_overload("max", "list_max", LIST_TYPE, vec![], max)?;
-    env.add_member_overload("indexOf", "list_a_index_of_int", LIST_TYPE, vec![DYN_TYPE], index_of)?;
+    env.add_member_overload(
+        "indexOf",
+        "list_a_index_of_int",
+        LIST_TYPE,
+        vec![DYN_TYPE],
+        index_of,
+    )?;
     env.add_member_overload(
         "lastIndexOf",
         "list_a_last_index_of_int",
@@ -28,9 +40,7 @@ pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
 
 /// The elements of the list argument, charging one per element (kube's traversal cost).
 fn elements<'b, 'v>(list: &'b CowVal<'_, 'v>) -> Result<Vec<&'b (dyn Val + 'v)>, ExecutionError> {
-    let iterable = list
-        .as_iterable()
-        .ok_or_else(|| err("no such overload"))?;
+    let iterable = list.as_iterable().ok_or_else(|| err("no such overload"))?;
     let mut out = Vec::new();
     let mut it = iterable.iter();
     while let Some(v) = it.next() {

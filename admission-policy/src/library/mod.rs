@@ -17,7 +17,7 @@ use cel::common::types::{CelInt, CelString};
 use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError};
 
-use crate::environment::cost;
+use crate::cost;
 
 /// Registers every library on `env`.
 pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
@@ -55,7 +55,11 @@ pub fn to_static_opaque(v: &dyn Val) -> Option<Box<dyn Val + 'static>> {
 
 /// The string argument `i` (the overloads are declared for strings, so this only fails on a
 /// declaration mistake).
-pub(crate) fn str_arg<'b>(args: &'b [CowVal<'_, '_>], i: usize, f: &str) -> Result<&'b str, ExecutionError> {
+pub(crate) fn str_arg<'b>(
+    args: &'b [CowVal<'_, '_>],
+    i: usize,
+    f: &str,
+) -> Result<&'b str, ExecutionError> {
     args.get(i)
         .and_then(|a| a.downcast_ref::<CelString>())
         .map(|s| s.inner())

@@ -44,12 +44,34 @@ impl cel::common::value::StaticVal for Quantity {}
 
 pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
     let q = || QUANTITY_TYPE.to_owned();
-    env.add_overload("quantity", "string_to_quantity", vec![STRING_TYPE], quantity)?;
-    env.add_overload("isQuantity", "is_quantity_string", vec![STRING_TYPE], is_quantity)?;
+    env.add_overload(
+        "quantity",
+        "string_to_quantity",
+        vec![STRING_TYPE],
+        quantity,
+    )?;
+    env.add_overload(
+        "isQuantity",
+        "is_quantity_string",
+        vec![STRING_TYPE],
+        is_quantity,
+    )?;
     env.add_member_overload("sign", "quantity_sign", q(), vec![], sign)?;
-    env.add_member_overload("isGreaterThan", "quantity_is_greater_than", q(), vec![q()], greater)?;
+    env.add_member_overload(
+        "isGreaterThan",
+        "quantity_is_greater_than",
+        q(),
+        vec![q()],
+        greater,
+    )?;
     env.add_member_overload("isLessThan", "quantity_is_less_than", q(), vec![q()], less)?;
-    env.add_member_overload("compareTo", "quantity_compare_to", q(), vec![q()], compare_to)?;
+    env.add_member_overload(
+        "compareTo",
+        "quantity_compare_to",
+        q(),
+        vec![q()],
+        compare_to,
+    )?;
     env.add_member_overload("add", "quantity_add", q(), vec![q()], add)?;
     env.add_member_overload("add", "quantity_add_int", q(), vec![INT_TYPE], add_int)?;
     env.add_member_overload("sub", "quantity_sub", q(), vec![q()], sub)?;
@@ -104,7 +126,10 @@ impl Quantity {
 
     fn aligned(&self, other: &Quantity) -> Option<(i128, i128, i32)> {
         let scale = self.scale.min(other.scale);
-        let up = |q: &Quantity| q.mantissa.checked_mul(10i128.checked_pow((q.scale - scale) as u32)?);
+        let up = |q: &Quantity| {
+            q.mantissa
+                .checked_mul(10i128.checked_pow((q.scale - scale) as u32)?)
+        };
         Some((up(self)?, up(other)?, scale))
     }
 
@@ -115,12 +140,17 @@ impl Quantity {
     fn cmp(&self, other: &Quantity) -> Ordering {
         match self.aligned(other) {
             Some((a, b, _)) => a.cmp(&b),
-            None => self.as_f64().partial_cmp(&other.as_f64()).unwrap_or(Ordering::Equal),
+            None => self
+                .as_f64()
+                .partial_cmp(&other.as_f64())
+                .unwrap_or(Ordering::Equal),
         }
     }
 
     fn plus(&self, other: &Quantity, sign: i128) -> Result<Quantity, ExecutionError> {
-        let (a, b, scale) = self.aligned(other).ok_or_else(|| err("quantity overflow"))?;
+        let (a, b, scale) = self
+            .aligned(other)
+            .ok_or_else(|| err("quantity overflow"))?;
         let mantissa = a
             .checked_add(sign * b)
             .ok_or_else(|| err("quantity overflow"))?;
@@ -129,7 +159,8 @@ impl Quantity {
 
     fn integer(&self) -> Option<i128> {
         if self.scale >= 0 {
-            self.mantissa.checked_mul(10i128.checked_pow(self.scale as u32)?)
+            self.mantissa
+                .checked_mul(10i128.checked_pow(self.scale as u32)?)
         } else {
             let p = 10i128.checked_pow(self.scale.unsigned_abs())?;
             (self.mantissa % p == 0).then(|| self.mantissa / p)
@@ -149,7 +180,10 @@ fn is_quantity<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Exec
     Ok(CowVal::owned(CelBool::from(Quantity::parse(s).is_ok())))
 }
 
-fn two<'a>(args: &'a [CowVal<'_, '_>], f: &str) -> Result<(&'a Quantity, &'a Quantity), ExecutionError> {
+fn two<'a>(
+    args: &'a [CowVal<'_, '_>],
+    f: &str,
+) -> Result<(&'a Quantity, &'a Quantity), ExecutionError> {
     Ok((arg::<Quantity>(args, 0, f)?, arg::<Quantity>(args, 1, f)?))
 }
 
@@ -185,13 +219,19 @@ fn sub<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionErr
 
 fn add_int<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let a = arg::<Quantity>(&args, 0, "add")?;
-    let b = Quantity { mantissa: int_arg(&args, 1, "add")?.into(), scale: 0 };
+    let b = Quantity {
+        mantissa: int_arg(&args, 1, "add")?.into(),
+        scale: 0,
+    };
     a.plus(&b, 1).map(CowVal::owned)
 }
 
 fn sub_int<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let a = arg::<Quantity>(&args, 0, "sub")?;
-    let b = Quantity { mantissa: int_arg(&args, 1, "sub")?.into(), scale: 0 };
+    let b = Quantity {
+        mantissa: int_arg(&args, 1, "sub")?.into(),
+        scale: 0,
+    };
     a.plus(&b, -1).map(CowVal::owned)
 }
 
@@ -209,7 +249,9 @@ fn is_integer<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execu
     Ok(CowVal::owned(CelBool::from(fits)))
 }
 
-fn as_approximate_float<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+fn as_approximate_float<'b, 'v>(
+    args: Vec<CowVal<'b, 'v>>,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let q = arg::<Quantity>(&args, 0, "asApproximateFloat")?;
     Ok(CowVal::owned(CelDouble::from(q.as_f64())))
 }

@@ -14,7 +14,13 @@ use super::{charge_len, err, int_arg, str_arg, string_val};
 const CACHE_LIMIT: usize = 256;
 
 pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
-    env.add_member_overload("find", "string_find_string", STRING_TYPE, vec![STRING_TYPE], find)?;
+    env.add_member_overload(
+        "find",
+        "string_find_string",
+        STRING_TYPE,
+        vec![STRING_TYPE],
+        find,
+    )?;
     env.add_member_overload(
         "findAll",
         "string_find_all_string",
@@ -40,7 +46,8 @@ fn with_regex<T>(pattern: &str, f: impl FnOnce(&regex::Regex) -> T) -> Result<T,
     PATTERNS.with(|p| {
         let mut p = p.borrow_mut();
         if !p.contains_key(pattern) {
-            let re = regex::Regex::new(pattern).map_err(|e| err(format!("error parsing regexp: {e}")))?;
+            let re = regex::Regex::new(pattern)
+                .map_err(|e| err(format!("error parsing regexp: {e}")))?;
             if p.len() >= CACHE_LIMIT {
                 p.clear();
             }
@@ -69,12 +76,20 @@ fn all<'v>(s: &str, pattern: &str, n: i64) -> Result<Vec<Box<dyn Val + 'v>>, Exe
 }
 
 fn find_all<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let found = all(str_arg(&args, 0, "findAll")?, str_arg(&args, 1, "findAll")?, -1)?;
+    let found = all(
+        str_arg(&args, 0, "findAll")?,
+        str_arg(&args, 1, "findAll")?,
+        -1,
+    )?;
     Ok(CowVal::owned(CelList::from(found)))
 }
 
 fn find_all_n<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let n = int_arg(&args, 2, "findAll")?;
-    let found = all(str_arg(&args, 0, "findAll")?, str_arg(&args, 1, "findAll")?, n)?;
+    let found = all(
+        str_arg(&args, 0, "findAll")?,
+        str_arg(&args, 1, "findAll")?,
+        n,
+    )?;
     Ok(CowVal::owned(CelList::from(found)))
 }

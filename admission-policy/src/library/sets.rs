@@ -6,10 +6,15 @@ use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError};
 
 use super::err;
-use crate::environment::{cost, value::equal};
+use crate::{cost, value::equal};
 
 pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
-    env.add_overload("sets.contains", "list_sets_contains_list", vec![LIST_TYPE, LIST_TYPE], contains)?;
+    env.add_overload(
+        "sets.contains",
+        "list_sets_contains_list",
+        vec![LIST_TYPE, LIST_TYPE],
+        contains,
+    )?;
     env.add_overload(
         "sets.equivalent",
         "list_sets_equivalent_list",
@@ -27,7 +32,10 @@ pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
 
 fn items<'b, 'v>(list: &'b CowVal<'_, 'v>) -> Result<Vec<&'b (dyn Val + 'v)>, ExecutionError> {
     let mut out = Vec::new();
-    let mut it = list.as_iterable().ok_or_else(|| err("no such overload"))?.iter();
+    let mut it = list
+        .as_iterable()
+        .ok_or_else(|| err("no such overload"))?
+        .iter();
     while let Some(v) = it.next() {
         out.push(v);
     }
@@ -47,7 +55,9 @@ fn contains<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Executi
 
 fn equivalent<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let (a, b) = (items(&args[0])?, items(&args[1])?);
-    Ok(CowVal::owned(CelBool::from(all_in(&a, &b)? && all_in(&b, &a)?)))
+    Ok(CowVal::owned(CelBool::from(
+        all_in(&a, &b)? && all_in(&b, &a)?,
+    )))
 }
 
 fn intersects<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {

@@ -24,10 +24,34 @@ opaque_val!(Url, &URL_TYPE);
 pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
     env.add_overload("url", "string_to_url", vec![STRING_TYPE], url)?;
     env.add_overload("isURL", "is_url_string", vec![STRING_TYPE], is_url)?;
-    env.add_member_overload("getScheme", "url_get_scheme", URL_TYPE.to_owned(), vec![], get_scheme)?;
-    env.add_member_overload("getHost", "url_get_host", URL_TYPE.to_owned(), vec![], get_host)?;
-    env.add_member_overload("getHostname", "url_get_hostname", URL_TYPE.to_owned(), vec![], get_hostname)?;
-    env.add_member_overload("getPort", "url_get_port", URL_TYPE.to_owned(), vec![], get_port)?;
+    env.add_member_overload(
+        "getScheme",
+        "url_get_scheme",
+        URL_TYPE.to_owned(),
+        vec![],
+        get_scheme,
+    )?;
+    env.add_member_overload(
+        "getHost",
+        "url_get_host",
+        URL_TYPE.to_owned(),
+        vec![],
+        get_host,
+    )?;
+    env.add_member_overload(
+        "getHostname",
+        "url_get_hostname",
+        URL_TYPE.to_owned(),
+        vec![],
+        get_hostname,
+    )?;
+    env.add_member_overload(
+        "getPort",
+        "url_get_port",
+        URL_TYPE.to_owned(),
+        vec![],
+        get_port,
+    )?;
     env.add_member_overload(
         "getEscapedPath",
         "url_get_escaped_path",
@@ -35,15 +59,27 @@ pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
         vec![],
         get_escaped_path,
     )?;
-    env.add_member_overload("getQuery", "url_get_query", URL_TYPE.to_owned(), vec![], get_query)?;
+    env.add_member_overload(
+        "getQuery",
+        "url_get_query",
+        URL_TYPE.to_owned(),
+        vec![],
+        get_query,
+    )?;
     Ok(())
 }
 
 /// Go's `url.Parse`, restricted as kube's `url()` is: an absolute URI or an absolute path.
 pub fn parse(s: &str) -> Result<Url, String> {
-    let bad = || format!("URL parse error during conversion from string: parse \"{s}\": invalid URI for request");
+    let bad = || {
+        format!(
+            "URL parse error during conversion from string: parse \"{s}\": invalid URI for request"
+        )
+    };
     if s.chars().any(|c| c.is_control() || c == ' ') {
-        return Err(format!("URL parse error during conversion from string: parse \"{s}\": invalid character in URL"));
+        return Err(format!(
+            "URL parse error during conversion from string: parse \"{s}\": invalid character in URL"
+        ));
     }
     let rest = s.split('#').next().unwrap_or_default();
     let (rest, raw_query) = match rest.split_once('?') {
@@ -54,7 +90,9 @@ pub fn parse(s: &str) -> Result<Url, String> {
         let scheme = &rest[..*i];
         !scheme.is_empty()
             && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
     });
     let (scheme, rest) = match scheme_end {
         Some(i) => (rest[..i].to_ascii_lowercase(), &rest[i + 1..]),
@@ -73,7 +111,9 @@ pub fn parse(s: &str) -> Result<Url, String> {
         None => (String::new(), String::new()),
     };
     if host.starts_with('[') && !host.contains(']') {
-        return Err(format!("URL parse error during conversion from string: parse \"{s}\": missing ']' in host"));
+        return Err(format!(
+            "URL parse error during conversion from string: parse \"{s}\": missing ']' in host"
+        ));
     }
     Ok(Url {
         scheme,
@@ -110,7 +150,9 @@ fn is_url<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execution
 }
 
 fn get_scheme<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(string_val(arg::<Url>(&args, 0, "getScheme")?.scheme.clone()))
+    Ok(string_val(
+        arg::<Url>(&args, 0, "getScheme")?.scheme.clone(),
+    ))
 }
 
 fn get_host<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
@@ -118,15 +160,24 @@ fn get_host<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Executi
 }
 
 fn get_hostname<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(string_val(arg::<Url>(&args, 0, "getHostname")?.split_host().0.to_owned()))
+    Ok(string_val(
+        arg::<Url>(&args, 0, "getHostname")?
+            .split_host()
+            .0
+            .to_owned(),
+    ))
 }
 
 fn get_port<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(string_val(arg::<Url>(&args, 0, "getPort")?.split_host().1.to_owned()))
+    Ok(string_val(
+        arg::<Url>(&args, 0, "getPort")?.split_host().1.to_owned(),
+    ))
 }
 
 fn get_escaped_path<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    Ok(string_val(arg::<Url>(&args, 0, "getEscapedPath")?.path.clone()))
+    Ok(string_val(
+        arg::<Url>(&args, 0, "getEscapedPath")?.path.clone(),
+    ))
 }
 
 /// `%XX` and `+` decoded, as Go's `url.QueryUnescape`.
@@ -137,15 +188,13 @@ fn unescape(s: &str) -> String {
     while i < b.len() {
         match b[i] {
             b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                match u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                    Ok(v) => {
-                        out.push(v);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
+            b'%' if i + 2 < b.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                Ok(v) => {
+                    out.push(v);
+                    i += 2;
                 }
-            }
+                Err(_) => out.push(b'%'),
+            },
             c => out.push(c),
         }
         i += 1;
@@ -167,7 +216,10 @@ fn get_query<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Execut
                 .into_iter()
                 .map(|v| Box::new(CelString::from(v)) as Box<dyn Val + 'v>)
                 .collect();
-            (CelMapKey::from(k), Box::new(CelList::from(list)) as Box<dyn Val + 'v>)
+            (
+                CelMapKey::from(k),
+                Box::new(CelList::from(list)) as Box<dyn Val + 'v>,
+            )
         })
         .collect();
     Ok(CowVal::owned(CelMap::from(map)))

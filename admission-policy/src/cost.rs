@@ -54,7 +54,9 @@ pub fn metered<T>(limit: u64, f: impl FnOnce() -> T) -> (T, u64) {
 }
 
 /// `@cost(n, value)`: charges `n` and hands `value` back.
-pub fn cost_function<'b, 'v>(mut args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+pub fn cost_function<'b, 'v>(
+    mut args: Vec<CowVal<'b, 'v>>,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let n = args
         .first()
         .and_then(|a| a.downcast_ref::<CelInt>())

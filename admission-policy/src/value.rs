@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 use cel::ExecutionError;
 use cel::common::traits::{self, Adder, Container, Indexer, Iterable, Sizer, Zeroer};
 use cel::common::types::{
-    CelBool, CelDouble, CelInt, CelList, CelMap, CelNull, CelString, CelUInt, Kind, LIST_TYPE,
-    MAP_TYPE, Type,
+    CelBool, CelDouble, CelInt, CelList, CelNull, CelString, CelUInt, Kind, LIST_TYPE, MAP_TYPE,
+    Type,
 };
 use cel::common::value::{CowVal, Val};
 use serde_json::{Map, Value};
@@ -262,7 +262,9 @@ impl<'v> Adder for JsonList<'v> {
     where
         Self: 'w,
     {
-        let Some(other) = rhs.as_iterable().filter(|_| rhs.get_type().kind() == Kind::List)
+        let Some(other) = rhs
+            .as_iterable()
+            .filter(|_| rhs.get_type().kind() == Kind::List)
         else {
             return Err(ExecutionError::no_such_overload(
                 "_+_",
@@ -308,7 +310,9 @@ fn list_index(idx: &dyn Val, len: usize) -> Result<usize, ExecutionError> {
         i128::from(*i.inner())
     } else if let Some(u) = idx.downcast_ref::<CelUInt>() {
         i128::from(*u.inner())
-    } else if let Some(d) = idx.downcast_ref::<CelDouble>().filter(|d| d.inner().fract() == 0.0)
+    } else if let Some(d) = idx
+        .downcast_ref::<CelDouble>()
+        .filter(|d| d.inner().fract() == 0.0)
     {
         *d.inner() as i128
     } else {
@@ -403,8 +407,7 @@ fn maps_equal(a: &dyn Val, b: &dyn Val) -> bool {
     if b.get_type().kind() != Kind::Map || size_of(a) != size_of(b) {
         return false;
     }
-    let (Some(keys), Some(ai), Some(bi)) = (a.as_iterable(), a.as_indexer(), b.as_indexer())
-    else {
+    let (Some(keys), Some(ai), Some(bi)) = (a.as_iterable(), a.as_indexer(), b.as_indexer()) else {
         return false;
     };
     let mut keys = keys.iter();
@@ -448,40 +451,6 @@ pub fn val_to_json(v: &dyn Val) -> Option<Value> {
     })
 }
 
-/// An owned copy of a value that may borrow the request (a variable's cached result).
-pub fn to_static(v: &dyn Val) -> Option<Box<dyn Val + 'static>> {
-    match v.get_type().kind() {
-        Kind::NullType
-        | Kind::Boolean
-        | Kind::Int
-        | Kind::UInt
-        | Kind::Double
-        | Kind::String
-        | Kind::Duration
-        | Kind::Timestamp
-        | Kind::Type => cel::Value::try_from(v).ok()?.try_into().ok(),
-        Kind::List => {
-            let mut out: Vec<Box<dyn Val>> = Vec::new();
-            let mut it = v.as_iterable()?.iter();
-            while let Some(x) = it.next() {
-                out.push(to_static(x)?);
-            }
-            Some(Box::new(CelList::from(out)))
-        }
-        Kind::Map => {
-            let mut out = std::collections::HashMap::new();
-            let idx = v.as_indexer()?;
-            let mut it = v.as_iterable()?.iter();
-            while let Some(k) = it.next() {
-                let key = cel::common::types::CelMapKey::try_from(to_static(k)?).ok()?;
-                out.insert(key, to_static(idx.get(k).ok()?.as_ref())?);
-            }
-            Some(Box::new(CelMap::from(out)))
-        }
-        _ => crate::library::to_static_opaque(v),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -492,12 +461,7 @@ mod tests {
         let v = json!({"i": 1, "f": 1.5, "big": 18446744073709551615u64, "s": "x", "n": null, "b": true, "l": [1], "m": {}});
         let m = json_to_val(&v);
         let idx = m.as_indexer().unwrap();
-        let kind = |k: &str| {
-            idx.get(&CelString::from(k))
-                .unwrap()
-                .get_type()
-                .kind()
-        };
+        let kind = |k: &str| idx.get(&CelString::from(k)).unwrap().get_type().kind();
         assert_eq!(kind("i"), Kind::Int);
         assert_eq!(kind("f"), Kind::Double);
         assert_eq!(kind("big"), Kind::Double);
@@ -517,7 +481,10 @@ mod tests {
         let v = json!({"a": [1, "x"], "b": {"c": 2}});
         let m = json_to_val(&v);
         let built: Box<dyn Val> = cel::Value::from(std::collections::HashMap::from([
-            ("a", cel::Value::List(vec![cel::Value::Int(1), "x".into()].into())),
+            (
+                "a",
+                cel::Value::List(vec![cel::Value::Int(1), "x".into()].into()),
+            ),
             (
                 "b",
                 cel::Value::from(std::collections::HashMap::from([("c", 2i64)])),
@@ -536,7 +503,7 @@ mod tests {
     fn results_round_trip_to_json() {
         let v = json!({"a": [1, 2.5, "x", null, true], "b": {"c": "d"}});
         assert_eq!(val_to_json(json_to_val(&v).as_ref()), Some(v.clone()));
-        let owned = to_static(json_to_val(&v).as_ref()).unwrap();
+        let owned = crate::validator::to_static(json_to_val(&v).as_ref()).unwrap();
         assert_eq!(val_to_json(owned.as_ref()), Some(v));
     }
 }
