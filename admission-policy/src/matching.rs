@@ -122,7 +122,7 @@ fn rule_matches(rule: &NamedRuleWithOperations, attrs: &Attributes<'_>, resource
 }
 
 fn names_match(rule: &NamedRuleWithOperations, attrs: &Attributes<'_>) -> bool {
-    rule.resource_names.is_empty() || rule.resource_names.iter().any(|n| *n == attrs.name)
+    rule.resource_names.is_empty() || rule.resource_names.contains(&attrs.name)
 }
 
 /// The first rule matching the request, or an equivalent resource of it under

@@ -375,7 +375,7 @@ fn messages_fall_back_as_kubes() {
         ),
     ];
     for (validation, message, reason, code) in cases {
-        let e = engine(&[policy(validation.clone())], &[b.clone()]);
+        let e = engine(&[policy(validation.clone())], std::slice::from_ref(&b));
         let denial = e
             .validate(&create_pp(&pp), &cluster)
             .denial
@@ -487,7 +487,7 @@ fn matching_follows_selectors_rules_and_exclusions() {
         ),
     ];
     for (constraints, obj, denied) in cases {
-        let e = engine(&[p(constraints.clone())], &[b.clone()]);
+        let e = engine(&[p(constraints.clone())], std::slice::from_ref(&b));
         assert_eq!(
             e.validate(&deploy_attrs(&obj), &cluster).denial.is_some(),
             denied,
