@@ -337,6 +337,9 @@ impl Engine {
             bound.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
             for binding in &bound {
                 let bname = binding.metadata.name.as_str();
+                let observe = |elapsed, error_type: &str, action: &str| {
+                    metrics::observe(self.metrics, elapsed, pname, bname, error_type, action)
+                };
                 if let Some(m) = &binding.spec.match_resources {
                     match matching::matches(m, attrs, cluster) {
                         Ok(Some(_)) => {}
@@ -380,14 +383,7 @@ impl Engine {
                         match d.action {
                             Action::Admit => {
                                 if d.evaluation == Evaluation::Error {
-                                    metrics::observe(
-                                        self.metrics,
-                                        d.elapsed,
-                                        pname,
-                                        bname,
-                                        error_type,
-                                        "allow",
-                                    );
+                                    observe(d.elapsed, error_type, "allow");
                                 }
                             }
                             Action::Deny => {
@@ -400,14 +396,7 @@ impl Engine {
                                                 message: d.message.clone(),
                                                 reason: d.reason.clone(),
                                             });
-                                            metrics::observe(
-                                                self.metrics,
-                                                d.elapsed,
-                                                pname,
-                                                bname,
-                                                error_type,
-                                                "deny",
-                                            );
+                                            observe(d.elapsed, error_type, "deny");
                                         }
                                         "Audit" => {
                                             failures.push(ValidationFailure {
@@ -417,28 +406,14 @@ impl Engine {
                                                 expression_index: i,
                                                 validation_actions: actions.clone(),
                                             });
-                                            metrics::observe(
-                                                self.metrics,
-                                                d.elapsed,
-                                                pname,
-                                                bname,
-                                                error_type,
-                                                "audit",
-                                            );
+                                            observe(d.elapsed, error_type, "audit");
                                         }
                                         "Warn" => {
                                             outcome.warnings.push(format!(
                                                 "Validation failed for ValidatingAdmissionPolicy '{pname}' with binding '{bname}': {}",
                                                 d.message
                                             ));
-                                            metrics::observe(
-                                                self.metrics,
-                                                d.elapsed,
-                                                pname,
-                                                bname,
-                                                error_type,
-                                                "warn",
-                                            );
+                                            observe(d.elapsed, error_type, "warn");
                                         }
                                         _ => {}
                                     }
@@ -469,14 +444,7 @@ impl Engine {
                                     message: e.clone(),
                                     reason: String::new(),
                                 });
-                                metrics::observe(
-                                    self.metrics,
-                                    a.elapsed,
-                                    pname,
-                                    bname,
-                                    "invalid_error",
-                                    "deny",
-                                );
+                                observe(a.elapsed, "invalid_error", "deny");
                             }
                             AuditOutcome::Exclude => {}
                         }
