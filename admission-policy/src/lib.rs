@@ -10,6 +10,9 @@
 //! reason and code), which warnings to return and which audit annotations to record.
 //! [`typecheck::check_policy`] computes a policy's `status.typeChecking` from the schemas of
 //! its kinds.
+//!
+//! It must not depend on a runtime, HTTP, storage or the server: only apimachinery (selectors,
+//! quantities) and component-base (the metrics registry).
 
 pub mod api;
 pub mod checker;

@@ -557,3 +557,57 @@ fn policies_recompile_only_on_a_new_generation() {
     e.remove_policy("no-duplicated");
     assert!(!e.has_policy("no-duplicated"));
 }
+
+/// Answers `create` on propagationpolicies for alice only.
+struct OnlyAlice;
+
+impl Authorizer for OnlyAlice {
+    fn authorize(&self, a: &AuthorizationAttributes) -> AuthorizationDecision {
+        let allowed =
+            a.user.username == "alice" && a.verb == "create" && a.resource == "propagationpolicies";
+        AuthorizationDecision {
+            verdict: if allowed {
+                Verdict::Allow
+            } else {
+                Verdict::Deny
+            },
+            reason: String::new(),
+            error: None,
+        }
+    }
+}
+
+#[test]
+fn request_namespace_and_authorizer_variables() {
+    let p = json!({
+        "metadata": {"name": "p", "generation": 1},
+        "spec": {
+            "matchConstraints": {"resourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*"]}]},
+            "validations": [
+                {"expression": "request.operation == 'CREATE' && request.namespace == 'team-a' && request.name == 'pp'"},
+                {"expression": "request.kind.kind == 'PropagationPolicy' && request.resource.resource == 'propagationpolicies'"},
+                {"expression": "request.userInfo.username == 'alice' && 'system:authenticated' in request.userInfo.groups"},
+                {"expression": "request.dryRun == false && oldObject == null && object != null"},
+                {"expression": "namespaceObject.metadata.name == 'team-a' && namespaceObject.metadata.labels.env == 'prod'"},
+                {"expression": "namespaceObject.status.phase == 'Active'"},
+                {"expression": "authorizer.requestResource.check('create').allowed()"},
+                {"expression": "authorizer.group('policy.karmada.io').resource('propagationpolicies').namespace('team-a').check('create').allowed()"}
+            ]
+        }
+    });
+    let b = json!({"metadata": {"name": "b"}, "spec": {"policyName": "p", "validationActions": ["Deny"]}});
+    let e = engine(&[p], &[b]);
+    let cluster = TestCluster {
+        authorizer: Some(Arc::new(OnlyAlice)),
+        ..TestCluster::default().with_namespace("team-a", json!({"env": "prod"}))
+    };
+    let pp = propagation_policy("team-a", "Duplicated");
+    assert_eq!(e.validate(&create_pp(&pp), &cluster), Outcome::default());
+    let mut bob = create_pp(&pp);
+    bob.user.username = "bob".into();
+    let denial = e.validate(&bob, &cluster).denial.unwrap();
+    assert_eq!(
+        denial.message,
+        "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed expression: request.userInfo.username == 'alice' && 'system:authenticated' in request.userInfo.groups"
+    );
+}
