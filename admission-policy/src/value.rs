@@ -322,10 +322,11 @@ fn list_index(idx: &dyn Val, len: usize) -> Result<usize, ExecutionError> {
         });
     };
     if i < 0 || i >= len as i128 {
-        return Err(ExecutionError::function_error(
-            "_[_]",
-            format!("index out of bounds: {i}"),
-        ));
+        // cel-go's words for a list index outside the list.
+        return Err(ExecutionError::FunctionError {
+            function: String::new(),
+            message: format!("index '{i}' out of range in list size '{len}'"),
+        });
     }
     Ok(i as usize)
 }

@@ -379,6 +379,11 @@ fn core_semantics_on_kube_json() {
         ("2 in object.spec.list", Ok(json!(true))),
         ("'k' in object.spec.nested", Ok(json!(true))),
         ("object.spec.list + [3]", Ok(json!([1, 2, 3]))),
+        ("object.spec.list[1]", Ok(json!(2))),
+        (
+            "object.spec.list[5]",
+            Err("index '5' out of range in list size '2'"),
+        ),
         ("object.spec.list.map(x, x * 2)", Ok(json!([2, 4]))),
         ("object.spec.names.exists(n, n == 'a')", Ok(json!(true))),
         ("object.spec.names.all(n, n.size() == 1)", Ok(json!(true))),
