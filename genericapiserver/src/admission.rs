@@ -95,6 +95,7 @@ pub async fn admit(
         }
     }
     if !causes.is_empty() {
+        let group = kube_registry::conversion::storage_group(group, kind);
         return Err(ApiError::invalid(group, kind, object::name(obj), causes));
     }
     if def.source == Source::Karmada {

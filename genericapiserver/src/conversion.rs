@@ -1,8 +1,10 @@
 //! The conversion seam between how objects are stored and how a resource serves them: a
 //! Karmada kind served at a version other than its storage version (ResourceBinding and
 //! ClusterResourceBinding at `v1alpha1`) is converted both ways, as kube-apiserver runs a
-//! CRD's conversion webhook; a custom resource is relabelled and defaulted on read
-//! (apiextensions' `custom_resource::on_read`).
+//! CRD's conversion webhook; a built-in kind stored in another group's form
+//! (`events.k8s.io/v1` Events, stored as core Events) is converted as kube's scheme does; a
+//! custom resource is relabelled and defaulted on read (apiextensions'
+//! `custom_resource::on_read`).
 
 use serde_json::Value;
 
@@ -11,7 +13,11 @@ use crate::resources::{ResourceDef, Source};
 
 /// Whether objects of `def` are stored in another version of its kind.
 pub fn converts(def: &ResourceDef) -> bool {
-    def.source == Source::Karmada && karmada_api::conversion::converts(&def.kind, &def.version)
+    match def.source {
+        Source::Karmada => karmada_api::conversion::converts(&def.kind, &def.version),
+        Source::BuiltIn => kube_registry::conversion::converts(&def.group, &def.kind),
+        Source::Custom(_) => false,
+    }
 }
 
 /// Whether `def` serves objects exactly as stored (apart from the resourceVersion), so
@@ -25,7 +31,7 @@ pub fn on_read(def: &ResourceDef, stored: &Value) -> Option<Value> {
     match def.source {
         Source::Custom(_) => apiextensions::custom_resource::on_read(def, stored),
         Source::Karmada => karmada_api::conversion::from_storage(&def.kind, &def.version, stored),
-        Source::BuiltIn => None,
+        Source::BuiltIn => kube_registry::conversion::from_storage(&def.group, &def.kind, stored),
     }
 }
 
@@ -38,6 +44,10 @@ pub fn served(def: &ResourceDef, stored: Value) -> Value {
 /// schema and converted (Karmada's conversion); unchanged for resources that do not convert.
 pub fn to_storage(def: &ResourceDef, obj: &mut Value) -> Result<(), ApiError> {
     if !converts(def) {
+        return Ok(());
+    }
+    if def.source == Source::BuiltIn {
+        kube_registry::conversion::to_storage(&def.group, &def.kind, obj);
         return Ok(());
     }
     karmada_api::conversion::to_storage(&def.kind, &def.version, obj)

@@ -497,6 +497,39 @@ fn resource_paths(n: &Names<'_>, paths: &mut Map<String, Value>) {
         return;
     }
 
+    if def.storage == Storage::Probed {
+        // Read-only: list (no watch is served, but kube documents the list parameters) and get.
+        let list = n.op(
+            "list",
+            format!("list{c}{ns_word}{k}"),
+            format!("list objects of kind {k}"),
+            list_params(),
+            None,
+            responses(&[("200", "OK")], &n.list),
+            &kind_gvk,
+        );
+        paths.insert(
+            scoped.clone(),
+            json!({"get": list, "parameters": scope_params.clone()}),
+        );
+        let get = n.op(
+            "get",
+            format!("read{c}{ns_word}{k}"),
+            format!("read the specified {k}"),
+            vec![],
+            None,
+            responses(&[("200", "OK")], &n.kind),
+            &kind_gvk,
+        );
+        let mut params = vec![path_param("name", &format!("name of the {k}"))];
+        params.extend(scope_params);
+        paths.insert(
+            format!("{scoped}/{{name}}"),
+            json!({"get": get, "parameters": params}),
+        );
+        return;
+    }
+
     // Collection.
     let list = n.op(
         "list",
@@ -643,10 +676,32 @@ fn resource_paths(n: &Names<'_>, paths: &mut Map<String, Value>) {
     if def.scale.is_some() {
         let scale_gvk = json!({"group": "autoscaling", "kind": "Scale", "version": "v1"});
         let mut scale = item_ops("scale", &scale_gvk, SCALE);
-        scale.insert("parameters".into(), Value::Array(item_params));
+        scale.insert("parameters".into(), Value::Array(item_params.clone()));
         paths.insert(format!("{item}/scale"), Value::Object(scale));
     }
+    if def.extra_subresources.iter().any(|s| s == "binding") {
+        let binding_gvk = json!({"group": "", "kind": "Binding", "version": "v1"});
+        let post = n.op(
+            "post",
+            format!("create{c}{ns_word}{k}Binding"),
+            format!("create binding of a {k}"),
+            vec![dry_run(), field_manager(), field_validation()],
+            Some(body(BINDING)),
+            responses(
+                &[("200", "OK"), ("201", "Created"), ("202", "Accepted")],
+                BINDING,
+            ),
+            &binding_gvk,
+        );
+        paths.insert(
+            format!("{item}/binding"),
+            json!({"post": post, "parameters": item_params}),
+        );
+    }
 }
+
+/// The component name of core/v1 `Binding` (a pod's `binding` subresource takes one).
+const BINDING: &str = "io.k8s.api.core.v1.Binding";
 
 /// Builds the document of one group-version from the resources it serves.
 pub fn group_version_document(
@@ -684,6 +739,9 @@ pub fn group_version_document(
         };
         if def.scale.is_some() {
             components.extend(builtin::closure([SCALE.to_string()]));
+        }
+        if def.extra_subresources.iter().any(|s| s == "binding") {
+            components.extend(builtin::closure([BINDING.to_string()]));
         }
         let names = Names {
             def,
