@@ -260,6 +260,53 @@ pub fn every_kind_round_trips(s: &Server) {
         current["metadata"]["annotations"]["replaced"] = "yes".into();
         let out = s.kubectl_stdin_ok(&["replace", "-f", "-"], &current.to_string());
         assert!(out.contains("replaced"), "{res}: {out}");
+        if case.kind == "ReplicationController" {
+            // kube's field selector of ReplicationControllers.
+            let names = s.kubectl_ok(&[
+                "get",
+                &res,
+                "--field-selector=status.replicas=0",
+                "-o",
+                "name",
+            ]);
+            assert_eq!(names.trim(), "replicationcontroller/legacy");
+            let none = s.kubectl_ok(&[
+                "get",
+                &res,
+                "--field-selector=status.replicas=3",
+                "-o",
+                "name",
+            ]);
+            assert_eq!(none.trim(), "");
+        }
+        // Server-side apply owns what it sets, and the kind's schema explains it.
+        let out = s.kubectl_stdin_ok(
+            &[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--field-manager=chart",
+                "-f",
+                "-",
+            ],
+            case.yaml,
+        );
+        assert!(out.contains("serverside-applied"), "{res}: {out}");
+        let applied = s.get_json(&[&res, case.name, "--show-managed-fields"]);
+        let managers: Vec<&str> = applied["metadata"]["managedFields"]
+            .as_array()
+            .map(|m| m.iter().filter_map(|e| e["manager"].as_str()).collect())
+            .unwrap_or_default();
+        assert!(managers.contains(&"chart"), "{res}: {managers:?}");
+        let explained = s.kubectl_ok(&[
+            "explain",
+            case.plural,
+            &format!("--api-version={}", case.api_version()),
+        ]);
+        assert!(
+            explained.contains(&format!("KIND:       {}", case.kind)),
+            "{res}: {explained}"
+        );
         // Invalid objects are refused in kube's words.
         let err = s.kubectl_stdin(&["create", "-f", "-"], case.invalid);
         let stderr = String::from_utf8_lossy(&err.stderr);
