@@ -526,6 +526,7 @@ fn suite(backend: Backend) {
     discovery_kube::matches_kube_and_karmada(&s);
     kinds_roundtrip::every_kind_round_trips(&s);
     kinds_roundtrip::component_statuses_and_bindings(&s);
+    kinds_roundtrip::autoscaling_v1_and_v2_are_one_object(&s);
     karmada_shaped_yaml(&s);
 }
 

@@ -31,6 +31,7 @@ mod defaults;
 mod endpointslice;
 mod events;
 mod field;
+mod hpa_v1;
 mod ingressclass;
 mod json;
 mod meta;

@@ -501,6 +501,18 @@ const BUILT_IN: &[Spec] = &[
     )
     .all()
     .status(),
+    // The same objects as autoscaling/v2's, served in v1's form.
+    spec(
+        "autoscaling",
+        "v1",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        &["hpa"],
+        true,
+    )
+    .all()
+    .status()
+    .shared_with("autoscaling", "horizontalpodautoscalers"),
     spec(
         "scheduling.k8s.io",
         "v1",

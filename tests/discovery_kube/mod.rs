@@ -27,11 +27,6 @@ const NOT_LIKE_KUBE: &[(&str, &str, &str)] = &[
          objects that configure them are not served yet",
     ),
     (
-        "autoscaling/v1",
-        "*",
-        "HorizontalPodAutoscalers are served at autoscaling/v2 only (no v1 conversion)",
-    ),
-    (
         "v1",
         "pods/attach",
         "no containers run behind this control plane (Karmada's has no nodes)",

@@ -494,3 +494,72 @@ pub fn component_statuses_and_bindings(s: &Server) {
     assert_eq!(legacy["spec"]["nodeName"], "node-b", "{legacy}");
     s.kubectl_ok(&["delete", "pod", "bind-me", "bind-legacy", "--wait=false"]);
 }
+
+/// `kubectl autoscale` (which creates autoscaling/v1 HorizontalPodAutoscalers) and the v2 view
+/// of the same object; a v1 update keeps what only v2 can say.
+pub fn autoscaling_v1_and_v2_are_one_object(s: &Server) {
+    s.kubectl_ok(&["create", "deployment", "scaled", "--image=nginx"]);
+    let out = s.kubectl_ok(&[
+        "autoscale",
+        "deployment",
+        "scaled",
+        "--min=2",
+        "--max=5",
+        "--cpu-percent=80",
+    ]);
+    assert!(out.contains("autoscaled"), "{out}");
+    let v2 = s.get_json(&["horizontalpodautoscalers.v2.autoscaling", "scaled"]);
+    assert_eq!(v2["apiVersion"], "autoscaling/v2");
+    assert_eq!(
+        v2["spec"]["metrics"],
+        serde_json::json!([{"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": 80}}}]),
+        "{v2}"
+    );
+    // A v2 client adds a metric v1 cannot express.
+    s.kubectl_ok(&[
+        "patch",
+        "horizontalpodautoscalers.v2.autoscaling",
+        "scaled",
+        "--type=json",
+        "-p",
+        r#"[{"op":"add","path":"/spec/metrics/-","value":{"type":"Pods","pods":{"metric":{"name":"rps"},"target":{"type":"AverageValue","averageValue":"100"}}}}]"#,
+    ]);
+    let mut v1 = s.get_json(&["horizontalpodautoscalers.v1.autoscaling", "scaled"]);
+    assert_eq!(v1["apiVersion"], "autoscaling/v1");
+    assert_eq!(v1["spec"]["targetCPUUtilizationPercentage"], 80, "{v1}");
+    assert_eq!(v1["spec"]["minReplicas"], 2);
+    let others = v1["metadata"]["annotations"]["autoscaling.alpha.kubernetes.io/metrics"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(others.contains("\"metricName\":\"rps\""), "{v1}");
+    // A v1 client updates it whole: the Pods metric survives.
+    v1["spec"]["maxReplicas"] = 7.into();
+    s.kubectl_stdin_ok(&["replace", "-f", "-"], &v1.to_string());
+    let v2 = s.get_json(&["horizontalpodautoscalers.v2.autoscaling", "scaled"]);
+    assert_eq!(v2["spec"]["maxReplicas"], 7, "{v2}");
+    let names: Vec<&str> = v2["spec"]["metrics"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|m| m["type"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["Pods", "Resource"], "{v2}");
+    assert!(
+        v2["metadata"]["annotations"]
+            .get("autoscaling.alpha.kubernetes.io/metrics")
+            .is_none()
+    );
+    let table = s.kubectl_ok(&["get", "hpa", "scaled"]);
+    assert!(table.contains("Deployment/scaled"), "{table}");
+    // An annotation v1's conversion cannot read is the caller's error.
+    v1["metadata"]["annotations"]["autoscaling.alpha.kubernetes.io/metrics"] = "{".into();
+    v1["metadata"]["resourceVersion"] = serde_json::Value::Null;
+    let err = s.kubectl_stdin(&["replace", "-f", "-"], &v1.to_string());
+    let stderr = String::from_utf8_lossy(&err.stderr);
+    assert!(
+        stderr.contains("HorizontalPodAutoscaler in version \"v1\" cannot be handled as a HorizontalPodAutoscaler"),
+        "{stderr}"
+    );
+    s.kubectl_ok(&["delete", "hpa", "scaled"]);
+    s.kubectl_ok(&["delete", "deployment", "scaled"]);
+}

@@ -159,6 +159,12 @@ const KINDS: &[(&str, &str, &str, Register)] = &[
         reg::<api::autoscaling::v2::HorizontalPodAutoscaler>,
     ),
     (
+        "autoscaling",
+        "v1",
+        "HorizontalPodAutoscaler",
+        reg::<api::autoscaling::v1::HorizontalPodAutoscaler>,
+    ),
+    (
         "scheduling.k8s.io",
         "v1",
         "PriorityClass",

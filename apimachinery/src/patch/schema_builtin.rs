@@ -576,6 +576,20 @@ fn build() -> Table {
         }),
     );
 
+    // autoscaling/v1: no lists at all.
+    let hpa_v1 = kind_root(&mut b, &[]);
+    add(
+        "autoscaling",
+        "v1",
+        "HorizontalPodAutoscaler",
+        hpa_v1,
+        json!({
+            "metadata": {"creationTimestamp": null},
+            "spec": {"scaleTargetRef": {"kind": "", "name": ""}, "maxReplicas": 0},
+            "status": {"currentReplicas": 0, "desiredReplicas": 0},
+        }),
+    );
+
     // scheduling.k8s.io/v1 and storage.k8s.io/v1
     let priority_class = kind_root(&mut b, &[]);
     add(
@@ -798,6 +812,7 @@ mod tests {
             ("storage.k8s.io/v1", "StorageClass"),
             ("v1", "PodTemplate"),
             ("v1", "ReplicationController"),
+            ("autoscaling/v1", "HorizontalPodAutoscaler"),
             ("discovery.k8s.io/v1", "EndpointSlice"),
             ("events.k8s.io/v1", "Event"),
             ("networking.k8s.io/v1", "IngressClass"),
