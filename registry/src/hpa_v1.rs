@@ -371,7 +371,7 @@ fn metric_status_to_v2(m: &Value) -> Value {
     Value::Object(out)
 }
 
-fn list<'a>(v: Option<&'a Value>) -> &'a [Value] {
+fn list(v: Option<&Value>) -> &[Value] {
     v.and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or(&[])
