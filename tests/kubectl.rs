@@ -527,6 +527,7 @@ fn suite(backend: Backend) {
     kinds_roundtrip::every_kind_round_trips(&s);
     kinds_roundtrip::component_statuses_and_bindings(&s);
     kinds_roundtrip::autoscaling_v1_and_v2_are_one_object(&s);
+    kinds_roundtrip::evictions_respect_disruption_budgets(&s);
     karmada_shaped_yaml(&s);
 }
 

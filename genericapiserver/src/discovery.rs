@@ -19,7 +19,7 @@ fn subresource_verbs(sub: &str) -> Vec<&'static str> {
         "status" | "scale" => vec!["get", "patch", "update"],
         "finalize" => vec!["update"],
         "approval" => vec!["get", "update"],
-        "token" | "binding" => vec!["create"],
+        "token" | "binding" | "eviction" => vec!["create"],
         "proxy" => vec!["create", "delete", "get", "patch", "update"],
         _ => vec!["get"],
     }
@@ -35,6 +35,7 @@ fn subresource_kind(def: &ResourceDef, sub: &str) -> (String, String, String) {
             "v1".into(),
         ),
         "binding" => ("Binding".into(), String::new(), "v1".into()),
+        "eviction" => ("Eviction".into(), "policy".into(), "v1".into()),
         "proxy" => (
             "ClusterProxyOptions".into(),
             def.group.clone(),

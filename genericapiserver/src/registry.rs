@@ -1190,8 +1190,9 @@ impl<'a> Registry<'a> {
     }
 
     /// The precondition check of rest.BeforeDelete (it fails early, before storage's own):
-    /// a Conflict on the kind (not the resource), worded as kube words it.
-    fn check_delete_preconditions(
+    /// a Conflict on the kind (not the resource), worded as kube words it. Public for the
+    /// writes a deletion makes first (an eviction's DisruptionTarget condition).
+    pub fn check_delete_preconditions(
         &self,
         current: &Value,
         opts: &DeleteOptions,

@@ -679,29 +679,57 @@ fn resource_paths(n: &Names<'_>, paths: &mut Map<String, Value>) {
         scale.insert("parameters".into(), Value::Array(item_params.clone()));
         paths.insert(format!("{item}/scale"), Value::Object(scale));
     }
-    if def.extra_subresources.iter().any(|s| s == "binding") {
-        let binding_gvk = json!({"group": "", "kind": "Binding", "version": "v1"});
+    // A pod's create-only subresources: binding (core/v1 Binding), eviction (policy/v1).
+    for sub in POD_CREATE_SUBRESOURCES {
+        if !def.extra_subresources.iter().any(|s| s == sub.name) {
+            continue;
+        }
         let post = n.op(
             "post",
-            format!("create{c}{ns_word}{k}Binding"),
-            format!("create binding of a {k}"),
+            format!("create{c}{ns_word}{k}{}", sub.kind),
+            format!("create {} of a {k}", sub.name),
             vec![dry_run(), field_manager(), field_validation()],
-            Some(body(BINDING)),
+            Some(body(sub.component)),
             responses(
                 &[("200", "OK"), ("201", "Created"), ("202", "Accepted")],
-                BINDING,
+                sub.component,
             ),
-            &binding_gvk,
+            &json!({"group": sub.group, "version": "v1", "kind": sub.kind}),
         );
         paths.insert(
-            format!("{item}/binding"),
-            json!({"post": post, "parameters": item_params}),
+            format!("{item}/{}", sub.name),
+            json!({"post": post, "parameters": item_params.clone()}),
         );
     }
 }
 
+/// A create-only subresource of pods: it takes and answers one v1 kind of `group`.
+struct CreateSubresource {
+    name: &'static str,
+    group: &'static str,
+    kind: &'static str,
+    component: &'static str,
+}
+
+const POD_CREATE_SUBRESOURCES: &[CreateSubresource] = &[
+    CreateSubresource {
+        name: "binding",
+        group: "",
+        kind: "Binding",
+        component: BINDING,
+    },
+    CreateSubresource {
+        name: "eviction",
+        group: "policy",
+        kind: "Eviction",
+        component: EVICTION,
+    },
+];
+
 /// The component name of core/v1 `Binding` (a pod's `binding` subresource takes one).
 const BINDING: &str = "io.k8s.api.core.v1.Binding";
+/// The component name of policy/v1 `Eviction`.
+const EVICTION: &str = "io.k8s.api.policy.v1.Eviction";
 
 /// Builds the document of one group-version from the resources it serves.
 pub fn group_version_document(
@@ -740,8 +768,10 @@ pub fn group_version_document(
         if def.scale.is_some() {
             components.extend(builtin::closure([SCALE.to_string()]));
         }
-        if def.extra_subresources.iter().any(|s| s == "binding") {
-            components.extend(builtin::closure([BINDING.to_string()]));
+        for sub in POD_CREATE_SUBRESOURCES {
+            if def.extra_subresources.iter().any(|s| s == sub.name) {
+                components.extend(builtin::closure([sub.component.to_string()]));
+            }
         }
         let names = Names {
             def,

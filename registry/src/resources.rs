@@ -327,7 +327,7 @@ const BUILT_IN: &[Spec] = &[
     spec("", "v1", "pods", "Pod", &["po"], true)
         .all()
         .status()
-        .extra(&["binding"]),
+        .extra(&["binding", "eviction"]),
     spec("", "v1", "bindings", "Binding", &[], true).virtual_(),
     spec(
         "",

@@ -63,11 +63,6 @@ const NOT_LIKE_KUBE: &[(&str, &str, &str)] = &[
     ),
     (
         "v1",
-        "pods/eviction",
-        "the Eviction subresource (PodDisruptionBudget-checked deletes) is not served yet",
-    ),
-    (
-        "v1",
         "pods/ephemeralcontainers",
         "ephemeral containers need a kubelet to run them; not served",
     ),

@@ -598,3 +598,95 @@ pub fn autoscaling_v1_and_v2_are_one_object(s: &Server) {
     s.kubectl_ok(&["delete", "hpa", "scaled"]);
     s.kubectl_ok(&["delete", "deployment", "scaled"]);
 }
+
+/// `pods/eviction`: a running pod goes only when its PodDisruptionBudget allows it, a pending
+/// one at once.
+pub fn evictions_respect_disruption_budgets(s: &Server) {
+    for pod in ["guarded", "pending"] {
+        s.kubectl_ok(&[
+            "run",
+            pod,
+            "--image=nginx",
+            "--restart=Never",
+            "--labels=app=guarded",
+        ]);
+    }
+    // What a kubelet would report for the first: running and ready.
+    s.kubectl_ok(&[
+        "patch",
+        "pod",
+        "guarded",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}"#,
+    ]);
+    s.kubectl_ok(&[
+        "create",
+        "poddisruptionbudget",
+        "guard",
+        "--selector=app=guarded",
+        "--min-available=1",
+    ]);
+    let evict = |pod: &str| -> (u16, Value) {
+        s.block_on(async {
+            let c = s.client().await;
+            let body = serde_json::json!({"apiVersion": "policy/v1", "kind": "Eviction",
+                "metadata": {"name": pod, "namespace": "default"}});
+            let req =
+                http::Request::post(format!("/api/v1/namespaces/default/pods/{pod}/eviction"))
+                    .header("Content-Type", "application/json")
+                    .body(kube::client::Body::from(
+                        serde_json::to_vec(&body).expect("json"),
+                    ))
+                    .expect("request");
+            let resp = c.send(req).await.expect("eviction");
+            let code = resp.status().as_u16();
+            let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+            (code, serde_json::from_slice(&bytes).expect("status JSON"))
+        })
+    };
+    // No disruption controller has processed the budget: kube refuses too.
+    let (code, st) = evict("guarded");
+    assert_eq!(code, 429, "{st}");
+    assert_eq!(
+        st["message"],
+        "Cannot evict pod as it would violate the pod's disruption budget."
+    );
+    assert_eq!(
+        st["details"]["causes"][0]["reason"], "DisruptionBudget",
+        "{st}"
+    );
+    // A pending pod disrupts nothing.
+    let (code, st) = evict("pending");
+    assert_eq!(code, 201, "{st}");
+    assert!(s.kubectl(&["get", "pod", "pending"]).status.code() != Some(0));
+    // The budget allows one disruption, as a disruption controller would report it.
+    let generation = s.get_json(&["pdb", "guard"])["metadata"]["generation"].clone();
+    let status = serde_json::json!({"status": {"observedGeneration": generation,
+        "disruptionsAllowed": 1, "currentHealthy": 2, "desiredHealthy": 1, "expectedPods": 2}});
+    s.kubectl_ok(&[
+        "patch",
+        "pdb",
+        "guard",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &status.to_string(),
+    ]);
+    let (code, st) = evict("guarded");
+    assert_eq!(
+        (code, &st["status"]),
+        (201, &Value::from("Success")),
+        "{st}"
+    );
+    let pdb = s.get_json(&["pdb", "guard"]);
+    assert_eq!(pdb["status"]["disruptionsAllowed"], 0, "{pdb}");
+    assert!(
+        pdb["status"]["disruptedPods"]["guarded"].is_string(),
+        "{pdb}"
+    );
+    let err = s.kubectl_err(&["get", "pod", "guarded"]);
+    assert!(err.contains("not found"), "{err}");
+    s.kubectl_ok(&["delete", "pdb", "guard"]);
+}

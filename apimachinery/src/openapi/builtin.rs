@@ -284,6 +284,7 @@ const SHARED: &[Register] = &[
     reg::<meta::DeleteOptions>,
     reg::<meta::Patch>,
     reg::<api::autoscaling::v1::Scale>,
+    reg::<api::policy::v1::Eviction>,
 ];
 
 /// Every component schema the built-in kinds need, and which component is which kind.

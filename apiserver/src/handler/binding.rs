@@ -159,8 +159,7 @@ pub async fn create(ctx: &Ctx, body: Body, from_url: Option<&str>) -> Result<Res
     Ok(json_response(StatusCode::CREATED, &status))
 }
 
-/// Sets the node, merges the annotations and marks the pod scheduled (podutil's
-/// UpdatePodCondition: the transition time moves only when the status changes).
+/// Sets the node, merges the annotations and marks the pod scheduled.
 fn assign(pod: &mut Value, node: &str, annotations: &Map<String, Value>) {
     if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
         spec.insert("nodeName".into(), json!(node));
@@ -176,6 +175,12 @@ fn assign(pod: &mut Value, node: &str, annotations: &Map<String, Value>) {
             target.extend(annotations.clone());
         }
     }
+    set_condition(pod, json!({"type": "PodScheduled", "status": "True"}));
+}
+
+/// podutil's UpdatePodCondition: the condition replaces the one of its type (or is added);
+/// its transition time moves only when its status changes.
+pub(crate) fn set_condition(pod: &mut Value, condition: Value) {
     let Some(obj) = pod.as_object_mut() else {
         return;
     };
@@ -190,27 +195,23 @@ fn assign(pod: &mut Value, node: &str, annotations: &Map<String, Value>) {
     let Some(conditions) = conditions.as_array_mut() else {
         return;
     };
-    let now = apimachinery::meta::now_rfc3339();
+    let mut condition = condition;
+    condition["lastProbeTime"] = Value::Null;
+    condition["lastTransitionTime"] = json!(apimachinery::meta::now_rfc3339());
     match conditions
         .iter_mut()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some("PodScheduled"))
+        .find(|c| c.get("type") == condition.get("type"))
     {
-        Some(c) => {
-            if c.get("status").and_then(Value::as_str) != Some("True") {
-                c["lastTransitionTime"] = json!(now);
+        Some(old) => {
+            if old.get("status") == condition.get("status") {
+                condition["lastTransitionTime"] = old
+                    .get("lastTransitionTime")
+                    .cloned()
+                    .unwrap_or(Value::Null);
             }
-            c["status"] = json!("True");
-            if let Some(m) = c.as_object_mut() {
-                m.remove("reason");
-                m.remove("message");
-            }
+            *old = condition;
         }
-        None => conditions.push(json!({
-            "type": "PodScheduled",
-            "status": "True",
-            "lastProbeTime": null,
-            "lastTransitionTime": now,
-        })),
+        None => conditions.push(condition),
     }
 }
 

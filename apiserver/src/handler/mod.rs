@@ -3,6 +3,7 @@
 
 pub mod binding;
 pub mod componentstatus;
+pub mod eviction;
 pub mod patch;
 pub mod review;
 pub mod scale;
@@ -811,6 +812,12 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
                     let name = ctx.info.name.clone();
                     crate::handler::binding::create(&ctx, body, Some(&name)).await
                 }
+                _ => Err(no_route()),
+            }
+        }
+        "eviction" if ctx.def.extra_subresources.iter().any(|s| s == "eviction") => {
+            match verb.as_str() {
+                "create" => crate::handler::eviction::create(&ctx, body).await,
                 _ => Err(no_route()),
             }
         }
