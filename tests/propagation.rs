@@ -642,9 +642,10 @@ fn controllers_report_karmada_and_workqueue_metrics() {
 }
 
 /// A chart's worth of kinds applied with stock kubectl (IngressClass, RuntimeClass, the CSI
-/// objects, a CRD and its custom resource, a Deployment, Service, EndpointSlice, Ingress,
-/// PodTemplate and ReplicationController) all reach both members through one
-/// ClusterPropagationPolicy, as Karmada propagates any kind it serves.
+/// objects, a CRD and its custom resource, a ServiceAccount with its Role and RoleBinding, a
+/// Secret, ConfigMap, Deployment with its HPA and PodDisruptionBudget, NetworkPolicy, Service,
+/// EndpointSlice, Ingress, PodTemplate and ReplicationController) all reach both members
+/// through one ClusterPropagationPolicy, as Karmada propagates any kind it serves.
 #[test]
 fn a_chart_bundle_of_every_kind_propagates() {
     let env = Env::start(2);
@@ -681,8 +682,15 @@ spec: {currency: EUR, maxItems: 50}
             "-n",
             "default",
         ],
+        &["serviceaccount", "shop-web", "-n", "default"],
+        &["secret", "shop-credentials", "-n", "default"],
+        &["role", "shop-web", "-n", "default"],
+        &["rolebinding", "shop-web", "-n", "default"],
         &["configmap", "shop-config", "-n", "default"],
         &["deployment", "shop-web", "-n", "default"],
+        &["hpa", "shop-web", "-n", "default"],
+        &["pdb", "shop-web", "-n", "default"],
+        &["networkpolicy", "shop-web", "-n", "default"],
         &["service", "shop-web", "-n", "default"],
         &["endpointslice", "shop-web-external", "-n", "default"],
         &["ingress", "shop-web", "-n", "default"],
@@ -712,6 +720,13 @@ spec: {currency: EUR, maxItems: 50}
         assert_eq!(slice["endpoints"][0]["addresses"][0], "10.1.2.3", "{slice}");
         let cart = env.wait_member_object(m, &["cart", "default-cart", "-n", "default"]);
         assert_eq!(cart["spec"]["maxItems"], 50, "{cart}");
+        let secret = env.wait_member_object(m, &["secret", "shop-credentials", "-n", "default"]);
+        assert_eq!(
+            secret["data"]["PAYMENT_API_KEY"], "bm90LWEtcmVhbC1rZXk=",
+            "{secret}"
+        );
+        let hpa = env.wait_member_object(m, &["hpa", "shop-web", "-n", "default"]);
+        assert_eq!(hpa["spec"]["maxReplicas"], 5, "{hpa}");
     }
     // Every template has its binding, scheduled to both members.
     for rb in [
