@@ -64,7 +64,8 @@ const NOT_LIKE_KUBE: &[(&str, &str, &str)] = &[
     (
         "v1",
         "pods/ephemeralcontainers",
-        "ephemeral containers need a kubelet to run them; not served",
+        "a pod here is a template that never runs; ephemeral containers are added to the \
+         running copy on a member",
     ),
     (
         "certificates.k8s.io/v1",
