@@ -628,11 +628,9 @@ pub fn evictions_respect_disruption_budgets(s: &Server) {
         "--selector=app=guarded",
         "--min-available=1",
     ]);
-    let evict = |pod: &str| -> (u16, Value) {
+    let post = |pod: &str, body: Value| -> (u16, Value) {
         s.block_on(async {
             let c = s.client().await;
-            let body = serde_json::json!({"apiVersion": "policy/v1", "kind": "Eviction",
-                "metadata": {"name": pod, "namespace": "default"}});
             let req =
                 http::Request::post(format!("/api/v1/namespaces/default/pods/{pod}/eviction"))
                     .header("Content-Type", "application/json")
@@ -646,6 +644,22 @@ pub fn evictions_respect_disruption_budgets(s: &Server) {
             (code, serde_json::from_slice(&bytes).expect("status JSON"))
         })
     };
+    let eviction = |name: &str| {
+        serde_json::json!({"apiVersion": "policy/v1", "kind": "Eviction",
+            "metadata": {"name": name, "namespace": "default"}})
+    };
+    let evict = |pod: &str| post(pod, eviction(pod));
+    let (code, st) = post("guarded", eviction("pending"));
+    assert_eq!(
+        (code, &st["message"]),
+        (
+            400,
+            &Value::from("name in URL does not match name in Eviction object")
+        ),
+        "{st}"
+    );
+    let (code, st) = evict("absent");
+    assert_eq!(code, 404, "{st}");
     // No disruption controller has processed the budget: kube refuses too.
     let (code, st) = evict("guarded");
     assert_eq!(code, 429, "{st}");
@@ -674,11 +688,29 @@ pub fn evictions_respect_disruption_budgets(s: &Server) {
         "-p",
         &status.to_string(),
     ]);
-    let (code, st) = evict("guarded");
+    // A dry run checks the budget and changes nothing.
+    let mut dry = eviction("guarded");
+    dry["deleteOptions"] = serde_json::json!({"dryRun": ["All"]});
+    let (code, st) = post("guarded", dry);
+    assert_eq!(code, 201, "{st}");
     assert_eq!(
-        (code, &st["status"]),
-        (201, &Value::from("Success")),
-        "{st}"
+        s.get_json(&["pdb", "guard"])["status"]["disruptionsAllowed"],
+        1
+    );
+    let pod = s.get_json(&["pod", "guarded"]);
+    assert!(pod["metadata"]["deletionTimestamp"].is_null(), "{pod}");
+    // kube-rs's eviction, as a controller written with it sends one.
+    let st = s.block_on(async {
+        let pods: Api<k8s_openapi::api::core::v1::Pod> =
+            Api::namespaced(s.client().await, "default");
+        pods.evict("guarded", &kube::api::EvictParams::default())
+            .await
+            .expect("eviction")
+    });
+    assert_eq!(
+        st.status,
+        Some(kube::core::response::StatusSummary::Success),
+        "{st:?}"
     );
     let pdb = s.get_json(&["pdb", "guard"]);
     assert_eq!(pdb["status"]["disruptionsAllowed"], 0, "{pdb}");
