@@ -840,6 +840,37 @@ mod tests {
     }
 
     #[test]
+    fn pods_take_bindings_and_evictions() {
+        let defs: Vec<Arc<ResourceDef>> = built_in()
+            .into_iter()
+            .filter(|d| d.group.is_empty() && d.version == "v1")
+            .map(Arc::new)
+            .collect();
+        let doc = group_version_document("", "v1", &defs, Flavor::V3);
+        let pod = "/api/v1/namespaces/{namespace}/pods/{name}";
+        for (sub, op, gvk, component) in [
+            (
+                "binding",
+                "createCoreV1NamespacedPodBinding",
+                json!({"group": "", "version": "v1", "kind": "Binding"}),
+                BINDING,
+            ),
+            (
+                "eviction",
+                "createCoreV1NamespacedPodEviction",
+                json!({"group": "policy", "version": "v1", "kind": "Eviction"}),
+                EVICTION,
+            ),
+        ] {
+            let post = &doc["paths"][format!("{pod}/{sub}")]["post"];
+            assert_eq!(post["operationId"], op, "{sub}");
+            assert_eq!(post["x-kubernetes-group-version-kind"], gvk, "{sub}");
+            assert!(doc["components"]["schemas"][component].is_object(), "{sub}");
+        }
+        assert!(doc["paths"][format!("{pod}/exec")].is_null());
+    }
+
+    #[test]
     fn builtin_document() {
         let defs: Vec<Arc<ResourceDef>> = built_in()
             .into_iter()
