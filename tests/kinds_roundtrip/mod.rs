@@ -720,5 +720,41 @@ pub fn evictions_respect_disruption_budgets(s: &Server) {
     );
     let err = s.kubectl_err(&["get", "pod", "guarded"]);
     assert!(err.contains("not found"), "{err}");
+    // An unready pod under a budget that lets unhealthy pods go needs no disruption, even
+    // from a budget nothing has processed.
+    s.kubectl_ok(&[
+        "run",
+        "unready",
+        "--image=nginx",
+        "--restart=Never",
+        "--labels=app=guarded",
+    ]);
+    s.kubectl_ok(&[
+        "patch",
+        "pod",
+        "unready",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"False"}]}}"#,
+    ]);
     s.kubectl_ok(&["delete", "pdb", "guard"]);
+    s.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        "apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: tolerant, namespace: default}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: guarded}}
+  unhealthyPodEvictionPolicy: AlwaysAllow
+",
+    );
+    let (code, st) = evict("unready");
+    assert_eq!(code, 201, "{st}");
+    let pdb = s.get_json(&["pdb", "tolerant"]);
+    assert!(pdb["status"]["disruptedPods"].is_null(), "{pdb}");
+    let err = s.kubectl_err(&["get", "pod", "unready"]);
+    assert!(err.contains("not found"), "{err}");
+    s.kubectl_ok(&["delete", "pdb", "tolerant"]);
 }
