@@ -1,6 +1,8 @@
 //! The kubectl suite of issue 3: real `kubectl` against `karmada-rs serve`, on the embedded
 //! store and on etcd.
 
+mod discovery_kube;
+mod kinds_roundtrip;
 mod support;
 
 use std::io::{BufRead, BufReader};
@@ -521,6 +523,11 @@ fn suite(backend: Backend) {
     watch_and_wait(&s);
     deletes(&s);
     discovery_commands(&s);
+    discovery_kube::matches_kube_and_karmada(&s);
+    kinds_roundtrip::every_kind_round_trips(&s);
+    kinds_roundtrip::component_statuses_and_bindings(&s);
+    kinds_roundtrip::autoscaling_v1_and_v2_are_one_object(&s);
+    kinds_roundtrip::evictions_respect_disruption_budgets(&s);
     karmada_shaped_yaml(&s);
 }
 

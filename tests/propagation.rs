@@ -640,3 +640,115 @@ fn controllers_report_karmada_and_workqueue_metrics() {
         .then_some(())
     });
 }
+
+/// A chart's worth of kinds applied with stock kubectl (IngressClass, RuntimeClass, the CSI
+/// objects, a CRD and its custom resource, a ServiceAccount with its Role and RoleBinding, a
+/// Secret, ConfigMap, Deployment with its HPA and PodDisruptionBudget, NetworkPolicy, Service,
+/// EndpointSlice, Ingress, PodTemplate and ReplicationController) all reach both members
+/// through one ClusterPropagationPolicy, as Karmada propagates any kind it serves.
+#[test]
+fn a_chart_bundle_of_every_kind_propagates() {
+    let env = Env::start(2);
+    env.apply_sample("chart-bundle.yaml");
+    // Helm installs a chart's CRDs before its resources; the custom resource follows once
+    // the CRD is served.
+    env.wait("the Cart CRD to be established", || {
+        let out = env.cp.kubectl(&[
+            "get",
+            "crd",
+            "carts.shop.example.com",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Established\")].status}",
+        ]);
+        (String::from_utf8_lossy(&out.stdout).trim() == "True").then_some(())
+    });
+    env.apply(
+        "apiVersion: shop.example.com/v1
+kind: Cart
+metadata: {name: default-cart, namespace: default, labels: {app.kubernetes.io/part-of: shop}}
+spec: {currency: EUR, maxItems: 50}
+",
+    );
+    let objects: &[&[&str]] = &[
+        &["ingressclass", "shop-nginx"],
+        &["runtimeclass", "shop-gvisor"],
+        &["csidriver", "shop.csi.example.com"],
+        &["csinode", "shop-node-1"],
+        &["volumeattachment", "shop-data-attachment"],
+        &["crd", "carts.shop.example.com"],
+        &[
+            "csistoragecapacity",
+            "shop-capacity-zone-a",
+            "-n",
+            "default",
+        ],
+        &["serviceaccount", "shop-web", "-n", "default"],
+        &["secret", "shop-credentials", "-n", "default"],
+        &["role", "shop-web", "-n", "default"],
+        &["rolebinding", "shop-web", "-n", "default"],
+        &["configmap", "shop-config", "-n", "default"],
+        &["deployment", "shop-web", "-n", "default"],
+        &["hpa", "shop-web", "-n", "default"],
+        &["pdb", "shop-web", "-n", "default"],
+        &["networkpolicy", "shop-web", "-n", "default"],
+        &["service", "shop-web", "-n", "default"],
+        &["endpointslice", "shop-web-external", "-n", "default"],
+        &["ingress", "shop-web", "-n", "default"],
+        &["podtemplate", "shop-worker-template", "-n", "default"],
+        &["rc", "shop-legacy", "-n", "default"],
+        &["cart", "default-cart", "-n", "default"],
+    ];
+    for m in ["member1", "member2"] {
+        for args in objects {
+            let obj = env.wait_member_object(m, args);
+            assert_eq!(
+                obj["metadata"]["labels"]["karmada.io/managed"], "true",
+                "{m} {args:?}: {obj}"
+            );
+        }
+        // What the members hold is the template, defaulted there as kube defaults it.
+        let rc = env.wait_member_object(m, &["rc", "shop-legacy", "-n", "default"]);
+        assert_eq!(rc["spec"]["replicas"], 1, "{rc}");
+        let driver = env.wait_member_object(m, &["csidriver", "shop.csi.example.com"]);
+        assert_eq!(driver["spec"]["attachRequired"], false, "{driver}");
+        assert_eq!(
+            driver["spec"]["volumeLifecycleModes"],
+            serde_json::json!(["Persistent", "Ephemeral"])
+        );
+        let slice =
+            env.wait_member_object(m, &["endpointslice", "shop-web-external", "-n", "default"]);
+        assert_eq!(slice["endpoints"][0]["addresses"][0], "10.1.2.3", "{slice}");
+        let cart = env.wait_member_object(m, &["cart", "default-cart", "-n", "default"]);
+        assert_eq!(cart["spec"]["maxItems"], 50, "{cart}");
+        let secret = env.wait_member_object(m, &["secret", "shop-credentials", "-n", "default"]);
+        assert_eq!(
+            secret["data"]["PAYMENT_API_KEY"], "bm90LWEtcmVhbC1rZXk=",
+            "{secret}"
+        );
+        let hpa = env.wait_member_object(m, &["hpa", "shop-web", "-n", "default"]);
+        assert_eq!(hpa["spec"]["maxReplicas"], 5, "{hpa}");
+    }
+    // Every template has its binding, scheduled to both members.
+    for rb in [
+        "shop-legacy-replicationcontroller",
+        "shop-worker-template-podtemplate",
+        "shop-web-external-endpointslice",
+        "shop-capacity-zone-a-csistoragecapacity",
+    ] {
+        let b = env.cp.get_json(&["rb", rb, "-n", "default"]);
+        let clusters: Vec<&str> = b["spec"]["clusters"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|c| c["name"].as_str()).collect())
+            .unwrap_or_default();
+        assert_eq!(clusters, ["member1", "member2"], "{b}");
+    }
+    for crb in [
+        "shop-nginx-ingressclass",
+        "shop-gvisor-runtimeclass",
+        "shop.csi.example.com-csidriver",
+        "shop-node-1-csinode",
+        "shop-data-attachment-volumeattachment",
+    ] {
+        env.cp.get_json(&["crb", crb]);
+    }
+}

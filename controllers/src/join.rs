@@ -570,22 +570,37 @@ async fn register(
     };
     let cluster = match existing {
         Some(mut current) => {
-            // A rejoin keeps what the cluster controller and users added (taints, models,
-            // finalizers) and refreshes how the member is reached.
-            current.spec.api_endpoint = spec.api_endpoint;
-            current.spec.secret_ref = spec.secret_ref;
-            current.spec.impersonator_secret_ref = spec.impersonator_secret_ref;
-            current.spec.insecure_skip_tls_verification = spec.insecure_skip_tls_verification;
-            current.spec.proxy_url = spec.proxy_url;
-            current
-                .metadata
-                .labels
-                .get_or_insert_with(Default::default)
-                .extend(opts.labels.clone());
-            clusters
-                .replace(name, &PostParams::default(), &current)
-                .await
-                .map_err(cp(&format!("updating cluster {name}")))?
+            let mut attempt = 0;
+            loop {
+                // A rejoin keeps what the cluster controller and users added (taints, models,
+                // finalizers) and refreshes how the member is reached.
+                current.spec.api_endpoint = spec.api_endpoint.clone();
+                current.spec.secret_ref = spec.secret_ref.clone();
+                current.spec.impersonator_secret_ref = spec.impersonator_secret_ref.clone();
+                current.spec.insecure_skip_tls_verification = spec.insecure_skip_tls_verification;
+                current.spec.proxy_url = spec.proxy_url.clone();
+                current
+                    .metadata
+                    .labels
+                    .get_or_insert_with(Default::default)
+                    .extend(opts.labels.clone());
+                match clusters
+                    .replace(name, &PostParams::default(), &current)
+                    .await
+                {
+                    Ok(updated) => break updated,
+                    // The cluster controller writes the Cluster too (its finalizer, taints):
+                    // read it again and redo the change on what it wrote.
+                    Err(kube::Error::Api(s)) if s.code == 409 && attempt < 4 => {
+                        attempt += 1;
+                        current = clusters
+                            .get(name)
+                            .await
+                            .map_err(cp(&format!("reading cluster {name}")))?;
+                    }
+                    Err(e) => return Err(cp(&format!("updating cluster {name}"))(e)),
+                }
+            }
         }
         None => {
             let cluster = Cluster {

@@ -58,7 +58,10 @@ pub async fn admit(
         return Ok(());
     }
     if def.source == Source::BuiltIn {
-        strategy.default(obj);
+        // A resource served by conversion got its own version's defaults when converted.
+        if !crate::conversion::converts(def) {
+            strategy.default(obj);
+        }
         match (op, old) {
             (Operation::Create, _) | (_, None) => strategy.prepare_for_create(obj),
             (Operation::Update, Some(old)) if sub == Subresource::Main => {
@@ -95,6 +98,7 @@ pub async fn admit(
         }
     }
     if !causes.is_empty() {
+        let group = kube_registry::conversion::storage_group(group, kind);
         return Err(ApiError::invalid(group, kind, object::name(obj), causes));
     }
     if def.source == Source::Karmada {

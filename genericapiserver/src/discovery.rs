@@ -19,7 +19,7 @@ fn subresource_verbs(sub: &str) -> Vec<&'static str> {
         "status" | "scale" => vec!["get", "patch", "update"],
         "finalize" => vec!["update"],
         "approval" => vec!["get", "update"],
-        "token" => vec!["create"],
+        "token" | "binding" | "eviction" => vec!["create"],
         "proxy" => vec!["create", "delete", "get", "patch", "update"],
         _ => vec!["get"],
     }
@@ -34,6 +34,8 @@ fn subresource_kind(def: &ResourceDef, sub: &str) -> (String, String, String) {
             "authentication.k8s.io".into(),
             "v1".into(),
         ),
+        "binding" => ("Binding".into(), String::new(), "v1".into()),
+        "eviction" => ("Eviction".into(), "policy".into(), "v1".into()),
         "proxy" => (
             "ClusterProxyOptions".into(),
             def.group.clone(),

@@ -359,6 +359,20 @@ impl ApiError {
         })
     }
 
+    /// 429 TooManyRequests with a cause (an eviction a disruption budget refuses); no
+    /// `retryAfterSeconds` when `retry_after` is 0, as kube omits it.
+    pub fn too_many_requests_because(
+        message: impl Into<String>,
+        cause: Cause,
+        retry_after: u32,
+    ) -> ApiError {
+        ApiError::new(429, "TooManyRequests", message).with_details(Details {
+            retry_after_seconds: (retry_after > 0).then_some(retry_after),
+            causes: vec![cause],
+            ..Default::default()
+        })
+    }
+
     /// 500 InternalError.
     pub fn internal(err: impl std::fmt::Display) -> ApiError {
         let msg = err.to_string();

@@ -88,7 +88,9 @@ fn built_in_fields(def: &ResourceDef) -> &'static [(&'static str, &'static str)]
             ("spec.type", ".spec.type"),
         ],
         ("", "persistentvolumes") => &[("name", ".metadata.name")],
-        ("apps", "replicasets") => &[("status.replicas", ".status.replicas")],
+        ("apps", "replicasets") | ("", "replicationcontrollers") => {
+            &[("status.replicas", ".status.replicas")]
+        }
         ("batch", "jobs") => &[("status.successful", ".status.succeeded")],
         _ => &[],
     }

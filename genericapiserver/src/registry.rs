@@ -703,6 +703,44 @@ impl<'a> Registry<'a> {
             .and_then(Written::into_object)
     }
 
+    /// A read-modify-write at the storage layer, retried on races, without the strategy,
+    /// admission or field manager (kube's `Store.Storage.GuaranteedUpdate`, which the pod
+    /// binding uses to set `spec.nodeName` and the PodScheduled condition in one write).
+    /// Nothing is written on a dry run; the object `mutate` made is returned either way.
+    pub async fn storage_update<F>(
+        &self,
+        ns: &str,
+        name: &str,
+        dry_run: bool,
+        mut mutate: F,
+    ) -> Result<Value, ApiError>
+    where
+        F: FnMut(&Value) -> Result<Value, ApiError>,
+    {
+        let key = self.key(ns, name)?;
+        loop {
+            let (kv, _) = store_of(self.state).get(&key).await?;
+            let kv = kv.ok_or_else(|| self.not_found(name))?;
+            let current = object::from_stored(&kv.value, kv.mod_revision)?;
+            let mut new = mutate(&current)?;
+            if dry_run {
+                return Ok(new);
+            }
+            let bytes = object::to_stored(&new)?;
+            match store_of(self.state)
+                .update(&key, bytes, kv.mod_revision)
+                .await
+            {
+                Ok(written) => {
+                    object::set_resource_version(&mut new, written.mod_revision);
+                    return Ok(new);
+                }
+                Err(storage::Error::Conflict { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
     /// [`Registry::guaranteed_update`], also returning the bytes stored.
     pub async fn guaranteed_update_written<F>(
         &self,
@@ -1152,8 +1190,9 @@ impl<'a> Registry<'a> {
     }
 
     /// The precondition check of rest.BeforeDelete (it fails early, before storage's own):
-    /// a Conflict on the kind (not the resource), worded as kube words it.
-    fn check_delete_preconditions(
+    /// a Conflict on the kind (not the resource), worded as kube words it. Public for the
+    /// writes a deletion makes first (an eviction's DisruptionTarget condition).
+    pub fn check_delete_preconditions(
         &self,
         current: &Value,
         opts: &DeleteOptions,

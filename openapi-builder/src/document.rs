@@ -497,6 +497,39 @@ fn resource_paths(n: &Names<'_>, paths: &mut Map<String, Value>) {
         return;
     }
 
+    if def.storage == Storage::Probed {
+        // Read-only: list (no watch is served, but kube documents the list parameters) and get.
+        let list = n.op(
+            "list",
+            format!("list{c}{ns_word}{k}"),
+            format!("list objects of kind {k}"),
+            list_params(),
+            None,
+            responses(&[("200", "OK")], &n.list),
+            &kind_gvk,
+        );
+        paths.insert(
+            scoped.clone(),
+            json!({"get": list, "parameters": scope_params.clone()}),
+        );
+        let get = n.op(
+            "get",
+            format!("read{c}{ns_word}{k}"),
+            format!("read the specified {k}"),
+            vec![],
+            None,
+            responses(&[("200", "OK")], &n.kind),
+            &kind_gvk,
+        );
+        let mut params = vec![path_param("name", &format!("name of the {k}"))];
+        params.extend(scope_params);
+        paths.insert(
+            format!("{scoped}/{{name}}"),
+            json!({"get": get, "parameters": params}),
+        );
+        return;
+    }
+
     // Collection.
     let list = n.op(
         "list",
@@ -643,10 +676,60 @@ fn resource_paths(n: &Names<'_>, paths: &mut Map<String, Value>) {
     if def.scale.is_some() {
         let scale_gvk = json!({"group": "autoscaling", "kind": "Scale", "version": "v1"});
         let mut scale = item_ops("scale", &scale_gvk, SCALE);
-        scale.insert("parameters".into(), Value::Array(item_params));
+        scale.insert("parameters".into(), Value::Array(item_params.clone()));
         paths.insert(format!("{item}/scale"), Value::Object(scale));
     }
+    // A pod's create-only subresources: binding (core/v1 Binding), eviction (policy/v1).
+    for sub in POD_CREATE_SUBRESOURCES {
+        if !def.extra_subresources.iter().any(|s| s == sub.name) {
+            continue;
+        }
+        let post = n.op(
+            "post",
+            format!("create{c}{ns_word}{k}{}", sub.kind),
+            format!("create {} of a {k}", sub.name),
+            vec![dry_run(), field_manager(), field_validation()],
+            Some(body(sub.component)),
+            responses(
+                &[("200", "OK"), ("201", "Created"), ("202", "Accepted")],
+                sub.component,
+            ),
+            &json!({"group": sub.group, "version": "v1", "kind": sub.kind}),
+        );
+        paths.insert(
+            format!("{item}/{}", sub.name),
+            json!({"post": post, "parameters": item_params.clone()}),
+        );
+    }
 }
+
+/// A create-only subresource of pods: it takes and answers one v1 kind of `group`.
+struct CreateSubresource {
+    name: &'static str,
+    group: &'static str,
+    kind: &'static str,
+    component: &'static str,
+}
+
+const POD_CREATE_SUBRESOURCES: &[CreateSubresource] = &[
+    CreateSubresource {
+        name: "binding",
+        group: "",
+        kind: "Binding",
+        component: BINDING,
+    },
+    CreateSubresource {
+        name: "eviction",
+        group: "policy",
+        kind: "Eviction",
+        component: EVICTION,
+    },
+];
+
+/// The component name of core/v1 `Binding` (a pod's `binding` subresource takes one).
+const BINDING: &str = "io.k8s.api.core.v1.Binding";
+/// The component name of policy/v1 `Eviction`.
+const EVICTION: &str = "io.k8s.api.policy.v1.Eviction";
 
 /// Builds the document of one group-version from the resources it serves.
 pub fn group_version_document(
@@ -684,6 +767,11 @@ pub fn group_version_document(
         };
         if def.scale.is_some() {
             components.extend(builtin::closure([SCALE.to_string()]));
+        }
+        for sub in POD_CREATE_SUBRESOURCES {
+            if def.extra_subresources.iter().any(|s| s == sub.name) {
+                components.extend(builtin::closure([sub.component.to_string()]));
+            }
         }
         let names = Names {
             def,
@@ -749,6 +837,37 @@ mod tests {
             gv_camel("policy.karmada.io", "v1alpha1"),
             "PolicyKarmadaIoV1alpha1"
         );
+    }
+
+    #[test]
+    fn pods_take_bindings_and_evictions() {
+        let defs: Vec<Arc<ResourceDef>> = built_in()
+            .into_iter()
+            .filter(|d| d.group.is_empty() && d.version == "v1")
+            .map(Arc::new)
+            .collect();
+        let doc = group_version_document("", "v1", &defs, Flavor::V3);
+        let pod = "/api/v1/namespaces/{namespace}/pods/{name}";
+        for (sub, op, gvk, component) in [
+            (
+                "binding",
+                "createCoreV1NamespacedPodBinding",
+                json!({"group": "", "version": "v1", "kind": "Binding"}),
+                BINDING,
+            ),
+            (
+                "eviction",
+                "createCoreV1NamespacedPodEviction",
+                json!({"group": "policy", "version": "v1", "kind": "Eviction"}),
+                EVICTION,
+            ),
+        ] {
+            let post = &doc["paths"][format!("{pod}/{sub}")]["post"];
+            assert_eq!(post["operationId"], op, "{sub}");
+            assert_eq!(post["x-kubernetes-group-version-kind"], gvk, "{sub}");
+            assert!(doc["components"]["schemas"][component].is_object(), "{sub}");
+        }
+        assert!(doc["paths"][format!("{pod}/exec")].is_null());
     }
 
     #[test]

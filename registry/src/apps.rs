@@ -61,7 +61,7 @@ fn template_labels_mismatch(spec: &Value, sel: &meta::Selector, path: &Path) -> 
 }
 
 /// ValidatePodTemplateSpecForReplicaSet (Deployments and ReplicaSets).
-fn validate_template_for_replica_set(
+pub(crate) fn validate_template_for_replica_set(
     spec: &Value,
     sel: &meta::Selector,
     path: &Path,

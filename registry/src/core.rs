@@ -349,7 +349,7 @@ fn validate_service_spec(obj: &Value, errs: &mut Vec<Cause>) {
     }
 }
 
-fn non_special_ip(addr: std::net::IpAddr, ip: &str, path: &Path) -> Vec<Cause> {
+pub(crate) fn non_special_ip(addr: std::net::IpAddr, ip: &str, path: &Path) -> Vec<Cause> {
     let msg = if addr.is_unspecified() {
         Some("may not be unspecified (0.0.0.0)")
     } else if addr.is_loopback() {

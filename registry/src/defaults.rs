@@ -57,6 +57,8 @@ pub(crate) fn default_object(group: &str, kind: &str, obj: &mut Value) {
                 default_nil(p, "scope", json!("Cluster"));
             }
         }
+        ("storage.k8s.io", "CSIDriver") => super::csi::default_csi_driver(obj),
+        ("discovery.k8s.io", "EndpointSlice") => super::endpointslice::default(obj),
         ("scheduling.k8s.io", "PriorityClass") => {
             default_nil(obj, "preemptionPolicy", json!("PreemptLowerPriority"))
         }

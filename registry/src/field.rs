@@ -135,6 +135,19 @@ pub(crate) fn not_supported(path: &Path, value: Bad, valid: &[&str]) -> Cause {
 }
 
 /// field.Duplicate: `Duplicate value: <value>`.
+/// ValidateImmutableField's error: the new value (strings and numbers as Go prints them,
+/// structured values left out) and `field is immutable`.
+pub(crate) fn immutable(path: &Path, new: Option<&serde_json::Value>) -> Cause {
+    let value = match new {
+        Some(serde_json::Value::String(s)) => Bad::Str(s.clone()),
+        Some(serde_json::Value::Number(n)) => n.as_i64().map_or(Bad::Omit, Bad::Int),
+        Some(serde_json::Value::Bool(b)) => Bad::Bool(*b),
+        None | Some(serde_json::Value::Null) => Bad::Str(String::new()),
+        Some(_) => Bad::Omit,
+    };
+    invalid(path, value, "field is immutable")
+}
+
 pub(crate) fn duplicate(path: &Path, value: Bad) -> Cause {
     cause(DUPLICATE, path, with_value("Duplicate value", &value, ""))
 }

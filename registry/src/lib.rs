@@ -24,15 +24,23 @@
 mod apps;
 mod batch;
 pub mod certificates;
+pub mod conversion;
 mod core;
+mod csi;
 mod defaults;
+mod endpointslice;
+mod events;
 mod field;
+mod hpa_v1;
+mod ingressclass;
 mod json;
 mod meta;
 mod names;
 mod others;
 mod pod;
+mod replication;
 pub mod resources;
+mod runtimeclass;
 mod strategy;
 
 use std::collections::BTreeSet;
@@ -100,6 +108,8 @@ fn uses_core_meta(group: &str) -> bool {
             | "networking.k8s.io"
             | "scheduling.k8s.io"
             | "storage.k8s.io"
+            | "discovery.k8s.io"
+            | "events.k8s.io"
     )
 }
 
@@ -169,6 +179,20 @@ pub(crate) fn validate(group: &str, kind: &str, obj: &Value, old: Option<&Value>
             others::validate_crd(obj, old, &mut errs)
         }
         ("apiregistration.k8s.io", "APIService") => others::validate_api_service(obj, &mut errs),
+        ("", "ReplicationController") => {
+            replication::validate_replication_controller(obj, &mut errs)
+        }
+        ("", "PodTemplate") => replication::validate_pod_template(obj, &mut errs),
+        ("" | events::GROUP, "Event") => events::validate(group, obj, old, &mut errs),
+        ("discovery.k8s.io", "EndpointSlice") => endpointslice::validate(obj, old, &mut errs),
+        ("networking.k8s.io", "IngressClass") => ingressclass::validate(obj, old, &mut errs),
+        ("node.k8s.io", "RuntimeClass") => runtimeclass::validate(obj, old, &mut errs),
+        (csi::GROUP, "CSIDriver") => csi::validate_csi_driver(obj, old, &mut errs),
+        (csi::GROUP, "CSINode") => csi::validate_csi_node(obj, old, &mut errs),
+        (csi::GROUP, "CSIStorageCapacity") => {
+            csi::validate_csi_storage_capacity(obj, old, &mut errs)
+        }
+        (csi::GROUP, "VolumeAttachment") => csi::validate_volume_attachment(obj, old, &mut errs),
         _ => {}
     }
     // kube runs ObjectMeta checks more than once on update; the aggregate message dedups them.

@@ -186,7 +186,7 @@ fn enum_required(obj: &Value, key: &str, valid: &[&str], path: &Path) -> Vec<Cau
     }
 }
 
-fn validate_tolerations(spec: &Value, path: &Path) -> Vec<Cause> {
+pub(crate) fn validate_tolerations(spec: &Value, path: &Path) -> Vec<Cause> {
     let mut errs = Vec::new();
     for (i, t) in json::list(spec, "tolerations").iter().enumerate() {
         let p = path.index(i);
@@ -1091,7 +1091,7 @@ fn validate_container_resource_name(name: &str, path: &Path) -> Vec<Cause> {
 }
 
 /// validateResourceRequirements for a container.
-fn validate_resource_requirements(r: &Value, path: &Path) -> Vec<Cause> {
+pub(crate) fn validate_resource_requirements(r: &Value, path: &Path) -> Vec<Cause> {
     let mut errs = Vec::new();
     let limits = parse_resource_list(r, "limits", &path.child("limits"), &mut errs);
     let requests = parse_resource_list(r, "requests", &path.child("requests"), &mut errs);

@@ -66,6 +66,10 @@ pub enum Storage {
     },
     /// Create-only request/response kinds that are never stored (access reviews, ...).
     Virtual,
+    /// Read-only objects computed on each read, never stored: ComponentStatus, which
+    /// kube-apiserver answers from its own probes of etcd, the scheduler and the
+    /// controller-manager.
+    Probed,
 }
 
 /// One served resource of one group/version.
@@ -119,7 +123,7 @@ impl ResourceDef {
     pub fn prefix(&self) -> Option<&str> {
         match &self.storage {
             Storage::Stored { prefix } => Some(prefix),
-            Storage::Virtual => None,
+            Storage::Virtual | Storage::Probed => None,
         }
     }
 
@@ -137,6 +141,7 @@ impl ResourceDef {
     pub fn verbs(&self) -> Vec<&'static str> {
         match self.storage {
             Storage::Virtual => vec!["create"],
+            Storage::Probed => vec!["get", "list"],
             // kube's namespace REST storage implements no DeleteCollection.
             Storage::Stored { .. } if self.group.is_empty() && self.plural == "namespaces" => {
                 vec![
@@ -209,7 +214,20 @@ struct Spec {
     scale: bool,
     generation: bool,
     extra: &'static [&'static str],
-    virtual_: bool,
+    categories: &'static [&'static str],
+    storage: SpecStorage,
+}
+
+/// How a built-in resource of the table is kept.
+#[derive(Clone, Copy)]
+enum SpecStorage {
+    /// Under its own group's and resource's key prefix.
+    Own,
+    /// Under another group's resource's prefix: the same objects served in another group
+    /// (events.k8s.io's events are core's).
+    SharedWith(&'static str, &'static str),
+    Virtual,
+    Probed,
 }
 
 const fn spec(
@@ -232,13 +250,26 @@ const fn spec(
         scale: false,
         generation: false,
         extra: &[],
-        virtual_: false,
+        categories: &[],
+        storage: SpecStorage::Own,
     }
 }
 
 impl Spec {
     const fn all(mut self) -> Spec {
         self.all = true;
+        self
+    }
+    const fn categories(mut self, categories: &'static [&'static str]) -> Spec {
+        self.categories = categories;
+        self
+    }
+    const fn shared_with(mut self, group: &'static str, plural: &'static str) -> Spec {
+        self.storage = SpecStorage::SharedWith(group, plural);
+        self
+    }
+    const fn probed(mut self) -> Spec {
+        self.storage = SpecStorage::Probed;
         self
     }
     const fn status(mut self) -> Spec {
@@ -258,7 +289,7 @@ impl Spec {
         self
     }
     const fn virtual_(mut self) -> Spec {
-        self.virtual_ = true;
+        self.storage = SpecStorage::Virtual;
         self
     }
 }
@@ -293,7 +324,33 @@ const BUILT_IN: &[Spec] = &[
         false,
     )
     .status(),
-    spec("", "v1", "pods", "Pod", &["po"], true).all().status(),
+    spec("", "v1", "pods", "Pod", &["po"], true)
+        .all()
+        .status()
+        .extra(&["binding", "eviction"]),
+    spec("", "v1", "bindings", "Binding", &[], true).virtual_(),
+    spec(
+        "",
+        "v1",
+        "componentstatuses",
+        "ComponentStatus",
+        &["cs"],
+        false,
+    )
+    .probed(),
+    spec("", "v1", "podtemplates", "PodTemplate", &[], true).generation(),
+    spec(
+        "",
+        "v1",
+        "replicationcontrollers",
+        "ReplicationController",
+        &["rc"],
+        true,
+    )
+    .all()
+    .status()
+    .scale()
+    .generation(),
     spec("", "v1", "nodes", "Node", &["no"], false).status(),
     spec("", "v1", "endpoints", "Endpoints", &["ep"], true),
     spec(
@@ -392,6 +449,7 @@ const BUILT_IN: &[Spec] = &[
         &["crd", "crds"],
         false,
     )
+    .categories(&["api-extensions"])
     .status()
     .generation(),
     spec(
@@ -402,6 +460,7 @@ const BUILT_IN: &[Spec] = &[
         &[],
         false,
     )
+    .categories(&["api-extensions"])
     .status(),
     spec(
         "networking.k8s.io",
@@ -442,6 +501,18 @@ const BUILT_IN: &[Spec] = &[
     )
     .all()
     .status(),
+    // The same objects as autoscaling/v2's, served in v1's form.
+    spec(
+        "autoscaling",
+        "v1",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        &["hpa"],
+        true,
+    )
+    .all()
+    .status()
+    .shared_with("autoscaling", "horizontalpodautoscalers"),
     spec(
         "scheduling.k8s.io",
         "v1",
@@ -458,6 +529,61 @@ const BUILT_IN: &[Spec] = &[
         &["sc"],
         false,
     ),
+    spec(
+        "storage.k8s.io",
+        "v1",
+        "csidrivers",
+        "CSIDriver",
+        &[],
+        false,
+    )
+    .generation(),
+    spec("storage.k8s.io", "v1", "csinodes", "CSINode", &[], false),
+    spec(
+        "storage.k8s.io",
+        "v1",
+        "csistoragecapacities",
+        "CSIStorageCapacity",
+        &[],
+        true,
+    ),
+    spec(
+        "storage.k8s.io",
+        "v1",
+        "volumeattachments",
+        "VolumeAttachment",
+        &[],
+        false,
+    )
+    .status(),
+    spec(
+        "networking.k8s.io",
+        "v1",
+        "ingressclasses",
+        "IngressClass",
+        &[],
+        false,
+    )
+    .generation(),
+    spec(
+        "node.k8s.io",
+        "v1",
+        "runtimeclasses",
+        "RuntimeClass",
+        &[],
+        false,
+    ),
+    spec(
+        "discovery.k8s.io",
+        "v1",
+        "endpointslices",
+        "EndpointSlice",
+        &[],
+        true,
+    )
+    .generation(),
+    // The same objects as core's events (one storage), served in events.k8s.io's form.
+    spec("events.k8s.io", "v1", "events", "Event", &["ev"], true).shared_with("", "events"),
     spec(
         "authorization.k8s.io",
         "v1",
@@ -523,19 +649,28 @@ fn from_spec(s: &Spec, source: Source, strategic_merge: bool) -> ResourceDef {
         kind: s.kind.into(),
         list_kind: format!("{}List", s.kind),
         short_names: s.short.iter().map(|x| x.to_string()).collect(),
-        categories: if s.all { vec!["all".into()] } else { vec![] },
+        categories: s
+            .all
+            .then_some("all")
+            .into_iter()
+            .chain(s.categories.iter().copied())
+            .map(String::from)
+            .collect(),
         namespaced: s.namespaced,
         status: s.status,
         scale: s.scale.then(ScaleDef::standard),
         extra_subresources: s.extra.iter().map(|x| x.to_string()).collect(),
         generation: s.generation,
         strategic_merge,
-        storage: if s.virtual_ {
-            Storage::Virtual
-        } else {
-            Storage::Stored {
+        storage: match s.storage {
+            SpecStorage::Own => Storage::Stored {
                 prefix: storage_prefix(s.group, s.plural),
-            }
+            },
+            SpecStorage::SharedWith(group, plural) => Storage::Stored {
+                prefix: storage_prefix(group, plural),
+            },
+            SpecStorage::Virtual => Storage::Virtual,
+            SpecStorage::Probed => Storage::Probed,
         },
         source,
     }
@@ -631,7 +766,7 @@ mod tests {
     #[test]
     fn every_stored_built_in_kind_takes_strategic_merge_patches() {
         for def in built_in() {
-            if matches!(def.storage, Storage::Virtual) {
+            if def.prefix().is_none() {
                 continue;
             }
             let gvk = GroupVersionKindRef {

@@ -12,7 +12,8 @@ use super::json;
 fn initial_status(group: &str, kind: &str, obj: &Value) -> Option<Value> {
     Some(match (group, kind) {
         ("apps", "Deployment") | ("batch", "Job" | "CronJob") => json!({}),
-        ("apps", "ReplicaSet") => json!({"replicas": 0}),
+        ("apps", "ReplicaSet") | ("", "ReplicationController") => json!({"replicas": 0}),
+        ("storage.k8s.io", "VolumeAttachment") => json!({"attached": false}),
         ("apps", "StatefulSet") => json!({"replicas": 0, "availableReplicas": 0}),
         ("apps", "DaemonSet") => json!({
             "currentNumberScheduled": 0,
@@ -111,6 +112,7 @@ fn has_status_subresource(group: &str, kind: &str) -> bool {
             | ("networking.k8s.io", "Ingress")
             | ("apiextensions.k8s.io", "CustomResourceDefinition")
             | ("apiregistration.k8s.io", "APIService")
+            | ("storage.k8s.io", "VolumeAttachment")
     )
 }
 

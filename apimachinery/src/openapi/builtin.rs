@@ -159,6 +159,12 @@ const KINDS: &[(&str, &str, &str, Register)] = &[
         reg::<api::autoscaling::v2::HorizontalPodAutoscaler>,
     ),
     (
+        "autoscaling",
+        "v1",
+        "HorizontalPodAutoscaler",
+        reg::<api::autoscaling::v1::HorizontalPodAutoscaler>,
+    ),
+    (
         "scheduling.k8s.io",
         "v1",
         "PriorityClass",
@@ -169,6 +175,68 @@ const KINDS: &[(&str, &str, &str, Register)] = &[
         "v1",
         "StorageClass",
         reg::<api::storage::v1::StorageClass>,
+    ),
+    ("", "v1", "PodTemplate", reg::<api::core::v1::PodTemplate>),
+    (
+        "",
+        "v1",
+        "ReplicationController",
+        reg::<api::core::v1::ReplicationController>,
+    ),
+    (
+        "",
+        "v1",
+        "ComponentStatus",
+        reg::<api::core::v1::ComponentStatus>,
+    ),
+    ("", "v1", "Binding", reg::<api::core::v1::Binding>),
+    (
+        "discovery.k8s.io",
+        "v1",
+        "EndpointSlice",
+        reg::<api::discovery::v1::EndpointSlice>,
+    ),
+    (
+        "events.k8s.io",
+        "v1",
+        "Event",
+        reg::<api::events::v1::Event>,
+    ),
+    (
+        "networking.k8s.io",
+        "v1",
+        "IngressClass",
+        reg::<api::networking::v1::IngressClass>,
+    ),
+    (
+        "node.k8s.io",
+        "v1",
+        "RuntimeClass",
+        reg::<api::node::v1::RuntimeClass>,
+    ),
+    (
+        "storage.k8s.io",
+        "v1",
+        "CSIDriver",
+        reg::<api::storage::v1::CSIDriver>,
+    ),
+    (
+        "storage.k8s.io",
+        "v1",
+        "CSINode",
+        reg::<api::storage::v1::CSINode>,
+    ),
+    (
+        "storage.k8s.io",
+        "v1",
+        "CSIStorageCapacity",
+        reg::<api::storage::v1::CSIStorageCapacity>,
+    ),
+    (
+        "storage.k8s.io",
+        "v1",
+        "VolumeAttachment",
+        reg::<api::storage::v1::VolumeAttachment>,
     ),
     (
         "authorization.k8s.io",
@@ -216,6 +284,7 @@ const SHARED: &[Register] = &[
     reg::<meta::DeleteOptions>,
     reg::<meta::Patch>,
     reg::<api::autoscaling::v1::Scale>,
+    reg::<api::policy::v1::Eviction>,
 ];
 
 /// Every component schema the built-in kinds need, and which component is which kind.

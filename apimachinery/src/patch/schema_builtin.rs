@@ -576,6 +576,20 @@ fn build() -> Table {
         }),
     );
 
+    // autoscaling/v1: no lists at all.
+    let hpa_v1 = kind_root(&mut b, &[]);
+    add(
+        "autoscaling",
+        "v1",
+        "HorizontalPodAutoscaler",
+        hpa_v1,
+        json!({
+            "metadata": {"creationTimestamp": null},
+            "spec": {"scaleTargetRef": {"kind": "", "name": ""}, "maxReplicas": 0},
+            "status": {"currentReplicas": 0, "desiredReplicas": 0},
+        }),
+    );
+
     // scheduling.k8s.io/v1 and storage.k8s.io/v1
     let priority_class = kind_root(&mut b, &[]);
     add(
@@ -592,6 +606,130 @@ fn build() -> Table {
         "StorageClass",
         storage_class,
         json!({"metadata": {"creationTimestamp": null}, "provisioner": ""}),
+    );
+
+    // core/v1 PodTemplate and ReplicationController: a pod template as in apps/v1; the
+    // controller's selector is an atomic map and its conditions merge by type.
+    let template = pod_template(&mut b, pod_spec);
+    let pod_template_kind = kind_root(&mut b, &[("template", template)]);
+    add(
+        "",
+        "v1",
+        "PodTemplate",
+        pod_template_kind,
+        json!({
+            "metadata": {"creationTimestamp": null},
+            "template": {"metadata": {"creationTimestamp": null}, "spec": {"containers": null}},
+        }),
+    );
+    let rc_template = pod_template(&mut b, pod_spec);
+    let rc_spec = b.strukt(&[("selector", ATOMIC), ("template", rc_template)]);
+    let rc_conditions = conditions(&mut b);
+    let rc_status = b.strukt(&[("conditions", rc_conditions)]);
+    let rc = kind_root(&mut b, &[("spec", rc_spec), ("status", rc_status)]);
+    add(
+        "",
+        "v1",
+        "ReplicationController",
+        rc,
+        json!({"metadata": {"creationTimestamp": null}, "spec": {}, "status": {"replicas": 0}}),
+    );
+    let cs_conditions = conditions(&mut b);
+    let component_status = kind_root(&mut b, &[("conditions", cs_conditions)]);
+    add("", "v1", "ComponentStatus", component_status, meta_only());
+
+    // discovery.k8s.io/v1: endpoints and ports are atomic lists.
+    let endpoint_slice = kind_root(&mut b, &[]);
+    add(
+        "discovery.k8s.io",
+        "v1",
+        "EndpointSlice",
+        endpoint_slice,
+        json!({
+            "metadata": {"creationTimestamp": null},
+            "addressType": "",
+            "endpoints": null,
+            "ports": null,
+        }),
+    );
+
+    // events.k8s.io/v1: object references are atomic structs.
+    let events_event = kind_root(&mut b, &[("regarding", ATOMIC), ("related", ATOMIC)]);
+    add(
+        "events.k8s.io",
+        "v1",
+        "Event",
+        events_event,
+        json!({
+            "metadata": {"creationTimestamp": null},
+            "eventTime": null,
+            "regarding": {},
+            "deprecatedSource": {},
+            "deprecatedFirstTimestamp": null,
+            "deprecatedLastTimestamp": null,
+        }),
+    );
+
+    // networking.k8s.io/v1 IngressClass and node.k8s.io/v1 RuntimeClass.
+    let ingress_class = kind_root(&mut b, &[]);
+    add(
+        "networking.k8s.io",
+        "v1",
+        "IngressClass",
+        ingress_class,
+        json!({"metadata": {"creationTimestamp": null}, "spec": {}}),
+    );
+    let scheduling = b.strukt(&[("nodeSelector", ATOMIC)]);
+    let runtime_class = kind_root(&mut b, &[("scheduling", scheduling)]);
+    add(
+        "node.k8s.io",
+        "v1",
+        "RuntimeClass",
+        runtime_class,
+        json!({"metadata": {"creationTimestamp": null}, "handler": ""}),
+    );
+
+    // storage.k8s.io/v1 CSI objects: a CSIDriver's lifecycle modes are a set, a CSINode's
+    // drivers merge by name, a capacity's node topology is an atomic selector.
+    let modes = b.set_of_scalars(false);
+    let csi_driver_spec = b.strukt(&[("volumeLifecycleModes", modes)]);
+    let csi_driver = kind_root(&mut b, &[("spec", csi_driver_spec)]);
+    add(
+        "storage.k8s.io",
+        "v1",
+        "CSIDriver",
+        csi_driver,
+        json!({"metadata": {"creationTimestamp": null}, "spec": {}}),
+    );
+    let drivers = b.list_by(OPEN, "name");
+    let csi_node_spec = b.strukt(&[("drivers", drivers)]);
+    let csi_node = kind_root(&mut b, &[("spec", csi_node_spec)]);
+    add(
+        "storage.k8s.io",
+        "v1",
+        "CSINode",
+        csi_node,
+        json!({"metadata": {"creationTimestamp": null}, "spec": {"drivers": null}}),
+    );
+    let capacity = kind_root(&mut b, &[("nodeTopology", ATOMIC)]);
+    add(
+        "storage.k8s.io",
+        "v1",
+        "CSIStorageCapacity",
+        capacity,
+        json!({"metadata": {"creationTimestamp": null}, "storageClassName": ""}),
+    );
+    let volume_attachment = kind_root(&mut b, &[]);
+    add(
+        "storage.k8s.io",
+        "v1",
+        "VolumeAttachment",
+        volume_attachment,
+        json!({
+            "metadata": {"creationTimestamp": null},
+            "spec": {"attacher": "", "source": {}, "nodeName": ""},
+            "status": {"attached": false},
+        }),
     );
 
     // cluster.karmada.io/v1alpha1: Karmada's Go types carry no merge tags or list markers, so
@@ -672,6 +810,17 @@ mod tests {
             ("autoscaling/v2", "HorizontalPodAutoscaler"),
             ("scheduling.k8s.io/v1", "PriorityClass"),
             ("storage.k8s.io/v1", "StorageClass"),
+            ("v1", "PodTemplate"),
+            ("v1", "ReplicationController"),
+            ("autoscaling/v1", "HorizontalPodAutoscaler"),
+            ("discovery.k8s.io/v1", "EndpointSlice"),
+            ("events.k8s.io/v1", "Event"),
+            ("networking.k8s.io/v1", "IngressClass"),
+            ("node.k8s.io/v1", "RuntimeClass"),
+            ("storage.k8s.io/v1", "CSIDriver"),
+            ("storage.k8s.io/v1", "CSINode"),
+            ("storage.k8s.io/v1", "CSIStorageCapacity"),
+            ("storage.k8s.io/v1", "VolumeAttachment"),
         ];
         for (api_version, kind) in served {
             let schema = Schema::builtin(&gvk(api_version, kind));

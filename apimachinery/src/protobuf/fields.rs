@@ -752,6 +752,16 @@ super::json::messages! {
         optional: "optional" Ptr,
         path: "path" Always,
     }
+    k8s_pb::api::core::v1::ComponentCondition {
+        r#type: "type" Always,
+        status: "status" Always,
+        message: "message" Omit,
+        error: "error" Omit,
+    }
+    k8s_pb::api::core::v1::ComponentStatus {
+        metadata: "metadata" Omit,
+        conditions: "conditions" Omit,
+    }
     k8s_pb::api::core::v1::ConfigMap {
         metadata: "metadata" Omit,
         immutable: "immutable" Ptr,
@@ -2138,6 +2148,19 @@ super::json::messages! {
         name: "name" Omit,
         number: "number" Omit,
     }
+    k8s_pb::api::node::v1::Overhead {
+        pod_fixed: "podFixed" Omit,
+    }
+    k8s_pb::api::node::v1::RuntimeClass {
+        metadata: "metadata" Omit,
+        handler: "handler" Always,
+        overhead: "overhead" Ptr,
+        scheduling: "scheduling" Ptr,
+    }
+    k8s_pb::api::node::v1::Scheduling {
+        node_selector: "nodeSelector" Omit,
+        tolerations: "tolerations" Omit,
+    }
     k8s_pb::api::policy::v1::Eviction {
         metadata: "metadata" Omit,
         delete_options: "deleteOptions" Ptr,
@@ -2209,6 +2232,42 @@ super::json::messages! {
         description: "description" Omit,
         preemption_policy: "preemptionPolicy" Ptr,
     }
+    k8s_pb::api::storage::v1::CSIDriver {
+        metadata: "metadata" Omit,
+        spec: "spec" Always,
+    }
+    k8s_pb::api::storage::v1::CSIDriverSpec {
+        attach_required: "attachRequired" Ptr,
+        pod_info_on_mount: "podInfoOnMount" Ptr,
+        volume_lifecycle_modes: "volumeLifecycleModes" Omit,
+        storage_capacity: "storageCapacity" Ptr,
+        fs_group_policy: "fsGroupPolicy" Ptr,
+        token_requests: "tokenRequests" Omit,
+        requires_republish: "requiresRepublish" Ptr,
+        se_linux_mount: "seLinuxMount" Ptr,
+        node_allocatable_update_period_seconds: "nodeAllocatableUpdatePeriodSeconds" Ptr,
+        service_account_token_in_secrets: "serviceAccountTokenInSecrets" Ptr,
+    }
+    k8s_pb::api::storage::v1::CSINode {
+        metadata: "metadata" Omit,
+        spec: "spec" Always,
+    }
+    k8s_pb::api::storage::v1::CSINodeDriver {
+        name: "name" Always,
+        node_id: "nodeID" Always,
+        topology_keys: "topologyKeys" Always,
+        allocatable: "allocatable" Ptr,
+    }
+    k8s_pb::api::storage::v1::CSINodeSpec {
+        drivers: "drivers" Always,
+    }
+    k8s_pb::api::storage::v1::CSIStorageCapacity {
+        metadata: "metadata" Omit,
+        node_topology: "nodeTopology" Ptr,
+        storage_class_name: "storageClassName" Always,
+        capacity: "capacity" Ptr,
+        maximum_volume_size: "maximumVolumeSize" Ptr,
+    }
     k8s_pb::api::storage::v1::StorageClass {
         metadata: "metadata" Omit,
         provisioner: "provisioner" Always,
@@ -2218,6 +2277,38 @@ super::json::messages! {
         allow_volume_expansion: "allowVolumeExpansion" Ptr,
         volume_binding_mode: "volumeBindingMode" Ptr,
         allowed_topologies: "allowedTopologies" Omit,
+    }
+    k8s_pb::api::storage::v1::TokenRequest {
+        audience: "audience" Always,
+        expiration_seconds: "expirationSeconds" Ptr,
+    }
+    k8s_pb::api::storage::v1::VolumeAttachment {
+        metadata: "metadata" Omit,
+        spec: "spec" Always,
+        status: "status" Omit,
+    }
+    k8s_pb::api::storage::v1::VolumeAttachmentSource {
+        persistent_volume_name: "persistentVolumeName" Ptr,
+        inline_volume_spec: "inlineVolumeSpec" Ptr,
+    }
+    k8s_pb::api::storage::v1::VolumeAttachmentSpec {
+        attacher: "attacher" Always,
+        source: "source" Always,
+        node_name: "nodeName" Always,
+    }
+    k8s_pb::api::storage::v1::VolumeAttachmentStatus {
+        attached: "attached" Always,
+        attachment_metadata: "attachmentMetadata" Omit,
+        attach_error: "attachError" Ptr,
+        detach_error: "detachError" Ptr,
+    }
+    k8s_pb::api::storage::v1::VolumeError {
+        time: "time" Omit,
+        message: "message" Omit,
+        error_code: "errorCode" Ptr,
+    }
+    k8s_pb::api::storage::v1::VolumeNodeResources {
+        count: "count" Ptr,
     }
     k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition {
         name: "name" Always,

@@ -233,6 +233,7 @@ kinds! { KINDS:
     "v1" "ResourceQuota" => api::core::v1::ResourceQuota,
     "v1" "LimitRange" => api::core::v1::LimitRange,
     "v1" "Binding" => api::core::v1::Binding,
+    "v1" "ComponentStatus" => api::core::v1::ComponentStatus,
     "v1" "DeleteOptions" => meta::DeleteOptions,
     "apps/v1" "Deployment" => api::apps::v1::Deployment,
     "apps/v1" "StatefulSet" => api::apps::v1::StatefulSet,
@@ -268,6 +269,11 @@ kinds! { KINDS:
     "apiextensions.k8s.io/v1" "CustomResourceDefinition" => apiextensions::CustomResourceDefinition,
     "apiregistration.k8s.io/v1" "APIService" => apiregistration::APIService,
     "storage.k8s.io/v1" "StorageClass" => api::storage::v1::StorageClass,
+    "storage.k8s.io/v1" "CSIDriver" => api::storage::v1::CSIDriver,
+    "storage.k8s.io/v1" "CSINode" => api::storage::v1::CSINode,
+    "storage.k8s.io/v1" "CSIStorageCapacity" => api::storage::v1::CSIStorageCapacity,
+    "storage.k8s.io/v1" "VolumeAttachment" => api::storage::v1::VolumeAttachment,
+    "node.k8s.io/v1" "RuntimeClass" => api::node::v1::RuntimeClass,
 }
 
 // What responses carry besides objects (never request bodies): errors, metadata-only views and

@@ -1,6 +1,9 @@
 //! The request pipeline: authentication → request info → dispatch to discovery, health,
 //! OpenAPI or the registry, with responses rendered as the client negotiated.
 
+pub mod binding;
+pub mod componentstatus;
+pub mod eviction;
 pub mod patch;
 pub mod review;
 pub mod scale;
@@ -754,11 +757,23 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
     // route at all is 404 (kube-apiserver's installer registers collection routes for list,
     // watch, create and deletecollection, item routes for get, update, patch and delete).
     let no_route = ApiError::method_not_allowed_route;
+    let core_kind = |kind: &str| ctx.def.group.is_empty() && ctx.def.kind == kind;
     if ctx.def.storage == crate::resources::Storage::Virtual {
         return match (item, verb.as_str()) {
             (true, _) => Err(ApiError::path_not_found()),
+            (false, "create") if core_kind("Binding") => {
+                crate::handler::binding::create(&ctx, body, None).await
+            }
             (false, "create") => crate::handler::review::create(&ctx, body).await,
             (false, _) => Err(no_route()),
+        };
+    }
+    if ctx.def.storage == crate::resources::Storage::Probed {
+        return match (item, sub.as_str(), verb.as_str()) {
+            (true, "", "get") => crate::handler::componentstatus::get(&ctx).await,
+            (false, "", "list") => crate::handler::componentstatus::list(&ctx).await,
+            (_, "", _) => Err(no_route()),
+            _ => Err(ApiError::path_not_found()),
         };
     }
     match sub.as_str() {
@@ -791,6 +806,21 @@ async fn resource(ctx: Ctx, body: Body) -> Result<Response, ApiError> {
             "patch" => crate::handler::scale::patch(&ctx, body).await,
             _ => Err(no_route()),
         },
+        "binding" if ctx.def.extra_subresources.iter().any(|s| s == "binding") => {
+            match verb.as_str() {
+                "create" => {
+                    let name = ctx.info.name.clone();
+                    crate::handler::binding::create(&ctx, body, Some(&name)).await
+                }
+                _ => Err(no_route()),
+            }
+        }
+        "eviction" if ctx.def.extra_subresources.iter().any(|s| s == "eviction") => {
+            match verb.as_str() {
+                "create" => crate::handler::eviction::create(&ctx, body).await,
+                _ => Err(no_route()),
+            }
+        }
         "token" if ctx.def.extra_subresources.iter().any(|s| s == "token") => match verb.as_str() {
             "create" => crate::handler::token_request::create(&ctx, body).await,
             _ => Err(no_route()),

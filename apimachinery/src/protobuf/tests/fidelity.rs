@@ -34,6 +34,7 @@ const NEWER_THAN_K8S_OPENAPI: &[&str] = &[
     "status.extendedResourceClaimStatus",
     "status.observedGeneration",
     "status.conditions[].observedGeneration",
+    "spec.serviceAccountTokenInSecrets",
 ];
 
 /// Differences between the decoded JSON and its k8s-openapi round trip.
@@ -255,6 +256,12 @@ fidelity! {
     "apiextensions.k8s.io/v1" "CustomResourceDefinition" => pb_apiextensions::CustomResourceDefinition, oa_apiextensions::CustomResourceDefinition;
     "apiregistration.k8s.io/v1" "APIService" => pb_apiregistration::APIService, oa_apiregistration::APIService;
     "storage.k8s.io/v1" "StorageClass" => pb::storage::v1::StorageClass, oa::storage::v1::StorageClass;
+    "storage.k8s.io/v1" "CSIDriver" => pb::storage::v1::CSIDriver, oa::storage::v1::CSIDriver;
+    "storage.k8s.io/v1" "CSINode" => pb::storage::v1::CSINode, oa::storage::v1::CSINode;
+    "storage.k8s.io/v1" "CSIStorageCapacity" => pb::storage::v1::CSIStorageCapacity, oa::storage::v1::CSIStorageCapacity;
+    "storage.k8s.io/v1" "VolumeAttachment" => pb::storage::v1::VolumeAttachment, oa::storage::v1::VolumeAttachment;
+    "node.k8s.io/v1" "RuntimeClass" => pb::node::v1::RuntimeClass, oa::node::v1::RuntimeClass;
+    "v1" "ComponentStatus" => pb::core::v1::ComponentStatus, oa::core::v1::ComponentStatus;
     "v1" "Status" => pb_meta::Status, oa_meta::Status;
     "v1" "APIVersions" => pb_meta::APIVersions, oa_meta::APIVersions;
     "v1" "APIGroupList" => pb_meta::APIGroupList, oa_meta::APIGroupList;

@@ -9,6 +9,7 @@ use crate::protobuf::fields::FIELD_NAMES;
 /// `(message, prost field, JSON name)` where prost's snake_case loses the Go spelling.
 const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("BoundObjectReference", "u_id", "uid"),
+    ("CSINodeDriver", "node_id", "nodeID"),
     ("NonResourceRule", "non_resource_ur_ls", "nonResourceURLs"),
     ("PolicyRule", "non_resource_ur_ls", "nonResourceURLs"),
     (

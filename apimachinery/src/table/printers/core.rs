@@ -1,5 +1,5 @@
 //! Core kinds: Namespace, ConfigMap, Secret, ServiceAccount, PersistentVolumeClaim, Node,
-//! ResourceQuota.
+//! ResourceQuota, PodTemplate, ComponentStatus.
 
 use jiff::Timestamp;
 use serde_json::Value;
@@ -331,4 +331,57 @@ pub(super) fn resource_quota(obj: &Value, now: Timestamp) -> Row {
         request.join(", "),
         limit.join(", ")
     ]
+}
+
+pub(super) static POD_TEMPLATE_COLUMNS: &[ColumnDefinition] = &[
+    NAME,
+    col(
+        "Containers",
+        "string",
+        "Names of the containers in the template.",
+    ),
+    col(
+        "Images",
+        "string",
+        "Images of the containers in the template.",
+    ),
+    col("Pod Labels", "string", "The labels of the pod template."),
+];
+
+/// `printPodTemplate` (no age).
+pub(super) fn pod_template(obj: &Value, _now: Timestamp) -> Row {
+    let (containers, images) = super::container_cells(array_at(obj, "/template/spec/containers"));
+    cells![
+        name(obj),
+        containers,
+        images,
+        crate::table::format::format_labels(get(obj, "/template/metadata/labels")),
+    ]
+}
+
+pub(super) static COMPONENT_STATUS_COLUMNS: &[ColumnDefinition] = &[
+    NAME,
+    col("Status", "string", "Status of the component conditions"),
+    col("Message", "string", "Message of the component conditions"),
+    col("Error", "string", "Error of the component conditions"),
+];
+
+/// `printComponentStatus`.
+pub(super) fn component_status(obj: &Value, _now: Timestamp) -> Row {
+    let healthy = array_at(obj, "/conditions")
+        .iter()
+        .find(|c| str_at(c, "/type") == "Healthy");
+    let (status, message, error) = match healthy {
+        Some(c) => (
+            if str_at(c, "/status") == "True" {
+                "Healthy"
+            } else {
+                "Unhealthy"
+            },
+            str_at(c, "/message"),
+            str_at(c, "/error"),
+        ),
+        None => ("Unknown", "", ""),
+    };
+    cells![name(obj), status, message, error]
 }

@@ -15,6 +15,7 @@ mod network;
 mod pod;
 mod policy;
 mod rbac;
+mod storage;
 mod workloads;
 
 use jiff::Timestamp;
@@ -184,6 +185,66 @@ static PRINTERS: &[BuiltinPrinter] = &[
         "HorizontalPodAutoscaler",
         autoscaling::HPA_COLUMNS,
         autoscaling::horizontal_pod_autoscaler,
+    ),
+    printer(
+        "",
+        "PodTemplate",
+        core::POD_TEMPLATE_COLUMNS,
+        core::pod_template,
+    ),
+    printer(
+        "",
+        "ComponentStatus",
+        core::COMPONENT_STATUS_COLUMNS,
+        core::component_status,
+    ),
+    printer(
+        "",
+        "ReplicationController",
+        workloads::REPLICATION_CONTROLLER_COLUMNS,
+        workloads::replication_controller,
+    ),
+    printer(
+        "discovery.k8s.io",
+        "EndpointSlice",
+        network::ENDPOINT_SLICE_COLUMNS,
+        network::endpoint_slice,
+    ),
+    printer(
+        "networking.k8s.io",
+        "IngressClass",
+        network::INGRESS_CLASS_COLUMNS,
+        network::ingress_class,
+    ),
+    printer(
+        "node.k8s.io",
+        "RuntimeClass",
+        storage::RUNTIME_CLASS_COLUMNS,
+        storage::runtime_class,
+    ),
+    printer(
+        "storage.k8s.io",
+        "CSIDriver",
+        storage::CSI_DRIVER_COLUMNS,
+        storage::csi_driver,
+    ),
+    printer(
+        "storage.k8s.io",
+        "CSINode",
+        storage::CSI_NODE_COLUMNS,
+        storage::csi_node,
+    ),
+    printer(
+        "storage.k8s.io",
+        "CSIStorageCapacity",
+        storage::CSI_STORAGE_CAPACITY_COLUMNS,
+        storage::csi_storage_capacity,
+    ),
+    printer(
+        "storage.k8s.io",
+        "VolumeAttachment",
+        storage::VOLUME_ATTACHMENT_COLUMNS,
+        storage::volume_attachment,
     ),
     BuiltinPrinter {
         always_sends_headers: true,

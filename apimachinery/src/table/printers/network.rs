@@ -1,4 +1,4 @@
-//! Service, Endpoints and Ingress.
+//! Service, Endpoints, Ingress, IngressClass and discovery.k8s.io's EndpointSlice.
 
 use std::collections::BTreeSet;
 
@@ -278,5 +278,91 @@ pub(super) fn ingress(obj: &Value, now: Timestamp) -> Row {
         load_balancer_addresses(array_at(obj, "/status/loadBalancer/ingress")),
         ports,
         age(obj, now),
+    ]
+}
+
+pub(super) static ENDPOINT_SLICE_COLUMNS: &[ColumnDefinition] = &[
+    NAME,
+    col(
+        "AddressType",
+        "string",
+        "Type of the addresses of the slice.",
+    ),
+    col("Ports", "string", "Up to three ports of the slice."),
+    col("Endpoints", "string", "Up to three addresses of the slice."),
+    AGE,
+];
+
+/// `listWithMoreString`.
+fn list_with_more(list: &[String], count: usize, max: usize) -> String {
+    let joined = list.join(",");
+    if count > max {
+        format!("{joined} + {} more...", count - max)
+    } else if joined.is_empty() {
+        "<unset>".to_string()
+    } else {
+        joined
+    }
+}
+
+/// `printEndpointSlice` (`formatDiscoveryPorts`, `formatDiscoveryEndpoints`).
+pub(super) fn endpoint_slice(obj: &Value, now: Timestamp) -> Row {
+    const MAX: usize = 3;
+    let ports = array_at(obj, "/ports");
+    let port_list: Vec<String> = ports
+        .iter()
+        .take(MAX)
+        .map(|p| match (get(p, "/port"), get(p, "/name")) {
+            (Some(n), _) => n.to_string(),
+            (None, Some(Value::String(name))) => name.clone(),
+            _ => "*".to_string(),
+        })
+        .collect();
+    let addresses: Vec<String> = array_at(obj, "/endpoints")
+        .iter()
+        .flat_map(|e| array_at(e, "/addresses"))
+        .map(|a| a.as_str().unwrap_or_default().to_string())
+        .collect();
+    cells![
+        name(obj),
+        str_at(obj, "/addressType"),
+        list_with_more(&port_list, ports.len(), MAX),
+        list_with_more(&addresses[..addresses.len().min(MAX)], addresses.len(), MAX),
+        age(obj, now),
+    ]
+}
+
+pub(super) static INGRESS_CLASS_COLUMNS: &[ColumnDefinition] = &[
+    NAME,
+    col(
+        "Controller",
+        "string",
+        "Controller that implements the class.",
+    ),
+    col(
+        "Parameters",
+        "string",
+        "The resource holding the class's parameters.",
+    ),
+    AGE,
+];
+
+/// `printIngressClass`.
+pub(super) fn ingress_class(obj: &Value, now: Timestamp) -> Row {
+    let parameters = match get(obj, "/spec/parameters") {
+        None => "<none>".to_string(),
+        Some(p) => {
+            let mut s = str_at(p, "/kind").to_string();
+            if let Some(Value::String(group)) = get(p, "/apiGroup") {
+                s = format!("{s}.{group}");
+            }
+            format!("{s}/{}", str_at(p, "/name"))
+        }
+    };
+    cells![
+        name(obj),
+        str_at(obj, "/spec/controller"),
+        parameters,
+        age(obj, now)
     ]
 }

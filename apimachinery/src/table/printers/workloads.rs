@@ -1,5 +1,5 @@
-//! Workload controllers: apps/v1 Deployment, StatefulSet, DaemonSet, ReplicaSet and batch/v1
-//! Job, CronJob.
+//! Workload controllers: apps/v1 Deployment, StatefulSet, DaemonSet, ReplicaSet, batch/v1
+//! Job, CronJob and core v1 ReplicationController.
 
 use jiff::Timestamp;
 use serde_json::Value;
@@ -283,5 +283,31 @@ pub(super) fn cron_job(obj: &Value, now: Timestamp) -> Row {
         containers,
         images,
         format_label_selector(get(obj, "/spec/jobTemplate/spec/selector")),
+    ]
+}
+
+pub(super) static REPLICATION_CONTROLLER_COLUMNS: &[ColumnDefinition] = &[
+    NAME,
+    col("Desired", "integer", "Number of desired pods."),
+    col("Current", "integer", "Number of pods observed."),
+    col("Ready", "integer", "Number of ready pods."),
+    AGE,
+    CONTAINERS,
+    IMAGES,
+    SELECTOR,
+];
+
+/// `printReplicationController`.
+pub(super) fn replication_controller(obj: &Value, now: Timestamp) -> Row {
+    let (containers, images) = template_containers(obj);
+    cells![
+        name(obj),
+        desired_replicas(obj),
+        int_at(obj, "/status/replicas"),
+        int_at(obj, "/status/readyReplicas"),
+        age(obj, now),
+        containers,
+        images,
+        format_labels(get(obj, "/spec/selector")),
     ]
 }

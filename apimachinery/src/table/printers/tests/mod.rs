@@ -5,6 +5,7 @@ mod core;
 mod network;
 mod other;
 mod pod;
+mod storage;
 mod workloads;
 
 use jiff::{SignedDuration, Timestamp};
