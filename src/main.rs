@@ -87,9 +87,19 @@ struct ServeArgs {
         requires_all = ["etcd_servers", "etcd_certfile"]
     )]
     etcd_keyfile: Option<PathBuf>,
+    /// What every key starts with in the store (kube-apiserver's flag): a Karmada control
+    /// plane's keys are under its kube-apiserver's --etcd-prefix.
+    #[arg(long, env = "KARMADA_RS_ETCD_PREFIX", default_value = apiserver::launch::DEFAULT_ETCD_PREFIX)]
+    etcd_prefix: String,
     /// Address to listen on.
     #[arg(long, env = "KARMADA_RS_BIND", default_value = "127.0.0.1:6443")]
     bind: SocketAddr,
+    /// Let an APIService for cluster.karmada.io route Clusters to its backend
+    /// (karmada-aggregated-apiserver, or `serve --aggregated`) instead of serving them here.
+    /// Off: this server serves Karmada's groups itself and leaves such an APIService (a Karmada
+    /// control plane's, after a takeover) as it is.
+    #[arg(long, env = "KARMADA_RS_CLUSTER_API_FROM_APISERVICE")]
+    cluster_api_from_apiservice: bool,
     /// The CAs and service-account key several replicas share (from `karmada-rs certs`, e.g.
     /// a mounted Secret): copied into DATA_DIR/pki at start; each replica issues its own
     /// serving and admin certificates from them.
@@ -251,6 +261,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 data_dir: args.data_dir,
                 bind: args.bind,
                 store,
+                etcd_prefix: args.etcd_prefix,
                 tls_sans: args.tls_sans,
                 client_ca_file: args.client_ca_file,
                 tls_cert_file: args.tls_cert_file,
@@ -304,6 +315,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 request_timeout: args.request_timeout,
                 priority_and_fairness: args.enable_priority_and_fairness,
             },
+            etcd_prefix: args.etcd_prefix,
+            cluster_api_from_apiservice: args.cluster_api_from_apiservice,
         },
         security,
     )

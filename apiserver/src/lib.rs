@@ -31,5 +31,6 @@ pub use genericapiserver::{
     admission, aggregator, audit, audit_policy, auth, body, client, conversion, crd, discovery,
     error, fields, healthz, ids, json_splice, karmada_tables, managed_fields, metrics, negotiation,
     object, openapi, options, output, protobuf_body, proxy, registry, request_info, resources,
-    schema, server, state, status_write, storage_codec, version, watch, watch_cache,
+    schema, server, state, status_write, storage_codec, storage_layout, version, watch,
+    watch_cache,
 };

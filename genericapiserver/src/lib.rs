@@ -55,6 +55,7 @@ pub mod server;
 pub mod state;
 pub mod status_write;
 pub mod storage_codec;
+pub mod storage_layout;
 pub mod version;
 pub mod watch;
 pub mod watch_cache;
