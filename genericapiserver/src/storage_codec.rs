@@ -235,3 +235,177 @@ fn decoded_value(d: Decoded) -> Result<Value, ApiError> {
         Decoded::Object(obj) => Ok(obj),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::{built_in, karmada, served};
+    use serde_json::json;
+
+    #[test]
+    fn each_resource_is_written_as_kube_apiserver_writes_it() {
+        for def in built_in().iter().filter(|d| d.prefix().is_some()) {
+            let e = Encoding::of(def);
+            match (def.group.as_str(), def.plural.as_str()) {
+                ("apiextensions.k8s.io", _) => {
+                    assert!(matches!(
+                        e,
+                        Encoding::Typed(Typed::CustomResourceDefinition)
+                    ))
+                }
+                ("apiregistration.k8s.io", _) => {
+                    assert!(matches!(e, Encoding::Typed(Typed::Served)))
+                }
+                _ => assert!(
+                    matches!(e, Encoding::Protobuf(c) if c.api_version() == def.api_version() && c.kind() == def.kind),
+                    "{} is not stored as protobuf",
+                    def.qualified()
+                ),
+            }
+        }
+        for def in karmada() {
+            let want_typed = def.kind == "Cluster";
+            assert_eq!(
+                matches!(Encoding::of(&def), Encoding::Typed(Typed::Served)),
+                want_typed,
+                "{}",
+                def.qualified()
+            );
+            assert_eq!(Encoding::of(&def).is_unstructured(), !want_typed);
+        }
+    }
+
+    /// kube's bytes for a ConfigMap, worked out by hand from generated.proto: `k8s\0`, then
+    /// runtime.Unknown { typeMeta{apiVersion, kind}, raw, contentEncoding "", contentType "" }
+    /// around ConfigMap { metadata, data }, where ObjectMeta writes every value field (name,
+    /// generateName, namespace, selfLink, uid, resourceVersion, generation, a zero
+    /// creationTimestamp as an empty message) and a map entry is { key, value }.
+    #[test]
+    fn a_config_map_is_stored_as_kubes_envelope_byte_for_byte() {
+        let def = served("", "configmaps");
+        let obj = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "default", "resourceVersion": "5"},
+            "data": {"k": "v"}});
+        let mut golden = b"k8s\0".to_vec();
+        golden.extend([0x0a, 0x0f, 0x0a, 0x02]);
+        golden.extend(b"v1");
+        golden.extend([0x12, 0x09]);
+        golden.extend(b"ConfigMap");
+        golden.extend([0x12, 0x22]); // raw: the ConfigMap, 34 bytes
+        golden.extend([0x0a, 0x18]); // metadata, 24 bytes
+        golden.extend([0x0a, 0x01, b'c', 0x12, 0x00, 0x1a, 0x07]);
+        golden.extend(b"default");
+        golden.extend([0x22, 0x00, 0x2a, 0x00, 0x32, 0x00, 0x38, 0x00, 0x42, 0x00]);
+        golden.extend([0x12, 0x06, 0x0a, 0x01, b'k', 0x12, 0x01, b'v']); // data["k"] = "v"
+        golden.extend([0x1a, 0x00, 0x22, 0x00]);
+        let stored = encode(&def, &obj).expect("encode");
+        assert_eq!(stored.as_ref(), golden.as_slice());
+        let back = decode_value(&def, &stored, 5).expect("decode");
+        assert_eq!(back["data"], json!({"k": "v"}));
+        assert_eq!(back["metadata"]["resourceVersion"], "5");
+        assert!(!is_stale(&def, &stored));
+    }
+
+    #[test]
+    fn custom_resources_are_go_json_and_earlier_json_is_read_and_kept() {
+        let def = served("work.karmada.io", "works");
+        let obj = json!({"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+            "metadata": {"name": "w", "namespace": "ns", "resourceVersion": "9"},
+            "spec": {"workload": {"manifests": [{"data": {"cmd": "a && b"}}]}}});
+        let stored = encode(&def, &obj).expect("encode");
+        assert_eq!(
+            stored.as_ref(),
+            &br#"{"apiVersion":"work.karmada.io/v1alpha1","kind":"Work","metadata":{"name":"w","namespace":"ns"},"spec":{"workload":{"manifests":[{"data":{"cmd":"a \u0026\u0026 b"}}]}}}"#[..]
+                .iter()
+                .chain(b"\n")
+                .copied()
+                .collect::<Vec<u8>>()[..]
+        );
+        // Served without the newline (a watch stream is framed by lines).
+        match decode(&def, &stored).expect("decode") {
+            Decoded::Json(json) => assert!(json.ends_with(b"}")),
+            Decoded::Object(_) => panic!("custom resources are served as stored"),
+        }
+        // What earlier versions stored (serde_json's text, no newline) is the same object:
+        // an update that changes nothing leaves it as it is.
+        let plain = json!({"apiVersion": "work.karmada.io/v1alpha1", "kind": "Work",
+            "metadata": {"name": "w", "namespace": "ns"}, "spec": {"workload": {"manifests": []}}});
+        let earlier = Bytes::from(serde_json::to_vec(&plain).expect("json"));
+        assert!(!is_stale(&def, &earlier));
+        assert!(unchanged(
+            &def,
+            &earlier,
+            &encode(&def, &plain).expect("encode")
+        ));
+        assert!(!unchanged(&def, &earlier, &stored));
+    }
+
+    #[test]
+    fn other_writers_encodings_are_compared_by_content_and_older_ones_are_stale() {
+        let crds = served("apiextensions.k8s.io", "customresourcedefinitions");
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                     "versions": [{"name": "v1", "served": true, "storage": true}]}});
+        let ours = encode(&crds, &crd).expect("encode");
+        assert!(!is_stale(&crds, &ours));
+        // kube's typed JSON: the struct's member order.
+        let theirs = Bytes::from_static(br#"{"kind":"CustomResourceDefinition","apiVersion":"apiextensions.k8s.io/v1beta1","metadata":{"name":"widgets.example.com"},"spec":{"group":"example.com","version":"v1","names":{"plural":"widgets","singular":"widget","kind":"Widget","listKind":"WidgetList"},"scope":"Namespaced","versions":[{"name":"v1","served":true,"storage":true}],"preserveUnknownFields":false}}
+"#);
+        assert!(unchanged(&crds, &theirs, &ours));
+        assert_eq!(
+            decode_value(&crds, &theirs, 1).expect("decode")["spec"],
+            decode_value(&crds, &ours, 1).expect("decode")["spec"]
+        );
+        // A v1 CRD earlier versions stored is stale: an update writes it in v1beta1.
+        let earlier = Bytes::from(serde_json::to_vec(&crd).unwrap());
+        assert!(is_stale(&crds, &earlier));
+
+        let deployments = served("apps", "deployments");
+        let json_deployment = Bytes::from_static(
+            br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"}}"#,
+        );
+        assert!(is_stale(&deployments, &json_deployment));
+        let pb = encode(
+            &deployments,
+            &decode_value(&deployments, &json_deployment, 1).unwrap(),
+        )
+        .unwrap();
+        assert!(!is_stale(&deployments, &pb));
+        assert!(unchanged(&deployments, &pb, &pb.clone()));
+    }
+
+    #[test]
+    fn unreadable_values_say_why() {
+        let secrets = served("", "secrets");
+        let err = decode(
+            &secrets,
+            &Bytes::from_static(b"k8s:enc:aescbc:v1:key1:\x00\x01"),
+        )
+        .err()
+        .expect("refused");
+        assert!(
+            err.message.contains("encrypted (k8s:enc:aescbc:v1:key1:)")
+                && err.message.contains("secrets"),
+            "{}",
+            err.message
+        );
+        let err = decode(&secrets, &Bytes::from_static(b"\x00garbage"))
+            .err()
+            .expect("refused");
+        assert!(
+            err.message.contains("neither JSON nor protobuf"),
+            "{}",
+            err.message
+        );
+        let err = decode(&secrets, &Bytes::from_static(b"k8s\0\x0a"))
+            .err()
+            .expect("refused");
+        assert!(
+            err.message.contains("not valid protobuf"),
+            "{}",
+            err.message
+        );
+    }
+}

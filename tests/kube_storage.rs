@@ -1,0 +1,789 @@
+//! One etcd, two servers: objects written into etcd the way kube-apiserver writes them
+//! (protobuf built here with k8s-pb's messages in kube's envelope, custom resources as Go's
+//! JSON, CRDs in v1beta1, a Secret encrypted with kube's aescbc format, at kube's keys) are
+//! served by karmada-rs as they are — same uid, resourceVersion and managedFields — and
+//! what karmada-rs writes is read back here with k8s-pb at kube's keys (so a kube-apiserver
+//! started on the same etcd reads it); objects under the keys earlier versions of karmada-rs
+//! used move to kube's at start, and `storage rewrite` re-encodes them.
+
+mod support;
+
+use std::sync::Arc;
+
+use aes::cipher::{BlockDecryptMut, BlockEncryptMut, KeyIvInit, block_padding::Pkcs7};
+use base64::Engine;
+use bytes::Bytes;
+use k8s_pb::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
+use k8s_pb::api::core::v1::{
+    ConfigMap, Container, Namespace, NamespaceSpec, NamespaceStatus, PodSpec, PodTemplateSpec,
+    Secret, Service, ServicePort, ServiceSpec,
+};
+use k8s_pb::apimachinery::pkg::apis::meta::v1::{
+    FieldsV1, LabelSelector, ManagedFieldsEntry, ObjectMeta, Time,
+};
+use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
+use prost::Message;
+use serde_json::{Value, json};
+use storage::Store;
+use support::{DEADLINE, Server, wait_for};
+
+const KEY: &str = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
+
+/// kube's protobuf storage form: `k8s\0` and a runtime.Unknown around the message.
+fn envelope(api_version: &str, kind: &str, message: &impl Message) -> Vec<u8> {
+    let unknown = Unknown {
+        type_meta: Some(TypeMeta {
+            api_version: Some(api_version.into()),
+            kind: Some(kind.into()),
+        }),
+        raw: Some(message.encode_to_vec()),
+        content_encoding: Some(String::new()),
+        content_type: Some(String::new()),
+    };
+    let mut out = b"k8s\0".to_vec();
+    out.extend(unknown.encode_to_vec());
+    out
+}
+
+/// The message inside a stored protobuf value, and the kind it is named as.
+fn open_envelope(stored: &[u8]) -> (String, String, Vec<u8>) {
+    let body = stored
+        .strip_prefix(b"k8s\0")
+        .unwrap_or_else(|| panic!("not kube's protobuf: {:?}", String::from_utf8_lossy(stored)));
+    let unknown = Unknown::decode(body).expect("a runtime.Unknown");
+    let tm = unknown.type_meta.expect("typeMeta");
+    (
+        tm.api_version.unwrap_or_default(),
+        tm.kind.unwrap_or_default(),
+        unknown.raw.unwrap_or_default(),
+    )
+}
+
+/// JSON as Go's json.Encoder writes a map (what kube stores for custom resources).
+fn go_json(v: &Value) -> Vec<u8> {
+    let mut out = serde_json::to_vec(v).expect("json");
+    out.push(b'\n');
+    out
+}
+
+fn aescbc_key() -> Vec<u8> {
+    base64::engine::general_purpose::STANDARD
+        .decode(KEY)
+        .expect("key")
+}
+
+/// kube's aescbc value: its prefix, a random IV, the PKCS#7-padded plaintext in CBC mode.
+fn aescbc_seal(plain: &[u8], iv: [u8; 16]) -> Vec<u8> {
+    let ct = cbc::Encryptor::<aes::Aes256>::new_from_slices(&aescbc_key(), &iv)
+        .expect("key and iv")
+        .encrypt_padded_vec_mut::<Pkcs7>(plain);
+    let mut out = b"k8s:enc:aescbc:v1:key1:".to_vec();
+    out.extend(iv);
+    out.extend(ct);
+    out
+}
+
+fn aescbc_open(stored: &[u8]) -> Vec<u8> {
+    let rest = stored
+        .strip_prefix(b"k8s:enc:aescbc:v1:key1:".as_slice())
+        .expect("encrypted with aescbc key1");
+    let (iv, ct) = rest.split_at(16);
+    cbc::Decryptor::<aes::Aes256>::new_from_slices(&aescbc_key(), iv)
+        .expect("key and iv")
+        .decrypt_padded_vec_mut::<Pkcs7>(ct)
+        .expect("decrypts")
+}
+
+fn encryption_config(dir: &std::path::Path) -> String {
+    let path = dir.join("encryption.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: [secrets]\n  providers:\n  - aescbc:\n      keys:\n      - name: key1\n        secret: {KEY}\n"
+        ),
+    )
+    .expect("write encryption config");
+    path.display().to_string()
+}
+
+/// A client of the test's own to the etcd both servers use.
+struct Etcd {
+    rt: tokio::runtime::Runtime,
+    store: Arc<dyn Store>,
+}
+
+impl Etcd {
+    fn connect(endpoints: Vec<String>) -> Etcd {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let store: Arc<dyn Store> = rt
+            .block_on(storage::etcd::EtcdStore::connect(
+                storage::etcd::EtcdOptions::new(endpoints),
+            ))
+            .expect("etcd client");
+        Etcd { rt, store }
+    }
+
+    /// Writes a value; returns its revision (the object's resourceVersion).
+    fn put(&self, key: &str, value: Vec<u8>) -> i64 {
+        self.rt
+            .block_on(self.store.create(key, Bytes::from(value)))
+            .unwrap_or_else(|e| panic!("put {key}: {e}"))
+            .mod_revision
+    }
+
+    fn get(&self, key: &str) -> Option<storage::KeyValue> {
+        self.rt.block_on(self.store.get(key)).expect("get").0
+    }
+
+    fn revision_of(&self, key: &str) -> i64 {
+        self.get(key)
+            .unwrap_or_else(|| panic!("{key} is not in etcd"))
+            .mod_revision
+    }
+
+    fn keys(&self, prefix: &str) -> Vec<String> {
+        self.rt
+            .block_on(self.store.range(storage::RangeRequest {
+                prefix: prefix.into(),
+                ..Default::default()
+            }))
+            .expect("range")
+            .kvs
+            .into_iter()
+            .map(|kv| kv.key)
+            .collect()
+    }
+}
+
+fn start_etcd() -> storage::testing::EtcdProcess {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(storage::testing::EtcdProcess::start())
+        .expect("start etcd")
+}
+
+fn time(seconds: i64) -> Option<Time> {
+    Some(Time {
+        seconds: Some(seconds),
+        nanos: Some(0),
+    })
+}
+
+fn meta(name: &str, ns: &str, uid: &str) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.into()),
+        generate_name: Some(String::new()),
+        namespace: Some(ns.into()),
+        self_link: Some(String::new()),
+        uid: Some(uid.into()),
+        resource_version: Some(String::new()),
+        generation: Some(0),
+        creation_timestamp: time(1_735_689_600),
+        ..Default::default()
+    }
+}
+
+fn managed(manager: &str, api_version: &str, fields: &str) -> ManagedFieldsEntry {
+    ManagedFieldsEntry {
+        manager: Some(manager.into()),
+        operation: Some("Update".into()),
+        api_version: Some(api_version.into()),
+        time: time(1_735_689_601),
+        fields_type: Some("FieldsV1".into()),
+        fields_v1: Some(FieldsV1 {
+            raw: Some(fields.as_bytes().to_vec()),
+        }),
+        subresource: Some(String::new()),
+    }
+}
+
+const DEPLOYMENT_FIELDS: &str = r#"{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:replicas":{},"f:selector":{},"f:template":{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{}}}}}}}"#;
+
+fn deployment() -> Deployment {
+    let labels = [("app".to_string(), "web".to_string())].into();
+    let mut m = meta("web", "shop", "9d3c5b1e-0a7f-4c55-9a1e-1d2f3a4b5c6d");
+    m.generation = Some(3);
+    m.labels = labels;
+    m.managed_fields = vec![managed(
+        "kubectl-client-side-apply",
+        "apps/v1",
+        DEPLOYMENT_FIELDS,
+    )];
+    Deployment {
+        metadata: Some(m),
+        spec: Some(DeploymentSpec {
+            replicas: Some(2),
+            selector: Some(LabelSelector {
+                match_labels: [("app".to_string(), "web".to_string())].into(),
+                ..Default::default()
+            }),
+            template: Some(PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: [("app".to_string(), "web".to_string())].into(),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: Some("web".into()),
+                        image: Some("nginx:1.27".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+            }),
+            ..Default::default()
+        }),
+        status: Some(DeploymentStatus {
+            observed_generation: Some(3),
+            replicas: Some(2),
+            ready_replicas: Some(2),
+            ..Default::default()
+        }),
+    }
+}
+
+/// Karmada's CRD of PropagationPolicy as kube-apiserver stores it: v1beta1, typed JSON (the
+/// struct's member order), the status its controllers gave it.
+fn propagation_policy_crd() -> Vec<u8> {
+    let text = r#"{"kind":"CustomResourceDefinition","apiVersion":"apiextensions.k8s.io/v1beta1","metadata":{"name":"propagationpolicies.policy.karmada.io","uid":"5b9a3e1c-1111-4a2b-8c3d-000000000001","generation":1,"creationTimestamp":"2025-01-01T00:00:00Z","annotations":{"controller-gen.kubebuilder.io/version":"v0.16.5"}},"spec":{"group":"policy.karmada.io","version":"v1alpha1","names":{"plural":"propagationpolicies","singular":"propagationpolicy","shortNames":["pp"],"kind":"PropagationPolicy","listKind":"PropagationPolicyList","categories":["karmada-io"]},"scope":"Namespaced","validation":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}},"subresources":{},"versions":[{"name":"v1alpha1","served":true,"storage":true}],"conversion":{"strategy":"None"},"preserveUnknownFields":false},"status":{"conditions":[{"type":"NamesAccepted","status":"True","lastTransitionTime":"2025-01-01T00:00:00Z","reason":"NoConflicts","message":"no conflicts found"},{"type":"Established","status":"True","lastTransitionTime":"2025-01-01T00:00:00Z","reason":"InitialNamesAccepted","message":"the initial names have been accepted"}],"acceptedNames":{"plural":"propagationpolicies","singular":"propagationpolicy","shortNames":["pp"],"kind":"PropagationPolicy","listKind":"PropagationPolicyList","categories":["karmada-io"]},"storedVersions":["v1alpha1"]}}"#;
+    let mut out = text.as_bytes().to_vec();
+    out.push(b'\n');
+    out
+}
+
+/// A user's CRD as kube-apiserver stores it, with a printer column at the spec level.
+fn widget_crd() -> Vec<u8> {
+    let text = r#"{"kind":"CustomResourceDefinition","apiVersion":"apiextensions.k8s.io/v1beta1","metadata":{"name":"widgets.example.com","uid":"5b9a3e1c-1111-4a2b-8c3d-000000000002","generation":1,"creationTimestamp":"2025-01-01T00:00:00Z"},"spec":{"group":"example.com","version":"v1","names":{"plural":"widgets","singular":"widget","kind":"Widget","listKind":"WidgetList"},"scope":"Namespaced","validation":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"color":{"type":"string"},"size":{"type":"integer","default":1}}}}}},"versions":[{"name":"v1","served":true,"storage":true}],"additionalPrinterColumns":[{"name":"Color","type":"string","JSONPath":".spec.color"}],"conversion":{"strategy":"None"},"preserveUnknownFields":false},"status":{"conditions":[{"type":"NamesAccepted","status":"True","lastTransitionTime":"2025-01-01T00:00:00Z","reason":"NoConflicts","message":"no conflicts found"},{"type":"Established","status":"True","lastTransitionTime":"2025-01-01T00:00:00Z","reason":"InitialNamesAccepted","message":"the initial names have been accepted"}],"acceptedNames":{"plural":"widgets","singular":"widget","kind":"Widget","listKind":"WidgetList"},"storedVersions":["v1"]}}"#;
+    let mut out = text.as_bytes().to_vec();
+    out.push(b'\n');
+    out
+}
+
+/// Karmada's APIService for Clusters, pointing at karmada-aggregated-apiserver.
+fn cluster_api_service() -> Vec<u8> {
+    let text = r#"{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"v1alpha1.cluster.karmada.io","uid":"5b9a3e1c-1111-4a2b-8c3d-000000000003","creationTimestamp":"2025-01-01T00:00:00Z","labels":{"app":"karmada-aggregated-apiserver","apiserver":"true"}},"spec":{"service":{"namespace":"karmada-system","name":"karmada-aggregated-apiserver","port":443},"group":"cluster.karmada.io","version":"v1alpha1","insecureSkipTLSVerify":true,"groupPriorityMinimum":2000,"versionPriority":10},"status":{"conditions":[{"type":"Available","status":"True","lastTransitionTime":"2025-01-01T00:00:00Z","reason":"Passed","message":"all checks passed"}]}}"#;
+    let mut out = text.as_bytes().to_vec();
+    out.push(b'\n');
+    out
+}
+
+#[test]
+fn objects_kube_apiserver_stored_are_served_as_they_are() {
+    let etcd = start_etcd();
+    let db = Etcd::connect(etcd.endpoints());
+    let ns = Namespace {
+        metadata: Some(meta("shop", "", "1f0e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b")),
+        spec: Some(NamespaceSpec {
+            finalizers: vec!["kubernetes".into()],
+        }),
+        status: Some(NamespaceStatus {
+            phase: Some("Active".into()),
+            conditions: vec![],
+        }),
+    };
+    db.put(
+        "/registry/namespaces/shop",
+        envelope("v1", "Namespace", &ns),
+    );
+    let mut cm_meta = meta("settings", "shop", "2a2a2a2a-0000-4000-8000-000000000001");
+    cm_meta.managed_fields = vec![managed(
+        "kubectl-create",
+        "v1",
+        r#"{"f:data":{".":{},"f:mode":{}}}"#,
+    )];
+    let cm = ConfigMap {
+        metadata: Some(cm_meta),
+        data: [("mode".to_string(), "fast & <safe>".to_string())].into(),
+        ..Default::default()
+    };
+    let cm_rev = db.put(
+        "/registry/configmaps/shop/settings",
+        envelope("v1", "ConfigMap", &cm),
+    );
+    let secret = Secret {
+        metadata: Some(meta(
+            "creds",
+            "shop",
+            "2a2a2a2a-0000-4000-8000-000000000002",
+        )),
+        data: [("password".to_string(), b"hunter2".to_vec())].into(),
+        r#type: Some("Opaque".into()),
+        ..Default::default()
+    };
+    db.put(
+        "/registry/secrets/shop/creds",
+        aescbc_seal(&envelope("v1", "Secret", &secret), [7; 16]),
+    );
+    let deploy_rev = db.put(
+        "/registry/deployments/shop/web",
+        envelope("apps/v1", "Deployment", &deployment()),
+    );
+    let svc = Service {
+        metadata: Some(meta("web", "shop", "2a2a2a2a-0000-4000-8000-000000000003")),
+        spec: Some(ServiceSpec {
+            ports: vec![ServicePort {
+                name: Some("http".into()),
+                port: Some(80),
+                protocol: Some("TCP".into()),
+                ..Default::default()
+            }],
+            selector: [("app".to_string(), "web".to_string())].into(),
+            r#type: Some("ClusterIP".into()),
+            ..Default::default()
+        }),
+        status: Some(Default::default()),
+    };
+    db.put(
+        "/registry/services/specs/shop/web",
+        envelope("v1", "Service", &svc),
+    );
+    let pp = json!({
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": "web", "namespace": "shop", "uid": "3b3b3b3b-0000-4000-8000-000000000001",
+                     "generation": 1, "creationTimestamp": "2025-01-01T00:00:00Z"},
+        // Selects nothing here: this test is about reading, not about the controllers.
+        "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "other"}],
+                 "placement": {"clusterAffinity": {"clusterNames": ["member1"]}}},
+    });
+    let pp_rev = db.put(
+        "/registry/policy.karmada.io/propagationpolicies/shop/web",
+        go_json(&pp),
+    );
+    let crd_key = "/registry/apiextensions.k8s.io/customresourcedefinitions/propagationpolicies.policy.karmada.io";
+    let crd_rev = db.put(crd_key, propagation_policy_crd());
+    let widget_crd_key =
+        "/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.example.com";
+    let widget_crd_rev = db.put(widget_crd_key, widget_crd());
+    let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1", "namespace": "shop", "uid": "4c4c4c4c-0000-4000-8000-000000000001",
+                     "generation": 1, "creationTimestamp": "2025-01-01T00:00:00Z"},
+        "spec": {"color": "blue", "size": 3}});
+    let widget_rev = db.put("/registry/example.com/widgets/shop/w1", go_json(&widget));
+    let apiservice_key = "/registry/apiregistration.k8s.io/apiservices/v1alpha1.cluster.karmada.io";
+    let apiservice_rev = db.put(apiservice_key, cluster_api_service());
+    // A local APIService without a condition: the aggregator's first pass writes one.
+    db.put(
+        "/registry/apiregistration.k8s.io/apiservices/v1.apps",
+        go_json(&json!({"kind": "APIService", "apiVersion": "apiregistration.k8s.io/v1",
+            "metadata": {"name": "v1.apps", "uid": "5c5c5c5c-0000-4000-8000-000000000001", "creationTimestamp": "2025-01-01T00:00:00Z"},
+            "spec": {"group": "apps", "version": "v1", "groupPriorityMinimum": 17800, "versionPriority": 15}})),
+    );
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = encryption_config(dir.path());
+    let s = Server::start_on(etcd, &["--encryption-provider-config", &config]);
+
+    let d = s.get_json(&["deployment", "web", "-n", "shop", "--show-managed-fields"]);
+    assert_eq!(d["metadata"]["uid"], "9d3c5b1e-0a7f-4c55-9a1e-1d2f3a4b5c6d");
+    assert_eq!(d["metadata"]["resourceVersion"], deploy_rev.to_string());
+    assert_eq!(d["metadata"]["generation"], 3);
+    assert_eq!(d["metadata"]["creationTimestamp"], "2025-01-01T00:00:00Z");
+    assert_eq!(
+        d["metadata"]["managedFields"],
+        json!([{"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "apps/v1",
+                "time": "2025-01-01T00:00:01Z", "fieldsType": "FieldsV1",
+                "fieldsV1": serde_json::from_str::<Value>(DEPLOYMENT_FIELDS).expect("fields")}])
+    );
+    assert_eq!(d["spec"]["replicas"], 2);
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.27"
+    );
+    assert_eq!(d["status"]["readyReplicas"], 2);
+
+    let c = s.get_json(&[
+        "configmap",
+        "settings",
+        "-n",
+        "shop",
+        "--show-managed-fields",
+    ]);
+    assert_eq!(c["data"]["mode"], "fast & <safe>");
+    assert_eq!(c["metadata"]["resourceVersion"], cm_rev.to_string());
+    assert_eq!(
+        c["metadata"]["managedFields"][0]["manager"],
+        "kubectl-create"
+    );
+    let password = s.kubectl_ok(&[
+        "get",
+        "secret",
+        "creds",
+        "-n",
+        "shop",
+        "-o",
+        "jsonpath={.data.password}",
+    ]);
+    assert_eq!(
+        password,
+        base64::engine::general_purpose::STANDARD.encode("hunter2")
+    );
+    let svc = s.get_json(&["service", "web", "-n", "shop"]);
+    assert_eq!(svc["spec"]["ports"][0]["port"], 80);
+    assert_eq!(
+        svc["metadata"]["uid"],
+        "2a2a2a2a-0000-4000-8000-000000000003"
+    );
+    let ns = s.get_json(&["namespace", "shop"]);
+    assert_eq!(ns["status"]["phase"], "Active");
+    let p = s.get_json(&["propagationpolicy", "web", "-n", "shop"]);
+    assert_eq!(p["metadata"]["uid"], "3b3b3b3b-0000-4000-8000-000000000001");
+    assert_eq!(p["metadata"]["resourceVersion"], pp_rev.to_string());
+    assert_eq!(
+        p["spec"]["placement"]["clusterAffinity"]["clusterNames"],
+        json!(["member1"])
+    );
+
+    // The CRD kube stored in v1beta1 is served in v1, its spec-level fields in its version.
+    let crd = s.get_json(&["crd", "widgets.example.com"]);
+    assert_eq!(crd["apiVersion"], "apiextensions.k8s.io/v1");
+    assert_eq!(
+        crd["metadata"]["resourceVersion"],
+        widget_crd_rev.to_string()
+    );
+    assert_eq!(
+        crd["spec"]["versions"][0]["additionalPrinterColumns"][0]["jsonPath"],
+        ".spec.color"
+    );
+    assert_eq!(
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+            ["color"]["type"],
+        "string"
+    );
+    let w = s.get_json(&["widget", "w1", "-n", "shop"]);
+    assert_eq!(w["metadata"]["resourceVersion"], widget_rev.to_string());
+    assert_eq!(w["spec"], json!({"color": "blue", "size": 3}));
+    let table = s.kubectl_ok(&["get", "widgets", "-n", "shop"]);
+    assert!(table.contains("COLOR") && table.contains("blue"), "{table}");
+
+    // Clusters are served natively, not through Karmada's APIService; the aggregator's first
+    // pass (the local APIService's condition) leaves that APIService and Karmada's CRD as
+    // they are, and the CRD controller agrees with the status kube's controllers gave.
+    s.kubectl_ok(&["get", "clusters"]);
+    wait_for("the aggregator's first pass", DEADLINE, || {
+        let a = s.get_json(&["apiservice", "v1.apps"]);
+        (a["status"]["conditions"][0]["reason"] == "Local").then_some(())
+    });
+    s.kubectl_ok(&["get", "clusters"]);
+    assert_eq!(
+        db.revision_of(apiservice_key),
+        apiservice_rev,
+        "Karmada's APIService was written"
+    );
+    assert_eq!(
+        db.revision_of(crd_key),
+        crd_rev,
+        "Karmada's CRD was written"
+    );
+    assert_eq!(
+        db.revision_of(widget_crd_key),
+        widget_crd_rev,
+        "the user's CRD was written"
+    );
+    // Nothing that was read was written back.
+    assert_eq!(db.revision_of("/registry/deployments/shop/web"), deploy_rev);
+    assert_eq!(db.revision_of("/registry/configmaps/shop/settings"), cm_rev);
+    let crds = s.kubectl_ok(&["get", "crd", "-o", "name"]);
+    assert!(
+        crds.contains("propagationpolicies.policy.karmada.io"),
+        "{crds}"
+    );
+}
+
+#[test]
+fn what_karmada_rs_stores_kube_apiserver_reads() {
+    let etcd = start_etcd();
+    let db = Etcd::connect(etcd.endpoints());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = encryption_config(dir.path());
+    let s = Server::start_on(
+        etcd,
+        &[
+            "--encryption-provider-config",
+            &config,
+            "--etcd-prefix",
+            "/karmada/registry",
+        ],
+    );
+    s.kubectl_ok(&["create", "namespace", "shop"]);
+    s.kubectl_ok(&[
+        "create",
+        "configmap",
+        "settings",
+        "-n",
+        "shop",
+        "--from-literal=mode=fast & <safe>",
+    ]);
+    s.kubectl_ok(&[
+        "create",
+        "secret",
+        "generic",
+        "creds",
+        "-n",
+        "shop",
+        "--from-literal=password=hunter2",
+    ]);
+    s.kubectl_ok(&[
+        "create",
+        "deployment",
+        "web",
+        "-n",
+        "shop",
+        "--image=nginx:1.27",
+        "--replicas=2",
+    ]);
+    s.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        r#"
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+---
+apiVersion: work.karmada.io/v1alpha1
+kind: ResourceBinding
+metadata: {name: by-hand, namespace: shop}
+spec:
+  resource: {apiVersion: apps/v1, kind: Deployment, name: elsewhere, namespace: shop}
+  clusters: [{name: member1, replicas: 2}]
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}
+    additionalPrinterColumns: [{name: Color, type: string, jsonPath: .spec.color}]
+"#,
+    );
+    let uid_of = |args: &[&str]| {
+        s.get_json(args)["metadata"]["uid"]
+            .as_str()
+            .map(str::to_string)
+    };
+
+    // Everything is under the etcd prefix, nothing under kube's default one.
+    assert!(
+        db.keys("/registry/").is_empty(),
+        "{:?}",
+        db.keys("/registry/")
+    );
+    let root = "/karmada/registry";
+
+    let (api_version, kind, raw) = open_envelope(
+        &db.get(&format!("{root}/configmaps/shop/settings"))
+            .expect("stored")
+            .value,
+    );
+    assert_eq!((api_version.as_str(), kind.as_str()), ("v1", "ConfigMap"));
+    let cm = ConfigMap::decode(&raw[..]).expect("a v1 ConfigMap");
+    assert_eq!(
+        cm.data.get("mode").map(String::as_str),
+        Some("fast & <safe>")
+    );
+    let m = cm.metadata.expect("metadata");
+    assert_eq!(m.uid, uid_of(&["configmap", "settings", "-n", "shop"]));
+    assert_eq!(
+        m.resource_version.as_deref(),
+        Some(""),
+        "resourceVersion is not stored"
+    );
+    assert_eq!(
+        m.managed_fields[0].manager.as_deref(),
+        Some("kubectl-create")
+    );
+
+    let (api_version, kind, raw) = open_envelope(
+        &db.get(&format!("{root}/deployments/shop/web"))
+            .expect("stored")
+            .value,
+    );
+    assert_eq!(
+        (api_version.as_str(), kind.as_str()),
+        ("apps/v1", "Deployment")
+    );
+    let d = Deployment::decode(&raw[..]).expect("an apps/v1 Deployment");
+    assert_eq!(d.spec.and_then(|s| s.replicas), Some(2));
+    assert_eq!(
+        d.metadata.and_then(|m| m.uid),
+        uid_of(&["deployment", "web", "-n", "shop"])
+    );
+
+    // Encrypted as kube's aescbc provider does, around the same protobuf.
+    let sealed = db
+        .get(&format!("{root}/secrets/shop/creds"))
+        .expect("stored")
+        .value;
+    let (api_version, kind, raw) = open_envelope(&aescbc_open(&sealed));
+    assert_eq!((api_version.as_str(), kind.as_str()), ("v1", "Secret"));
+    let secret = Secret::decode(&raw[..]).expect("a v1 Secret");
+    assert_eq!(
+        secret.data.get("password").map(Vec::as_slice),
+        Some(&b"hunter2"[..])
+    );
+
+    let namespace = db
+        .get(&format!("{root}/namespaces/shop"))
+        .expect("stored")
+        .value;
+    assert_eq!(open_envelope(&namespace).1, "Namespace");
+
+    // Custom resources and Karmada's kinds: Go's JSON, in their CRDs' storage versions.
+    let pp = db
+        .get(&format!(
+            "{root}/policy.karmada.io/propagationpolicies/shop/web"
+        ))
+        .expect("stored")
+        .value;
+    assert!(pp.ends_with(b"}\n"), "{}", String::from_utf8_lossy(&pp));
+    let pp: Value = serde_json::from_slice(&pp).expect("JSON");
+    assert_eq!(pp["apiVersion"], "policy.karmada.io/v1alpha1");
+    assert!(pp["metadata"].get("resourceVersion").is_none());
+    let rb: Value = serde_json::from_slice(
+        &db.get(&format!(
+            "{root}/work.karmada.io/resourcebindings/shop/by-hand"
+        ))
+        .expect("stored")
+        .value,
+    )
+    .expect("JSON");
+    assert_eq!(
+        rb["apiVersion"], "work.karmada.io/v1alpha2",
+        "stored in the CRD's storage version"
+    );
+    let crd: Value = serde_json::from_slice(
+        &db.get(&format!(
+            "{root}/apiextensions.k8s.io/customresourcedefinitions/widgets.example.com"
+        ))
+        .expect("stored")
+        .value,
+    )
+    .expect("JSON");
+    assert_eq!(crd["apiVersion"], "apiextensions.k8s.io/v1beta1");
+    assert_eq!(crd["spec"]["version"], "v1");
+    assert_eq!(
+        crd["spec"]["additionalPrinterColumns"][0]["JSONPath"],
+        ".spec.color"
+    );
+    assert!(
+        crd["spec"]["validation"]["openAPIV3Schema"].is_object(),
+        "{crd}"
+    );
+    assert_eq!(
+        crd["spec"]["versions"],
+        json!([{"name": "v1", "served": true, "storage": true}])
+    );
+}
+
+#[test]
+fn earlier_keys_move_to_kube_keys_and_storage_rewrite_encodes_them_as_kube_does() {
+    let etcd = start_etcd();
+    let db = Etcd::connect(etcd.endpoints());
+    // As earlier versions of karmada-rs stored them: defaulted JSON, under their own keys.
+    let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "old", "namespace": "default", "uid": "6d6d6d6d-0000-4000-8000-000000000001",
+                     "generation": 1, "creationTimestamp": "2025-01-01T00:00:00Z", "labels": {"app": "old"}},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "old"}},
+                 "progressDeadlineSeconds": 600, "revisionHistoryLimit": 10,
+                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+                 "template": {"metadata": {"creationTimestamp": null, "labels": {"app": "old"}}, "spec": {
+                     "containers": [{"name": "c", "image": "busybox", "imagePullPolicy": "Always", "resources": {},
+                                     "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}],
+                     "dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
+                     "securityContext": {}, "terminationGracePeriodSeconds": 30}}}});
+    db.put(
+        "/registry/apps/deployments/default/old",
+        serde_json::to_vec(&deploy).expect("json"),
+    );
+    let svc = json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "old", "namespace": "default", "uid": "6d6d6d6d-0000-4000-8000-000000000002",
+                     "creationTimestamp": "2025-01-01T00:00:00Z"},
+        "spec": {"ports": [{"port": 80, "protocol": "TCP"}], "type": "ClusterIP"}});
+    db.put(
+        "/registry/services/default/old",
+        serde_json::to_vec(&svc).expect("json"),
+    );
+
+    let s = Server::start_on(etcd, &[]);
+    let d = s.get_json(&["deployment", "old"]);
+    assert_eq!(d["metadata"]["uid"], "6d6d6d6d-0000-4000-8000-000000000001");
+    assert_eq!(
+        s.get_json(&["service", "old"])["metadata"]["uid"],
+        "6d6d6d6d-0000-4000-8000-000000000002"
+    );
+    assert!(db.get("/registry/apps/deployments/default/old").is_none());
+    assert!(db.get("/registry/services/default/old").is_none());
+    let moved = db
+        .get("/registry/deployments/default/old")
+        .expect("at kube's key")
+        .value;
+    assert!(moved.starts_with(b"{"), "moved as it was");
+    assert!(db.get("/registry/services/specs/default/old").is_some());
+
+    // `storage rewrite` stores it again as kube does; nothing else changes.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+        .args([
+            "storage",
+            "rewrite",
+            "--resource",
+            "deployments.apps",
+            "--kubeconfig",
+        ])
+        .arg(&s.kubeconfig)
+        .output()
+        .expect("run storage rewrite");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rewritten = db
+        .get("/registry/deployments/default/old")
+        .expect("stored")
+        .value;
+    let (_, kind, raw) = open_envelope(&rewritten);
+    assert_eq!(kind, "Deployment");
+    let again = Deployment::decode(&raw[..]).expect("a Deployment");
+    assert_eq!(
+        again.metadata.and_then(|m| m.uid).as_deref(),
+        Some("6d6d6d6d-0000-4000-8000-000000000001")
+    );
+    let after = s.get_json(&["deployment", "old"]);
+    assert_eq!(after["spec"]["replicas"], d["spec"]["replicas"]);
+    assert_eq!(
+        after["spec"]["template"]["spec"],
+        d["spec"]["template"]["spec"]
+    );
+    assert_eq!(after["metadata"]["generation"], 1);
+    // Written as kube does, an unchanged update writes nothing more.
+    let rev = db.revision_of("/registry/deployments/default/old");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+        .args([
+            "storage",
+            "rewrite",
+            "--resource",
+            "deployments.apps",
+            "--kubeconfig",
+        ])
+        .arg(&s.kubeconfig)
+        .output()
+        .expect("run storage rewrite");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(db.revision_of("/registry/deployments/default/old"), rev);
+}
