@@ -65,32 +65,8 @@ struct ServeArgs {
     /// Directory for the store, certificates and the admin kubeconfig.
     #[arg(long, env = "KARMADA_RS_DATA_DIR")]
     data_dir: PathBuf,
-    /// etcd endpoints (comma-separated); the embedded store is used when absent.
-    #[arg(long, env = "KARMADA_RS_ETCD_SERVERS", value_delimiter = ',')]
-    etcd_servers: Vec<String>,
-    /// CA bundle (PEM) that verifies the etcd servers' certificates (`https://` endpoints);
-    /// the system's roots when absent.
-    #[arg(long, env = "KARMADA_RS_ETCD_CAFILE", requires = "etcd_servers")]
-    etcd_cafile: Option<PathBuf>,
-    /// Client certificate (PEM) presented to etcd, for an etcd started with
-    /// --client-cert-auth.
-    #[arg(
-        long,
-        env = "KARMADA_RS_ETCD_CERTFILE",
-        requires_all = ["etcd_servers", "etcd_keyfile"]
-    )]
-    etcd_certfile: Option<PathBuf>,
-    /// Private key (PEM) of --etcd-certfile.
-    #[arg(
-        long,
-        env = "KARMADA_RS_ETCD_KEYFILE",
-        requires_all = ["etcd_servers", "etcd_certfile"]
-    )]
-    etcd_keyfile: Option<PathBuf>,
-    /// What every key starts with in the store (kube-apiserver's flag): a Karmada control
-    /// plane's keys are under its kube-apiserver's --etcd-prefix.
-    #[arg(long, env = "KARMADA_RS_ETCD_PREFIX", default_value = apiserver::launch::DEFAULT_ETCD_PREFIX)]
-    etcd_prefix: String,
+    #[command(flatten)]
+    etcd: cmd::EtcdFlags,
     /// Address to listen on.
     #[arg(long, env = "KARMADA_RS_BIND", default_value = "127.0.0.1:6443")]
     bind: SocketAddr,
@@ -232,22 +208,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(shared) = &args.shared_pki_dir {
         cmd::pki::seed(shared, &args.data_dir.join("pki"))?;
     }
-    let store = if args.etcd_servers.is_empty() {
-        apiserver::launch::StoreChoice::Embedded
-    } else {
-        let mut etcd = storage::etcd::EtcdOptions::new(args.etcd_servers);
-        if args.etcd_cafile.is_some() || args.etcd_certfile.is_some() {
-            // kube-apiserver's --etcd-cafile, --etcd-certfile and --etcd-keyfile.
-            etcd.tls = Some(
-                storage::etcd::EtcdTls::from_files(
-                    args.etcd_cafile.as_deref(),
-                    args.etcd_certfile.as_deref(),
-                    args.etcd_keyfile.as_deref(),
-                )
-                .context("reading the etcd TLS files")?,
-            );
-        }
-        apiserver::launch::StoreChoice::Etcd(Box::new(etcd))
+    let etcd_prefix = args.etcd.etcd_prefix.clone();
+    let store = match args.etcd.options()? {
+        None => apiserver::launch::StoreChoice::Embedded,
+        Some(etcd) => apiserver::launch::StoreChoice::Etcd(Box::new(etcd)),
     };
     if args.aggregated.aggregated {
         if args.encryption_provider_config.is_some() {
@@ -261,7 +225,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 data_dir: args.data_dir,
                 bind: args.bind,
                 store,
-                etcd_prefix: args.etcd_prefix,
+                etcd_prefix: etcd_prefix.clone(),
                 tls_sans: args.tls_sans,
                 client_ca_file: args.client_ca_file,
                 tls_cert_file: args.tls_cert_file,
@@ -315,7 +279,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 request_timeout: args.request_timeout,
                 priority_and_fairness: args.enable_priority_and_fairness,
             },
-            etcd_prefix: args.etcd_prefix,
+            etcd_prefix,
             cluster_api_from_apiservice: args.cluster_api_from_apiservice,
         },
         security,
