@@ -55,6 +55,9 @@ enum Command {
     /// Storage maintenance: rewrite a resource's objects after an encryption key change.
     #[command(subcommand)]
     Storage(cmd::storage::StorageCommand),
+    /// Taking over the etcd of a Karmada control plane: what would be served, read-only.
+    #[command(subcommand)]
+    Migrate(cmd::migrate::MigrateCommand),
     /// Create the CAs and the service-account key that `serve` replicas share
     /// (`serve --shared-pki-dir`).
     Certs(cmd::pki::CertsArgs),
@@ -396,6 +399,7 @@ async fn main() -> anyhow::Result<()> {
         | Command::Up(_)
         | Command::Interpret(_)
         | Command::Storage(_)
+        | Command::Migrate(_)
         | Command::Certs(_)
         | Command::Token(_)
         | Command::Register(_)
@@ -408,6 +412,17 @@ async fn main() -> anyhow::Result<()> {
         Command::Unjoin(a) => cmd::join::unjoin(a).await,
         Command::Up(a) => cmd::up::up(a).await,
         Command::Storage(c) => cmd::storage::run(c).await,
+        Command::Migrate(c) => match cmd::migrate::run(c).await {
+            Ok(true) => Ok(()),
+            // Something cannot be served: the report says what; the exit status says so.
+            Ok(false) => std::process::exit(1),
+            // As `kubectl diff`: above 1 when the check itself failed, so a script tells
+            // "not ready" from "not checked".
+            Err(e) => {
+                eprintln!("Error: {e:?}");
+                std::process::exit(2)
+            }
+        },
         Command::Certs(a) => cmd::pki::certs(&a),
         Command::Interpret(a) => match cmd::interpret::interpret(a).await {
             0 => Ok(()),

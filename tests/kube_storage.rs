@@ -4,7 +4,8 @@
 //! served by karmada-rs as they are — same uid, resourceVersion and managedFields — and
 //! what karmada-rs writes is read back here with k8s-pb at kube's keys (so a kube-apiserver
 //! started on the same etcd reads it); objects under the keys earlier versions of karmada-rs
-//! used move to kube's at start, and `storage rewrite` re-encodes them.
+//! used move to kube's at start, and `storage rewrite` re-encodes them. `migrate check` reports,
+//! read-only, what a server would make of such an etcd.
 
 mod support;
 
@@ -786,4 +787,288 @@ fn earlier_keys_move_to_kube_keys_and_storage_rewrite_encodes_them_as_kube_does(
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(db.revision_of("/registry/deployments/default/old"), rev);
+}
+
+/// A resource's counts in `migrate check`'s table: served, rewritten, moved, not served
+/// (kept), cannot be served.
+fn counts(out: &str, resource: &str) -> Vec<usize> {
+    out.lines()
+        .find(|l| l.split_whitespace().next() == Some(resource))
+        .unwrap_or_else(|| panic!("no {resource} in\n{out}"))
+        .split_whitespace()
+        .skip(1)
+        .map(|n| n.parse::<usize>().expect("counts"))
+        .collect()
+}
+
+/// Runs `karmada-rs migrate check` with `args`; returns its exit code and output.
+fn migrate(args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+        .args(["migrate", "check"])
+        .args(args)
+        .env_remove("KARMADA_RS_ETCD_SERVERS")
+        .output()
+        .expect("run migrate check");
+    (
+        out.status.code().expect("exit code"),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// Runs `karmada-rs migrate check` against an etcd; returns whether it passed, and its output.
+fn migrate_check(endpoints: &[String], extra: &[&str]) -> (bool, String) {
+    let endpoints = endpoints.join(",");
+    let mut args = vec!["--etcd-servers", endpoints.as_str()];
+    args.extend_from_slice(extra);
+    let (code, out) = migrate(&args);
+    assert!(code <= 1, "the check failed ({code}):\n{out}");
+    (code == 0, out)
+}
+
+#[test]
+fn migrate_check_that_cannot_check_exits_2_and_says_why() {
+    let (code, out) = migrate(&[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("--etcd-servers is required"), "{out}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("absent.yaml");
+    let (code, out) = migrate(&[
+        "--etcd-servers",
+        "http://127.0.0.1:1",
+        "--encryption-provider-config",
+        missing.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("absent.yaml"), "{out}");
+}
+
+#[test]
+fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
+    use k8s_pb::api::admissionregistration::v1 as admission;
+    let etcd = start_etcd();
+    let db = Etcd::connect(etcd.endpoints());
+    let at = |p: &str| format!("/karmada{p}");
+    db.put(
+        &at("/registry/deployments/shop/web"),
+        envelope("apps/v1", "Deployment", &deployment()),
+    );
+    let secret = Secret {
+        metadata: Some(meta(
+            "creds",
+            "shop",
+            "2a2a2a2a-0000-4000-8000-000000000002",
+        )),
+        data: [("password".to_string(), b"hunter2".to_vec())].into(),
+        ..Default::default()
+    };
+    db.put(
+        &at("/registry/secrets/shop/creds"),
+        aescbc_seal(&envelope("v1", "Secret", &secret), [9; 16]),
+    );
+    db.put(
+        &at("/registry/apiextensions.k8s.io/customresourcedefinitions/propagationpolicies.policy.karmada.io"),
+        propagation_policy_crd(),
+    );
+    db.put(
+        &at("/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.example.com"),
+        widget_crd(),
+    );
+    db.put(
+        &at("/registry/example.com/widgets/shop/w1"),
+        go_json(&json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1", "namespace": "shop"}})),
+    );
+    db.put(
+        &at("/registry/apiregistration.k8s.io/apiservices/v1alpha1.cluster.karmada.io"),
+        cluster_api_service(),
+    );
+    // kube-apiserver's own bookkeeping and Karmada's webhooks: left as they are.
+    db.put(
+        &at("/registry/masterleases/10.0.0.1"),
+        envelope(
+            "v1",
+            "Endpoints",
+            &k8s_pb::api::core::v1::Endpoints::default(),
+        ),
+    );
+    db.put(&at("/registry/ranges/serviceips"), b"k8s\0".to_vec());
+    let webhook = |name: &str, url: &str| admission::ValidatingWebhook {
+        name: Some(name.into()),
+        client_config: Some(admission::WebhookClientConfig {
+            url: Some(url.into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let karmadas = admission::ValidatingWebhookConfiguration {
+        metadata: Some(meta(
+            "validating-config",
+            "",
+            "7e7e7e7e-0000-4000-8000-000000000001",
+        )),
+        webhooks: vec![webhook(
+            "propagationpolicy.karmada.io",
+            "https://karmada-webhook.karmada-system.svc:443/validate-propagationpolicy",
+        )],
+    };
+    db.put(
+        &at("/registry/validatingwebhookconfigurations/validating-config"),
+        envelope(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            &karmadas,
+        ),
+    );
+    // What cannot be served: a user's webhook, a custom resource without its CRD, a value
+    // that is neither JSON nor protobuf.
+    let users = admission::ValidatingWebhookConfiguration {
+        metadata: Some(meta(
+            "policy-check",
+            "",
+            "7e7e7e7e-0000-4000-8000-000000000002",
+        )),
+        webhooks: vec![webhook(
+            "check.example.com",
+            "https://check.example.com/validate",
+        )],
+    };
+    db.put(
+        &at("/registry/validatingwebhookconfigurations/policy-check"),
+        envelope(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            &users,
+        ),
+    );
+    db.put(
+        &at("/registry/gadgets.example.com/gadgets/shop/g1"),
+        go_json(&json!({"apiVersion": "gadgets.example.com/v1", "kind": "Gadget"})),
+    );
+    db.put(
+        &at("/registry/configmaps/shop/broken"),
+        b"\x01garbage".to_vec(),
+    );
+    // Under the keys an earlier karmada-rs used, as JSON: moved and rewritten.
+    db.put(
+        &at("/registry/apps/deployments/shop/old"),
+        serde_json::to_vec(&json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "old", "namespace": "shop"}})).expect("json"),
+    );
+
+    let revision = db
+        .rt
+        .block_on(db.store.current_revision())
+        .expect("revision");
+    // Under another prefix there is nothing to take over: a wrong --etcd-prefix fails.
+    let (ok, out) = migrate_check(&etcd.endpoints(), &[]);
+    assert!(!ok, "{out}");
+    assert!(out.starts_with("No keys under /registry/: "), "{out}");
+    let (ok, out) = migrate_check(&etcd.endpoints(), &["--etcd-prefix", "/karmada/registry"]);
+    assert!(!ok, "{out}");
+    // SERVED, REWRITE, MOVE, NOT-SERVED, CANNOT-BE-SERVED.
+    assert_eq!(
+        counts(&out, "deployments.apps"),
+        vec![2, 1, 1, 0, 0],
+        "{out}"
+    );
+    assert_eq!(
+        counts(&out, "customresourcedefinitions.apiextensions.k8s.io"),
+        vec![2, 0, 0, 0, 0],
+        "{out}"
+    );
+    assert_eq!(
+        counts(&out, "widgets.example.com"),
+        vec![1, 0, 0, 0, 0],
+        "{out}"
+    );
+    assert_eq!(
+        counts(&out, "apiservices.apiregistration.k8s.io"),
+        vec![1, 0, 0, 0, 0],
+        "{out}"
+    );
+    assert_eq!(counts(&out, "masterleases"), vec![0, 0, 0, 1, 0], "{out}");
+    assert_eq!(counts(&out, "ranges"), vec![0, 0, 0, 1, 0], "{out}");
+    assert_eq!(
+        counts(
+            &out,
+            "validatingwebhookconfigurations.admissionregistration.k8s.io"
+        ),
+        vec![0, 0, 0, 1, 1],
+        "{out}"
+    );
+    assert_eq!(counts(&out, "configmaps"), vec![0, 0, 0, 0, 1], "{out}");
+    assert_eq!(
+        counts(&out, "gadgets.gadgets.example.com"),
+        vec![0, 0, 0, 0, 1],
+        "{out}"
+    );
+    // The encrypted Secret cannot be read without the configuration; with it, it is served.
+    assert_eq!(counts(&out, "secrets"), vec![0, 0, 0, 0, 1], "{out}");
+    assert!(
+        out.contains("stored object is encrypted (k8s:enc:aescbc:v1:key1:)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("policy-check: karmada-rs calls no admission webhooks"),
+        "{out}"
+    );
+    assert!(
+        out.contains("no CustomResourceDefinition defines this resource"),
+        "{out}"
+    );
+    assert!(
+        out.contains("/configmaps/shop/broken: stored object is neither JSON nor protobuf"),
+        "{out}"
+    );
+    assert!(
+        out.contains("deployments.apps: 1 (stored as JSON, written as protobuf)"),
+        "{out}"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = encryption_config(dir.path());
+    let (_, out) = migrate_check(
+        &etcd.endpoints(),
+        &[
+            "--etcd-prefix",
+            "/karmada/registry",
+            "--encryption-provider-config",
+            &config,
+        ],
+    );
+    assert_eq!(counts(&out, "secrets"), vec![1, 0, 0, 0, 0], "{out}");
+
+    // Once what cannot be served is gone, the check passes; it never wrote anything.
+    for key in [
+        "/registry/validatingwebhookconfigurations/policy-check",
+        "/registry/gadgets.example.com/gadgets/shop/g1",
+        "/registry/configmaps/shop/broken",
+    ] {
+        let (removed, rev) = db
+            .rt
+            .block_on(db.store.delete(&at(key), 0))
+            .expect("delete");
+        assert!(removed.mod_revision > 0 && rev > revision);
+    }
+    let revision = db
+        .rt
+        .block_on(db.store.current_revision())
+        .expect("revision");
+    let (ok, out) = migrate_check(
+        &etcd.endpoints(),
+        &[
+            "--etcd-prefix",
+            "/karmada/registry",
+            "--encryption-provider-config",
+            &config,
+        ],
+    );
+    assert!(ok, "{out}");
+    assert_eq!(
+        db.rt
+            .block_on(db.store.current_revision())
+            .expect("revision"),
+        revision
+    );
 }

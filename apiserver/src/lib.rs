@@ -19,6 +19,7 @@ pub mod aggregated;
 pub mod controller;
 pub mod handler;
 pub mod launch;
+pub mod migrate;
 
 // Tests of the proxy and the aggregator that start the whole server (their fixtures are
 // shared with aggregated mode's tests), so they live above `launch`.

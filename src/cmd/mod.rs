@@ -5,6 +5,7 @@ pub mod interpret;
 pub mod join;
 pub mod leader_election;
 pub mod member;
+pub mod migrate;
 pub mod pki;
 pub mod register;
 pub mod storage;
