@@ -5,10 +5,13 @@
 //! what karmada-rs writes is read back here with k8s-pb at kube's keys (so a kube-apiserver
 //! started on the same etcd reads it); objects under the keys earlier versions of karmada-rs
 //! used move to kube's at start, and `storage rewrite` re-encodes them. `migrate check` reports,
-//! read-only, what a server would make of such an etcd.
+//! read-only, what a server would make of such an etcd; and a fresh karmada-rs takes over the
+//! etcd of a stopped control plane with two members without writing to them.
 
+mod propagation_env;
 mod support;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use aes::cipher::{BlockDecryptMut, BlockEncryptMut, KeyIvInit, block_padding::Pkcs7};
@@ -23,10 +26,11 @@ use k8s_pb::apimachinery::pkg::apis::meta::v1::{
     FieldsV1, LabelSelector, ManagedFieldsEntry, ObjectMeta, Time,
 };
 use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
+use propagation_env::Env;
 use prost::Message;
 use serde_json::{Value, json};
 use storage::Store;
-use support::{DEADLINE, Server, wait_for};
+use support::{Backend, DEADLINE, Server, wait_for};
 
 const KEY: &str = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
 
@@ -1071,4 +1075,151 @@ fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
             .expect("revision"),
         revision
     );
+}
+
+/// A Deployment template propagated to both members.
+fn template(name: &str, replicas: u32) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: default, labels: {{app: {name}}}}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers: [{{name: web, image: nginx:1.25}}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: {name}, namespace: default}}
+spec:
+  resourceSelectors:
+    - {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
+  placement:
+    clusterAffinity: {{clusterNames: [member1, member2]}}
+"
+    )
+}
+
+/// A member's Deployment once its replicas are available and its status is current.
+fn settled_deployment(env: &Env, member: &str, name: &str, replicas: i64) -> Value {
+    let m = env.member(member);
+    env.wait(&format!("deployment {name} settled in {member}"), || {
+        let d = m.get_json(&["deploy", name, "-n", "default"])?;
+        let settled = d["spec"]["replicas"] == replicas
+            && d["status"]["availableReplicas"] == replicas
+            && d["status"]["observedGeneration"] == d["metadata"]["generation"];
+        settled.then_some(d)
+    })
+}
+
+/// The Works of the control plane in a member's execution namespace: name → uid, leaving out
+/// the barriers' ConfigMaps.
+fn works(env: &Env, member: &str) -> BTreeMap<String, String> {
+    let list = env
+        .cp
+        .get_json(&["works", "-n", &format!("karmada-es-{member}")]);
+    list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|w| {
+            (
+                w["metadata"]["name"].as_str().expect("name").to_string(),
+                w["metadata"]["uid"].as_str().expect("uid").to_string(),
+            )
+        })
+        .filter(|(name, _)| !name.contains("barrier-"))
+        .collect()
+}
+
+#[test]
+fn a_fresh_karmada_rs_takes_over_a_stopped_control_planes_etcd() {
+    let mut env = Env::start_with(Backend::Etcd, 2);
+    env.apply(&template("kept", 2));
+    env.apply(&template("changed", 1));
+    let members = ["member1", "member2"];
+    let mut before = BTreeMap::new();
+    for m in members {
+        for (name, replicas) in [("kept", 2), ("changed", 1)] {
+            let d = settled_deployment(&env, m, name, replicas);
+            before.insert((m, name), d);
+        }
+    }
+    let bindings = |env: &Env| -> BTreeMap<String, String> {
+        let list = env.cp.get_json(&["resourcebindings", "-n", "default"]);
+        list["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|b| {
+                (
+                    b["metadata"]["name"].as_str().expect("name").to_string(),
+                    b["metadata"]["uid"].as_str().expect("uid").to_string(),
+                )
+            })
+            .filter(|(name, _)| !name.contains("barrier-"))
+            .collect()
+    };
+    let clusters = |env: &Env| env.cp.get_json(&["clusters"])["items"].clone();
+    let (bindings_before, clusters_before) = (bindings(&env), clusters(&env));
+    let works_before: Vec<_> = members.iter().map(|m| works(&env, m)).collect();
+    assert_eq!(bindings_before.len(), 2, "{bindings_before:?}");
+
+    // Blue/green: the control plane stops; a fresh karmada-rs (its own data directory and
+    // PKI) takes over its etcd, with the same cluster flags.
+    let etcd = env.cp.take_etcd().expect("an etcd");
+    env.cp = Server::start_on(
+        etcd,
+        &[
+            "--cluster-status-update-frequency=1s",
+            "--cluster-success-threshold=1s",
+            "--cluster-failure-threshold=2s",
+        ],
+    );
+    // Served as they were: the same Clusters, bindings and Works, none duplicated.
+    let uids = |items: &Value| -> Vec<Value> {
+        items
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|c| c["metadata"]["uid"].clone())
+            .collect()
+    };
+    assert_eq!(uids(&clusters(&env)), uids(&clusters_before));
+    assert_eq!(bindings(&env), bindings_before);
+    for m in members {
+        env.wait_ready(m, "True");
+    }
+
+    // A template change propagates; once it has, and a barrier has gone through each member,
+    // the controllers have handled everything they adopted.
+    env.apply(&template("changed", 3));
+    for m in members {
+        settled_deployment(&env, m, "changed", 3);
+        env.barrier(m);
+    }
+    for (i, m) in members.iter().enumerate() {
+        assert_eq!(works(&env, m), works_before[i], "Works for {m}");
+        // Nothing was written to the members for the unchanged template.
+        let kept = env
+            .member(m)
+            .get_json(&["deploy", "kept", "-n", "default"])
+            .expect("kept deployment");
+        let was = &before[&(*m, "kept")];
+        assert_eq!(kept["metadata"]["uid"], was["metadata"]["uid"], "{m}");
+        assert_eq!(
+            kept["metadata"]["resourceVersion"], was["metadata"]["resourceVersion"],
+            "kept was written to {m}:\nbefore {was:#}\nafter {kept:#}"
+        );
+        let changed = &before[&(*m, "changed")];
+        let now = env
+            .member(m)
+            .get_json(&["deploy", "changed", "-n", "default"])
+            .expect("changed deployment");
+        assert_eq!(now["metadata"]["uid"], changed["metadata"]["uid"], "{m}");
+    }
+    assert_eq!(bindings(&env), bindings_before);
 }
