@@ -90,24 +90,18 @@ impl Report {
             }
             out.push('\n');
         }
-        if !self.rewritten.is_empty() {
-            out.push_str("\nRewritten by their next update (or `karmada-rs storage rewrite --resource RESOURCE`):\n");
-            for (r, (n, why)) in &self.rewritten {
-                out.push_str(&format!("  {r}: {n} ({why})\n"));
-            }
-        }
-        if !self.moved.is_empty() {
-            out.push_str("\nMoved to kube-apiserver's keys at start:\n");
-            for (r, n) in &self.moved {
-                out.push_str(&format!("  {r}: {n}\n"));
-            }
-        }
-        if !self.kept.is_empty() {
-            out.push_str("\nNot served, left in etcd as they are:\n");
-            for (r, (n, why)) in &self.kept {
-                out.push_str(&format!("  {r}: {n} ({why})\n"));
-            }
-        }
+        counted_section(
+            &mut out,
+            "Rewritten by their next update (or `karmada-rs storage rewrite --resource RESOURCE`)",
+            &self.rewritten,
+        );
+        let moved: BTreeMap<String, (usize, String)> = self
+            .moved
+            .iter()
+            .map(|(r, n)| (r.clone(), (*n, String::new())))
+            .collect();
+        counted_section(&mut out, "Moved to kube-apiserver's keys at start", &moved);
+        counted_section(&mut out, "Not served, left in etcd as they are", &self.kept);
         if !self.unservable.is_empty() {
             out.push_str("\nCannot be served:\n");
             for (r, items) in &self.unservable {
@@ -121,6 +115,21 @@ impl Report {
             }
         }
         out
+    }
+}
+
+/// A titled list of resources with a count and, when there is one, why.
+fn counted_section(out: &mut String, title: &str, counts: &BTreeMap<String, (usize, String)>) {
+    if counts.is_empty() {
+        return;
+    }
+    out.push_str(&format!("\n{title}:\n"));
+    for (r, (n, why)) in counts {
+        if why.is_empty() {
+            out.push_str(&format!("  {r}: {n}\n"));
+        } else {
+            out.push_str(&format!("  {r}: {n} ({why})\n"));
+        }
     }
 }
 
