@@ -1042,6 +1042,30 @@ fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
         ],
     );
     assert_eq!(counts(&out, "secrets"), vec![1, 0, 0, 0, 0], "{out}");
+    // After a key rotation the Secret still reads, and is rewritten with the new key.
+    let rotated = dir.path().join("rotated.yaml");
+    std::fs::write(
+        &rotated,
+        format!(
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: [secrets]\n  providers:\n  - aescbc:\n      keys:\n      - name: key2\n        secret: {}\n      - name: key1\n        secret: {KEY}\n",
+            base64::engine::general_purpose::STANDARD.encode([7u8; 32])
+        ),
+    )
+    .expect("write rotated config");
+    let (_, out) = migrate_check(
+        &etcd.endpoints(),
+        &[
+            "--etcd-prefix",
+            "/karmada/registry",
+            "--encryption-provider-config",
+            rotated.to_str().expect("utf-8 path"),
+        ],
+    );
+    assert_eq!(counts(&out, "secrets"), vec![1, 1, 0, 0, 0], "{out}");
+    assert!(
+        out.contains("secrets: 1 (encrypted with a key that no longer writes)"),
+        "{out}"
+    );
 
     // Once what cannot be served is gone, the check passes; it never wrote anything.
     for key in [
