@@ -99,12 +99,34 @@ fn aescbc_open(stored: &[u8]) -> Vec<u8> {
         .expect("decrypts")
 }
 
+/// The aesgcm key of `encryption_config`, which reads but does not write.
+const GCM_KEY: [u8; 32] = [5; 32];
+
+/// kube's aesgcm value: its prefix, a random 12-byte nonce, then the sealed plaintext with its
+/// tag, authenticated with the value's etcd key (under the etcd prefix).
+fn aesgcm_seal(plain: &[u8], etcd_key: &str, nonce: [u8; 12]) -> Vec<u8> {
+    use ring::aead::{AES_256_GCM, Aad, LessSafeKey, Nonce, UnboundKey};
+    let key = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, &GCM_KEY).expect("aesgcm key"));
+    let mut sealed = plain.to_vec();
+    key.seal_in_place_append_tag(
+        Nonce::assume_unique_for_key(nonce),
+        Aad::from(etcd_key.as_bytes()),
+        &mut sealed,
+    )
+    .expect("seal");
+    let mut out = b"k8s:enc:aesgcm:v1:gcm1:".to_vec();
+    out.extend(nonce);
+    out.extend(sealed);
+    out
+}
+
 fn encryption_config(dir: &std::path::Path) -> String {
     let path = dir.join("encryption.yaml");
     std::fs::write(
         &path,
         format!(
-            "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: [secrets]\n  providers:\n  - aescbc:\n      keys:\n      - name: key1\n        secret: {KEY}\n"
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: [secrets]\n  providers:\n  - aescbc:\n      keys:\n      - name: key1\n        secret: {KEY}\n  - aesgcm:\n      keys:\n      - name: gcm1\n        secret: {}\n",
+            base64::engine::general_purpose::STANDARD.encode(GCM_KEY)
         ),
     )
     .expect("write encryption config");
@@ -505,6 +527,22 @@ fn what_karmada_rs_stores_kube_apiserver_reads() {
     let db = Etcd::connect(etcd.endpoints());
     let dir = tempfile::tempdir().expect("tempdir");
     let config = encryption_config(dir.path());
+    // A Secret kube-apiserver sealed with aesgcm, whose authenticated data is its whole etcd
+    // key, prefix included.
+    let gcm_key = "/karmada/registry/secrets/shop/sealed-gcm";
+    let gcm_secret = Secret {
+        metadata: Some(meta(
+            "sealed-gcm",
+            "shop",
+            "2a2a2a2a-0000-4000-8000-000000000003",
+        )),
+        data: [("password".to_string(), b"swordfish".to_vec())].into(),
+        ..Default::default()
+    };
+    db.put(
+        gcm_key,
+        aesgcm_seal(&envelope("v1", "Secret", &gcm_secret), gcm_key, [3; 12]),
+    );
     let s = Server::start_on(
         etcd,
         &[
@@ -513,6 +551,21 @@ fn what_karmada_rs_stores_kube_apiserver_reads() {
             "--etcd-prefix",
             "/karmada/registry",
         ],
+    );
+    assert_eq!(
+        s.kubectl_ok(&[
+            "get",
+            "secret",
+            "sealed-gcm",
+            "-n",
+            "shop",
+            "-o",
+            "jsonpath={.metadata.uid} {.data.password}",
+        ]),
+        format!(
+            "2a2a2a2a-0000-4000-8000-000000000003 {}",
+            base64::engine::general_purpose::STANDARD.encode("swordfish")
+        )
     );
     s.kubectl_ok(&["create", "namespace", "shop"]);
     s.kubectl_ok(&[
