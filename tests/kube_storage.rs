@@ -1,12 +1,13 @@
 //! One etcd, two servers: objects written into etcd the way kube-apiserver writes them
 //! (protobuf built here with k8s-pb's messages in kube's envelope, custom resources as Go's
-//! JSON, CRDs in v1beta1, a Secret encrypted with kube's aescbc format, at kube's keys) are
-//! served by karmada-rs as they are — same uid, resourceVersion and managedFields — and
-//! what karmada-rs writes is read back here with k8s-pb at kube's keys (so a kube-apiserver
-//! started on the same etcd reads it); objects under the keys earlier versions of karmada-rs
-//! used move to kube's at start, and `storage rewrite` re-encodes them. `migrate check` reports,
-//! read-only, what a server would make of such an etcd; and a fresh karmada-rs takes over the
-//! etcd of a stopped control plane with two members without writing to them.
+//! JSON, CRDs in v1beta1, Secrets encrypted in kube's aescbc and aesgcm formats, at kube's
+//! keys) are served by karmada-rs as they are — same uid, resourceVersion and managedFields —
+//! and what karmada-rs writes is read back here with k8s-pb at kube's keys (so a
+//! kube-apiserver started on the same etcd reads it); objects under the keys earlier versions
+//! of karmada-rs used move to kube's at start, and `storage rewrite` re-encodes them.
+//! `migrate check` reports, read-only, what a server would make of such an etcd; and a fresh
+//! karmada-rs takes over the etcd of a stopped control plane with two members without writing
+//! to them.
 
 mod propagation_env;
 mod support;
@@ -118,6 +119,24 @@ fn aesgcm_seal(plain: &[u8], etcd_key: &str, nonce: [u8; 12]) -> Vec<u8> {
     out.extend(nonce);
     out.extend(sealed);
     out
+}
+
+/// Opens a kube aesgcm value of `GCM_KEY` stored at `etcd_key`.
+fn aesgcm_open(stored: &[u8], etcd_key: &str) -> Vec<u8> {
+    use ring::aead::{AES_256_GCM, Aad, LessSafeKey, Nonce, UnboundKey};
+    let rest = stored
+        .strip_prefix(b"k8s:enc:aesgcm:v1:gcm1:".as_slice())
+        .expect("encrypted with aesgcm gcm1");
+    let (nonce, sealed) = rest.split_at(12);
+    let key = LessSafeKey::new(UnboundKey::new(&AES_256_GCM, &GCM_KEY).expect("aesgcm key"));
+    let mut sealed = sealed.to_vec();
+    key.open_in_place(
+        Nonce::try_assume_unique_for_key(nonce).expect("nonce"),
+        Aad::from(etcd_key.as_bytes()),
+        &mut sealed,
+    )
+    .expect("opens with the etcd key as authenticated data")
+    .to_vec()
 }
 
 fn encryption_config(dir: &std::path::Path) -> String {
@@ -518,6 +537,50 @@ fn objects_kube_apiserver_stored_are_served_as_they_are() {
     assert!(
         crds.contains("propagationpolicies.policy.karmada.io"),
         "{crds}"
+    );
+}
+
+#[test]
+fn aesgcm_values_karmada_rs_writes_open_as_kube_apiserver_opens_them() {
+    let etcd = start_etcd();
+    let db = Etcd::connect(etcd.endpoints());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("gcm.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n- resources: [secrets]\n  providers:\n  - aesgcm:\n      keys:\n      - name: gcm1\n        secret: {}\n",
+            base64::engine::general_purpose::STANDARD.encode(GCM_KEY)
+        ),
+    )
+    .expect("write encryption config");
+    let s = Server::start_on(
+        etcd,
+        &[
+            "--encryption-provider-config",
+            config.to_str().expect("utf-8 path"),
+            "--etcd-prefix",
+            "/karmada/registry",
+        ],
+    );
+    s.kubectl_ok(&["create", "namespace", "shop"]);
+    s.kubectl_ok(&[
+        "create",
+        "secret",
+        "generic",
+        "creds",
+        "-n",
+        "shop",
+        "--from-literal=password=hunter2",
+    ]);
+    let key = "/karmada/registry/secrets/shop/creds";
+    let stored = db.get(key).expect("stored").value;
+    let (api_version, kind, raw) = open_envelope(&aesgcm_open(&stored, key));
+    assert_eq!((api_version.as_str(), kind.as_str()), ("v1", "Secret"));
+    let secret = Secret::decode(&raw[..]).expect("a v1 Secret");
+    assert_eq!(
+        secret.data.get("password").map(Vec::as_slice),
+        Some(&b"hunter2"[..])
     );
 }
 
