@@ -1077,6 +1077,16 @@ fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
         serde_json::to_vec(&json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "old", "namespace": "shop"}})).expect("json"),
     );
 
+    // Under an earlier key and under the current one: the same object (moved, once), another
+    // object (the current one is served, the earlier one cannot be).
+    let twin = serde_json::to_vec(&json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "twin", "namespace": "shop"}})).expect("json");
+    db.put(&at("/registry/apps/deployments/shop/twin"), twin.clone());
+    db.put(&at("/registry/deployments/shop/twin"), twin);
+    db.put(
+        &at("/registry/apps/deployments/shop/web"),
+        serde_json::to_vec(&json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"}})).expect("json"),
+    );
+
     let revision = db
         .rt
         .block_on(db.store.current_revision())
@@ -1090,7 +1100,11 @@ fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
     // SERVED, REWRITE, MOVE, NOT-SERVED, CANNOT-BE-SERVED.
     assert_eq!(
         counts(&out, "deployments.apps"),
-        vec![2, 1, 1, 0, 0],
+        vec![3, 2, 2, 0, 1],
+        "{out}"
+    );
+    assert!(
+        out.contains("/karmada/registry/apps/deployments/shop/web: also stored under its current key with another value"),
         "{out}"
     );
     assert_eq!(
@@ -1143,7 +1157,7 @@ fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
         "{out}"
     );
     assert!(
-        out.contains("deployments.apps: 1 (stored as JSON, written as protobuf)"),
+        out.contains("deployments.apps: 2 (stored as JSON, written as protobuf)"),
         "{out}"
     );
     let dir = tempfile::tempdir().expect("tempdir");
@@ -1188,6 +1202,7 @@ fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
         "/registry/validatingwebhookconfigurations/policy-check",
         "/registry/gadgets.example.com/gadgets/shop/g1",
         "/registry/configmaps/shop/broken",
+        "/registry/apps/deployments/shop/web",
     ] {
         let (removed, rev) = db
             .rt

@@ -23,6 +23,9 @@ const PAGE: usize = 1000;
 /// Keys named per resource in the report's list of objects that cannot be served.
 const LISTED: usize = 20;
 
+/// Why an object under an earlier key is not served when its current key holds another.
+const SHADOWED: &str = "also stored under its current key with another value: that one is served, this one is left as it is";
+
 /// The report's columns, in the order of its counts.
 const COLUMNS: [&str; 5] = [
     "SERVED",
@@ -205,20 +208,43 @@ pub async fn check(
         root: root.clone(),
         ..Report::default()
     };
-    let legacy: BTreeSet<String> = crate::storage_layout::legacy_objects(
+    // Objects under earlier keys: moved at start when their current key is free; when it
+    // holds the same object, the earlier copy is dropped; when it holds another, the current
+    // one is served and the earlier one left unserved.
+    let by_key: BTreeMap<String, &KeyValue> = all.iter().map(|kv| (logical(&kv.key), kv)).collect();
+    let decrypted = |kv: Option<&&KeyValue>| kv.and_then(|kv| plain(kv).ok()).map(|(v, _)| v);
+    let mut legacy = BTreeSet::new();
+    let mut settled = BTreeSet::new();
+    for o in crate::storage_layout::legacy_objects(
         &*storage::prefixed::PrefixedStore::wrap(store.clone(), ROOT, etcd_prefix),
         &built_in(),
     )
     .await?
-    .into_iter()
-    .map(|o| {
+    {
+        let current = by_key.get(&o.to);
+        if current.is_some() {
+            settled.insert(o.kv.key.clone());
+            let old = by_key.get(&o.kv.key);
+            if decrypted(current).is_none() || decrypted(current) != decrypted(old) {
+                let raw_key = old.map_or(o.kv.key.clone(), |kv| kv.key.clone());
+                report
+                    .unservable
+                    .entry(o.resource)
+                    .or_default()
+                    .push((raw_key, SHADOWED.into()));
+                continue;
+            }
+        } else {
+            legacy.insert(o.kv.key);
+        }
         *report.moved.entry(o.resource).or_insert(0) += 1;
-        o.kv.key
-    })
-    .collect();
+    }
 
     for kv in &all {
         let key = logical(&kv.key);
+        if settled.contains(&key) {
+            continue;
+        }
         let def = if legacy.contains(&key) {
             defs.iter().find(|d| {
                 d.prefix().is_some()
