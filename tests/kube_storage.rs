@@ -27,7 +27,7 @@ use k8s_pb::apimachinery::pkg::apis::meta::v1::{
     FieldsV1, LabelSelector, ManagedFieldsEntry, ObjectMeta, Time,
 };
 use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
-use propagation_env::Env;
+use propagation_env::{Env, deployment_with_policy};
 use prost::Message;
 use serde_json::{Value, json};
 use storage::Store;
@@ -1232,32 +1232,6 @@ fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
     );
 }
 
-/// A Deployment template propagated to both members.
-fn template(name: &str, replicas: u32) -> String {
-    format!(
-        "apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: {name}, namespace: default, labels: {{app: {name}}}}}
-spec:
-  replicas: {replicas}
-  selector: {{matchLabels: {{app: {name}}}}}
-  template:
-    metadata: {{labels: {{app: {name}}}}}
-    spec:
-      containers: [{{name: web, image: nginx:1.25}}]
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {{name: {name}, namespace: default}}
-spec:
-  resourceSelectors:
-    - {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
-  placement:
-    clusterAffinity: {{clusterNames: [member1, member2]}}
-"
-    )
-}
-
 /// A member's Deployment once its replicas are available and its status is current.
 fn settled_deployment(env: &Env, member: &str, name: &str, replicas: i64) -> Value {
     let m = env.member(member);
@@ -1290,12 +1264,15 @@ fn works(env: &Env, member: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The members of the takeover test.
+const MEMBERS: [&str; 2] = ["member1", "member2"];
+
 #[test]
 fn a_fresh_karmada_rs_takes_over_a_stopped_control_planes_etcd() {
     let mut env = Env::start_with(Backend::Etcd, 2);
-    env.apply(&template("kept", 2));
-    env.apply(&template("changed", 1));
-    let members = ["member1", "member2"];
+    env.apply(&deployment_with_policy("kept", 2, &MEMBERS));
+    env.apply(&deployment_with_policy("changed", 1, &MEMBERS));
+    let members = MEMBERS;
     let mut before = BTreeMap::new();
     for m in members {
         for (name, replicas) in [("kept", 2), ("changed", 1)] {
@@ -1351,7 +1328,7 @@ fn a_fresh_karmada_rs_takes_over_a_stopped_control_planes_etcd() {
 
     // A template change propagates; once it has, and a barrier has gone through each member,
     // the controllers have handled everything they adopted.
-    env.apply(&template("changed", 3));
+    env.apply(&deployment_with_policy("changed", 3, &MEMBERS));
     for m in members {
         settled_deployment(&env, m, "changed", 3);
         env.barrier(m);
