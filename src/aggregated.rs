@@ -72,6 +72,8 @@ pub struct Common {
     pub bind: SocketAddr,
     /// `--etcd-servers` or the embedded store.
     pub store: apiserver::launch::StoreChoice,
+    /// `--etcd-prefix`.
+    pub etcd_prefix: String,
     /// `--tls-san`.
     pub tls_sans: Vec<String>,
     /// `--client-ca-file` (default: from the host's ConfigMap).
@@ -88,6 +90,7 @@ pub async fn serve(args: AggregatedArgs, common: Common) -> anyhow::Result<()> {
         data_dir,
         bind,
         store,
+        etcd_prefix,
         tls_sans,
         client_ca_file,
         tls_cert_file,
@@ -98,6 +101,7 @@ pub async fn serve(args: AggregatedArgs, common: Common) -> anyhow::Result<()> {
             data_dir,
             bind,
             store,
+            etcd_prefix,
             tls_sans,
             tls_cert_file,
             tls_private_key_file,

@@ -55,6 +55,9 @@ enum Command {
     /// Storage maintenance: rewrite a resource's objects after an encryption key change.
     #[command(subcommand)]
     Storage(cmd::storage::StorageCommand),
+    /// Taking over the etcd of a Karmada control plane: what would be served, read-only.
+    #[command(subcommand)]
+    Migrate(cmd::migrate::MigrateCommand),
     /// Create the CAs and the service-account key that `serve` replicas share
     /// (`serve --shared-pki-dir`).
     Certs(cmd::pki::CertsArgs),
@@ -65,31 +68,17 @@ struct ServeArgs {
     /// Directory for the store, certificates and the admin kubeconfig.
     #[arg(long, env = "KARMADA_RS_DATA_DIR")]
     data_dir: PathBuf,
-    /// etcd endpoints (comma-separated); the embedded store is used when absent.
-    #[arg(long, env = "KARMADA_RS_ETCD_SERVERS", value_delimiter = ',')]
-    etcd_servers: Vec<String>,
-    /// CA bundle (PEM) that verifies the etcd servers' certificates (`https://` endpoints);
-    /// the system's roots when absent.
-    #[arg(long, env = "KARMADA_RS_ETCD_CAFILE", requires = "etcd_servers")]
-    etcd_cafile: Option<PathBuf>,
-    /// Client certificate (PEM) presented to etcd, for an etcd started with
-    /// --client-cert-auth.
-    #[arg(
-        long,
-        env = "KARMADA_RS_ETCD_CERTFILE",
-        requires_all = ["etcd_servers", "etcd_keyfile"]
-    )]
-    etcd_certfile: Option<PathBuf>,
-    /// Private key (PEM) of --etcd-certfile.
-    #[arg(
-        long,
-        env = "KARMADA_RS_ETCD_KEYFILE",
-        requires_all = ["etcd_servers", "etcd_certfile"]
-    )]
-    etcd_keyfile: Option<PathBuf>,
+    #[command(flatten)]
+    etcd: cmd::EtcdFlags,
     /// Address to listen on.
     #[arg(long, env = "KARMADA_RS_BIND", default_value = "127.0.0.1:6443")]
     bind: SocketAddr,
+    /// Let an APIService for cluster.karmada.io route Clusters to its backend
+    /// (karmada-aggregated-apiserver, or `serve --aggregated`) instead of serving them here.
+    /// Off: this server serves Karmada's groups itself and leaves such an APIService (a Karmada
+    /// control plane's, after a takeover) as it is.
+    #[arg(long, env = "KARMADA_RS_CLUSTER_API_FROM_APISERVICE")]
+    cluster_api_from_apiservice: bool,
     /// The CAs and service-account key several replicas share (from `karmada-rs certs`, e.g.
     /// a mounted Secret): copied into DATA_DIR/pki at start; each replica issues its own
     /// serving and admin certificates from them.
@@ -224,22 +213,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(shared) = &args.shared_pki_dir {
         cmd::pki::seed(shared, &args.data_dir.join("pki"))?;
     }
-    let store = if args.etcd_servers.is_empty() {
-        apiserver::launch::StoreChoice::Embedded
-    } else {
-        let mut etcd = storage::etcd::EtcdOptions::new(args.etcd_servers);
-        if args.etcd_cafile.is_some() || args.etcd_certfile.is_some() {
-            // kube-apiserver's --etcd-cafile, --etcd-certfile and --etcd-keyfile.
-            etcd.tls = Some(
-                storage::etcd::EtcdTls::from_files(
-                    args.etcd_cafile.as_deref(),
-                    args.etcd_certfile.as_deref(),
-                    args.etcd_keyfile.as_deref(),
-                )
-                .context("reading the etcd TLS files")?,
-            );
-        }
-        apiserver::launch::StoreChoice::Etcd(Box::new(etcd))
+    let etcd_prefix = args.etcd.etcd_prefix.clone();
+    let store = match args.etcd.options()? {
+        None => apiserver::launch::StoreChoice::Embedded,
+        Some(etcd) => apiserver::launch::StoreChoice::Etcd(Box::new(etcd)),
     };
     if args.aggregated.aggregated {
         if args.encryption_provider_config.is_some() {
@@ -253,6 +230,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 data_dir: args.data_dir,
                 bind: args.bind,
                 store,
+                etcd_prefix: etcd_prefix.clone(),
                 tls_sans: args.tls_sans,
                 client_ca_file: args.client_ca_file,
                 tls_cert_file: args.tls_cert_file,
@@ -306,6 +284,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 request_timeout: args.request_timeout,
                 priority_and_fairness: args.enable_priority_and_fairness,
             },
+            etcd_prefix,
+            cluster_api_from_apiservice: args.cluster_api_from_apiservice,
         },
         security,
     )
@@ -405,6 +385,7 @@ async fn main() -> anyhow::Result<()> {
         | Command::Up(_)
         | Command::Interpret(_)
         | Command::Storage(_)
+        | Command::Migrate(_)
         | Command::Certs(_)
         | Command::Token(_)
         | Command::Register(_)
@@ -417,6 +398,17 @@ async fn main() -> anyhow::Result<()> {
         Command::Unjoin(a) => cmd::join::unjoin(a).await,
         Command::Up(a) => cmd::up::up(a).await,
         Command::Storage(c) => cmd::storage::run(c).await,
+        Command::Migrate(c) => match cmd::migrate::run(c).await {
+            Ok(true) => Ok(()),
+            // Something cannot be served: the report says what; the exit status says so.
+            Ok(false) => std::process::exit(1),
+            // As `kubectl diff`: above 1 when the check itself failed, so a script tells
+            // "not ready" from "not checked".
+            Err(e) => {
+                eprintln!("Error: {e:?}");
+                std::process::exit(2)
+            }
+        },
         Command::Certs(a) => cmd::pki::certs(&a),
         Command::Interpret(a) => match cmd::interpret::interpret(a).await {
             0 => Ok(()),

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 
 use https::direct;
 use serde_json::Value;
-use support::{DEADLINE, Server, kubectl_cmd, run, wait_for};
+use support::{Backend, DEADLINE, Server, kubectl_cmd, run, wait_for};
 
 const SVC: &str = "karmada-aggregated-apiserver";
 
@@ -232,7 +232,7 @@ mod https {
 
 #[test]
 fn clusters_and_proxy_through_the_host() {
-    let host = Server::start();
+    let host = Server::start_with(Backend::Embedded, &["--cluster-api-from-apiservice"]);
     let agg = Aggregated::start(&host, &[]);
     register(&host, &agg);
 
@@ -313,7 +313,7 @@ fn front_proxy_ca(host: &Server) -> certs::Ca {
 
 #[test]
 fn front_proxy_trust_and_delegated_authorization() {
-    let host = Server::start();
+    let host = Server::start_with(Backend::Embedded, &["--cluster-api-from-apiservice"]);
     let agg = Aggregated::start(&host, &[]);
     let clusters = format!("{}/apis/cluster.karmada.io/v1alpha1/clusters", agg.url);
     let ca = agg.ca_pem();

@@ -169,28 +169,7 @@ const LEASE: [&str; 5] = [
 ];
 
 fn workload(name: &str) -> String {
-    format!(
-        "apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: {name}, namespace: default, labels: {{app: {name}}}}}
-spec:
-  replicas: 1
-  selector: {{matchLabels: {{app: {name}}}}}
-  template:
-    metadata: {{labels: {{app: {name}}}}}
-    spec:
-      containers: [{{name: web, image: nginx:1.25}}]
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {{name: {name}, namespace: default}}
-spec:
-  resourceSelectors:
-    - {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
-  placement:
-    clusterAffinity: {{clusterNames: [member1]}}
-"
-    )
+    propagation_env::deployment_with_policy(name, 1, &["member1"])
 }
 
 #[test]

@@ -10,7 +10,9 @@
 //!   resources (decoding prunes, writes default and validate);
 //! - [`custom_resource`]: that schema applied to a served version's custom resources;
 //! - [`openapi_v2`]: a version's schema as the OpenAPI v2 document publishes it;
-//! - [`structural`]: the CRD's own schema rules (a v1 CRD needs structural schemas).
+//! - [`structural`]: the CRD's own schema rules (a v1 CRD needs structural schemas);
+//! - [`v1beta1`]: CRDs in `apiextensions.k8s.io/v1beta1`, the version kube-apiserver stores
+//!   them in, converted to and from the `v1` served.
 //!
 //! Everything here is a function over objects in their Kubernetes JSON form and is testable
 //! alone; serving CRDs (the controller, the catalog, storage) stays in the apiserver crate.
@@ -26,6 +28,7 @@ pub mod openapi_v2;
 pub mod pruning;
 pub mod schema;
 pub mod structural;
+pub mod v1beta1;
 pub mod validation;
 
 pub use field::{go_float, go_quote};

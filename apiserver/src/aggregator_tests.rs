@@ -413,14 +413,30 @@ async fn routes_to_available_backends_as_the_front_proxy() {
 #[tokio::test]
 async fn a_registered_group_takes_over_from_local_watches() {
     let cp = ControlPlane::start().await;
-    let url = format!(
-        "{}/apis/cluster.karmada.io/v1alpha1/clusters?watch=true",
-        cp.running.url
-    );
-    let resp = cp
-        .send(Request::get(&url).body(Body::empty()).unwrap())
-        .await;
-    assert_eq!(resp.status(), StatusCode::OK);
+    // A group served from a CRD: an APIService takes it over, as in kube-aggregator.
+    cp.apply(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+        },
+    }))
+    .await;
+    let widgets = format!("{}/apis/example.com/v1/widgets?watch=true", cp.running.url);
+    let start = std::time::Instant::now();
+    let resp = loop {
+        let resp = cp
+            .send(Request::get(&widgets).body(Body::empty()).unwrap())
+            .await;
+        if resp.status() == StatusCode::OK {
+            break resp;
+        }
+        assert!(start.elapsed() < DEADLINE, "the CRD is never served");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     let mut watch = resp.into_body();
     let cms = cp
         .send(
@@ -433,16 +449,24 @@ async fn a_registered_group_takes_over_from_local_watches() {
         )
         .await;
     let mut cms = cms.into_body();
-    cp.apply(json!({
-        "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-        "metadata": {"name": "v1alpha1.cluster.karmada.io"},
-        "spec": {
-            "group": "cluster.karmada.io", "version": "v1alpha1",
-            "service": {"namespace": "karmada-system", "name": "not-there"},
-            "groupPriorityMinimum": 2000, "versionPriority": 10,
-        },
-    }))
-    .await;
+    // An APIService for a group this server serves itself (Karmada's for Clusters, as a
+    // Karmada control plane's etcd holds it) is not routed: Clusters stay served here.
+    for (group, name) in [
+        ("cluster.karmada.io", "v1alpha1.cluster.karmada.io"),
+        ("example.com", "v1.example.com"),
+    ] {
+        let version = name.split('.').next().unwrap();
+        cp.apply(json!({
+            "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+            "metadata": {"name": name},
+            "spec": {
+                "group": group, "version": version,
+                "service": {"namespace": "karmada-system", "name": "not-there"},
+                "groupPriorityMinimum": 2000, "versionPriority": 10,
+            },
+        }))
+        .await;
+    }
     // The local watch ends with 410 Expired: its client lists again, now through the
     // APIService (whose resourceVersions come from another store).
     let mut last = String::new();
@@ -462,14 +486,16 @@ async fn a_registered_group_takes_over_from_local_watches() {
     assert_eq!(ev["type"], "ERROR");
     assert_eq!(ev["object"]["code"], 410);
     assert_eq!(ev["object"]["reason"], "Expired");
-    let (status, body) = get(
+    let (status, body) = get(&cp, "/apis/example.com/v1/widgets", "application/json").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(body, "service unavailable\n");
+    let (status, _) = get(
         &cp,
         "/apis/cluster.karmada.io/v1alpha1/clusters",
         "application/json",
     )
     .await;
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(body, "service unavailable\n");
+    assert_eq!(status, StatusCode::OK, "Clusters are served here");
     // Other groups' watches go on.
     cp.apply(json!({
         "apiVersion": "v1", "kind": "ConfigMap",

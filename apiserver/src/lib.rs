@@ -19,6 +19,7 @@ pub mod aggregated;
 pub mod controller;
 pub mod handler;
 pub mod launch;
+pub mod migrate;
 
 // Tests of the proxy and the aggregator that start the whole server (their fixtures are
 // shared with aggregated mode's tests), so they live above `launch`.
@@ -31,5 +32,6 @@ pub use genericapiserver::{
     admission, aggregator, audit, audit_policy, auth, body, client, conversion, crd, discovery,
     error, fields, healthz, ids, json_splice, karmada_tables, managed_fields, metrics, negotiation,
     object, openapi, options, output, protobuf_body, proxy, registry, request_info, resources,
-    schema, server, state, status_write, version, watch, watch_cache,
+    schema, server, state, status_write, storage_codec, storage_layout, version, watch,
+    watch_cache,
 };

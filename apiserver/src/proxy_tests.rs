@@ -193,6 +193,12 @@ pub(crate) struct ControlPlane {
 
 impl ControlPlane {
     pub(crate) async fn start() -> ControlPlane {
+        ControlPlane::start_with(false).await
+    }
+
+    /// A control plane that leaves Karmada's Cluster API to an APIService (the host of an
+    /// aggregated server) when `cluster_api_from_apiservice`.
+    pub(crate) async fn start_with(cluster_api_from_apiservice: bool) -> ControlPlane {
         let dir = tempfile::tempdir().unwrap();
         let running = crate::launch::start(ServeOptions {
             data_dir: dir.path().to_path_buf(),
@@ -205,6 +211,8 @@ impl ControlPlane {
             kcm: Default::default(),
             unsafe_no_fsync: false,
             limits: Default::default(),
+            cluster_api_from_apiservice,
+            ..Default::default()
         })
         .await
         .unwrap();

@@ -75,10 +75,15 @@ impl Encryption {
         Some(self.transformer(group, resource))
     }
 
-    /// `store` with this configuration applied to every value.
-    pub fn wrap(self: &Arc<Self>, store: Arc<dyn Store>) -> Arc<dyn Store> {
+    /// `store` with this configuration applied to every value; its keys are under
+    /// `etcd_prefix` (kube-apiserver's `--etcd-prefix`).
+    pub fn wrap(self: &Arc<Self>, store: Arc<dyn Store>, etcd_prefix: &str) -> Arc<dyn Store> {
         let this = self.clone();
-        let f: TransformerFor = Arc::new(move |key: &str| this.transformer_for_key(key));
+        let keys = kube_registry::resources::StorageKeys::with_etcd_prefix(etcd_prefix);
+        let f: TransformerFor = Arc::new(move |key: &str| {
+            let (group, resource) = keys.group_resource(key)?;
+            Some(this.transformer(group, resource))
+        });
         TransformingStore::new(store, f)
     }
 }

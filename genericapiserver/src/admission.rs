@@ -138,7 +138,7 @@ async fn stored_objects(state: &ApiState, def: &ResourceDef) -> Result<Vec<Value
     Ok(resp
         .kvs
         .iter()
-        .filter_map(|kv| serde_json::from_slice(&kv.value).ok())
+        .filter_map(|kv| crate::storage_codec::decode_value(def, &kv.value, kv.mod_revision).ok())
         .collect())
 }
 

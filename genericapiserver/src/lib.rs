@@ -54,6 +54,8 @@ pub mod schema;
 pub mod server;
 pub mod state;
 pub mod status_write;
+pub mod storage_codec;
+pub mod storage_layout;
 pub mod version;
 pub mod watch;
 pub mod watch_cache;

@@ -56,7 +56,8 @@ pub fn set_resource_version(obj: &mut Value, rv: i64) {
     meta_mut(obj).insert("resourceVersion".into(), Value::String(rv.to_string()));
 }
 
-/// Stored bytes (no resourceVersion) → served JSON value with resourceVersion = `rv`.
+/// Stored JSON text (no resourceVersion) → served JSON value with resourceVersion = `rv`
+/// (`storage_codec` decodes what is stored into such text first).
 pub fn from_stored(value: &[u8], rv: i64) -> Result<Value, ApiError> {
     let mut obj = parse_stored(value)?;
     set_resource_version(&mut obj, rv);
@@ -74,7 +75,8 @@ fn has_server_fields(meta: &Map<String, Value>) -> bool {
     meta.contains_key("resourceVersion") || meta.contains_key("selfLink")
 }
 
-/// `metadata` as stored (see [`to_stored`]); copied only when there is something to clear.
+/// `metadata` as stored (kube clears resourceVersion and selfLink before writing,
+/// APIObjectVersioner.PrepareObjectForStorage); copied only when there is something to clear.
 pub fn stored_metadata(meta: &Value) -> std::borrow::Cow<'_, Value> {
     match meta {
         Value::Object(m) if has_server_fields(m) => {
@@ -87,24 +89,6 @@ pub fn stored_metadata(meta: &Value) -> std::borrow::Cow<'_, Value> {
     }
 }
 
-/// Served object → the bytes to store: kube clears resourceVersion and selfLink before
-/// writing (storage.APIObjectVersioner.PrepareObjectForStorage).
-pub fn to_stored(obj: &Value) -> Result<Bytes, ApiError> {
-    if !meta(obj).is_some_and(has_server_fields) {
-        // The common case on the write path: nothing to strip, no copy.
-        return serde_json::to_vec(obj)
-            .map(Bytes::from)
-            .map_err(ApiError::internal);
-    }
-    let mut copy = obj.clone();
-    let m = meta_mut(&mut copy);
-    m.remove("resourceVersion");
-    m.remove("selfLink");
-    serde_json::to_vec(&copy)
-        .map(Bytes::from)
-        .map_err(ApiError::internal)
-}
-
 /// Serializes an object.
 pub fn to_json_bytes(obj: &Value) -> Bytes {
     Bytes::from(serde_json::to_vec(obj).unwrap_or_default())
@@ -113,16 +97,6 @@ pub fn to_json_bytes(obj: &Value) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn stored_round_trip_clears_rv() {
-        let obj = json!({"metadata": {"name": "a", "resourceVersion": "5", "selfLink": "x"}});
-        let bytes = to_stored(&obj).unwrap();
-        let back = from_stored(&bytes, 9).unwrap();
-        assert_eq!(back["metadata"]["resourceVersion"], "9");
-        assert!(back["metadata"].get("selfLink").is_none());
-    }
 
     #[test]
     fn empty_metadata_is_dropped_as_omitempty_does() {

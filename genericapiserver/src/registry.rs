@@ -17,6 +17,7 @@ use crate::object;
 use crate::options::{ContinueToken, DeleteOptions, ListOptions, Propagation, RvMatch};
 use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
+use crate::storage_codec;
 use crate::watch_cache::{CachedObject, Filter};
 
 pub use apimachinery::meta::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
@@ -85,7 +86,7 @@ impl<'a> Registry<'a> {
         let key = self.key(ns, name)?;
         let (kv, _) = store_of(self.state).get(&key).await?;
         let kv = kv.ok_or_else(|| self.not_found(name))?;
-        let obj = object::from_stored(&kv.value, kv.mod_revision)?;
+        let obj = storage_codec::decode_value(&self.def, &kv.value, kv.mod_revision)?;
         Ok(conversion::served(&self.def, obj))
     }
 
@@ -332,11 +333,19 @@ impl<'a> Registry<'a> {
         if !self.def.namespaced {
             return Ok(());
         }
-        let (kv, _) = store_of(self.state)
-            .get(&format!("/registry/namespaces/{ns}"))
-            .await?;
+        let namespaces = self
+            .state
+            .catalog
+            .snapshot()
+            .get("", "v1", "namespaces")
+            .cloned()
+            .ok_or_else(|| ApiError::internal("namespaces are not served"))?;
+        let key = namespaces
+            .key("", ns)
+            .ok_or_else(|| ApiError::internal("namespaces are not stored"))?;
+        let (kv, _) = store_of(self.state).get(&key).await?;
         let kv = kv.ok_or_else(|| ApiError::not_found("", "namespaces", ns))?;
-        let nsobj = object::from_stored(&kv.value, kv.mod_revision)?;
+        let nsobj = storage_codec::decode_value(&namespaces, &kv.value, kv.mod_revision)?;
         if object::is_terminating(&nsobj) {
             // admission.NewForbidden's message, with NamespaceLifecycle's cause.
             let resource = self.def.qualified();
@@ -523,18 +532,20 @@ impl<'a> Registry<'a> {
                 return Ok(Written::unstored(conversion::served(&self.def, candidate))
                     .with_warnings(warnings));
             }
-            let bytes = object::to_stored(&candidate)?;
+            let bytes = storage_codec::encode(&self.def, &candidate)?;
             self.check_stored_size(&name, &bytes)?;
             match store_of(self.state).create(&key, bytes.clone()).await {
                 Ok(kv) => {
                     object::set_resource_version(&mut candidate, kv.mod_revision);
                     if converting {
                         return Ok(Written::unstored(conversion::served(&self.def, candidate))
-                            .with_warnings(warnings));
+                            .with_warnings(warnings)
+                            .at(kv.mod_revision));
                     }
                     return Ok(Written {
                         obj: candidate,
-                        stored: Some((bytes, kv.mod_revision)),
+                        revision: Some(kv.mod_revision),
+                        json: self.served_json(&bytes),
                         partial: false,
                         warnings,
                     });
@@ -570,11 +581,19 @@ impl<'a> Registry<'a> {
         ))
     }
 
+    /// The JSON a write stored, when the resource stores JSON text served as it is.
+    fn served_json(&self, bytes: &Bytes) -> Option<Bytes> {
+        (storage_codec::Encoding::of(&self.def).is_unstructured()
+            && conversion::serves_stored_bytes(&self.def))
+        .then(|| storage_codec::trimmed_json(bytes))
+    }
+
     /// AlreadyExists for `name`, prefixed as kube's Store.Create does when the existing
     /// object is being deleted.
     fn already_exists(&self, name: &str, existing: &storage::KeyValue) -> ApiError {
         let mut e = ApiError::already_exists(&self.def.group, &self.def.plural, name);
-        if let Ok(existing) = object::from_stored(&existing.value, existing.mod_revision)
+        if let Ok(existing) =
+            storage_codec::decode_value(&self.def, &existing.value, existing.mod_revision)
             && object::is_terminating(&existing)
         {
             e.message = format!("object is being deleted: {}", e.message);
@@ -721,12 +740,12 @@ impl<'a> Registry<'a> {
         loop {
             let (kv, _) = store_of(self.state).get(&key).await?;
             let kv = kv.ok_or_else(|| self.not_found(name))?;
-            let current = object::from_stored(&kv.value, kv.mod_revision)?;
+            let current = storage_codec::decode_value(&self.def, &kv.value, kv.mod_revision)?;
             let mut new = mutate(&current)?;
             if dry_run {
                 return Ok(new);
             }
-            let bytes = object::to_stored(&new)?;
+            let bytes = storage_codec::encode(&self.def, &new)?;
             match store_of(self.state)
                 .update(&key, bytes, kv.mod_revision)
                 .await
@@ -790,16 +809,20 @@ impl<'a> Registry<'a> {
     {
         let key = self.key(ns, name)?;
         let converting = conversion::converts(&self.def);
-        let status_view = status_view && !converting;
+        // The partial view splices JSON text: custom resources' encoding only.
+        let status_view =
+            status_view && !converting && storage_codec::Encoding::of(&self.def).is_unstructured();
         loop {
             let (kv, _) = store_of(self.state).get(&key).await?;
             let kv = kv.ok_or_else(|| self.not_found(name))?;
+            // A value another encoding wrote is rewritten even when nothing changed.
+            let stale = kv.stale || storage_codec::is_stale(&self.def, &kv.value);
             // `stored` is the object in its storage version when the resource serves another.
             let mut stored = None;
             let (current, kept) = if status_view {
                 crate::status_write::from_stored(&kv.value, kv.mod_revision)?
             } else {
-                let current = object::from_stored(&kv.value, kv.mod_revision)?;
+                let current = storage_codec::decode_value(&self.def, &kv.value, kv.mod_revision)?;
                 match conversion::on_read(&self.def, &current) {
                     Some(view) => {
                         if converting {
@@ -857,9 +880,9 @@ impl<'a> Registry<'a> {
             let warnings = admission::warnings(&self.def, sub, &new);
             let bytes = match &kept {
                 Some(kept) => kept.to_stored(&new)?,
-                None => object::to_stored(&new)?,
+                None => storage_codec::encode(&self.def, &new)?,
             };
-            if bytes == kv.value && !kv.stale {
+            if !stale && storage_codec::unchanged(&self.def, &kv.value, &bytes) {
                 // No change: kube skips the write and keeps the resourceVersion, unless the
                 // stored form is stale (e.g. encrypted with a key that no longer writes):
                 // then the update rewrites it, which is how keys are rotated.
@@ -905,11 +928,14 @@ impl<'a> Registry<'a> {
                 Ok(kv) => {
                     object::set_resource_version(&mut new, kv.mod_revision);
                     if converting {
-                        return Ok(Written::unstored(whole(new)?).with_warnings(warnings));
+                        return Ok(Written::unstored(whole(new)?)
+                            .with_warnings(warnings)
+                            .at(kv.mod_revision));
                     }
                     return Ok(Written {
                         obj: new,
-                        stored: Some((bytes, kv.mod_revision)),
+                        revision: Some(kv.mod_revision),
+                        json: self.served_json(&bytes),
                         partial: kept.is_some(),
                         warnings,
                     });
@@ -1064,7 +1090,7 @@ impl<'a> Registry<'a> {
         loop {
             let (kv, _) = store_of(self.state).get(&key).await?;
             let kv = kv.ok_or_else(|| self.not_found(name))?;
-            let current = object::from_stored(&kv.value, kv.mod_revision)?;
+            let current = storage_codec::decode_value(&self.def, &kv.value, kv.mod_revision)?;
             admission::admit_delete(self.state, &self.def, &current)?;
             self.check_delete_preconditions(&current, opts)?;
             let mut updated = current.clone();
@@ -1141,7 +1167,7 @@ impl<'a> Registry<'a> {
                     &self.def, updated,
                 )));
             }
-            let bytes = object::to_stored(&updated)?;
+            let bytes = storage_codec::encode(&self.def, &updated)?;
             let written = match store_of(self.state)
                 .update(&key, bytes, kv.mod_revision)
                 .await
@@ -1432,15 +1458,18 @@ fn returns_deleted_object(def: &ResourceDef) -> bool {
     )
 }
 
-/// An object as a write left it, with the bytes stored for it when it was stored.
+/// An object as a write left it, with the JSON stored for it when it was stored as JSON.
 pub struct Written {
     /// The object as served (with its resourceVersion); see `partial`.
     obj: Value,
-    /// The stored bytes (no resourceVersion) and the revision they were stored at; None
-    /// for dry runs, unchanged objects and deletions.
-    pub stored: Option<(Bytes, i64)>,
-    /// `obj` has only the members a status write reads (`status_write`); the stored bytes
-    /// have them all.
+    /// The revision the object was stored at; None for dry runs, unchanged objects and
+    /// deletions.
+    pub revision: Option<i64>,
+    /// The stored JSON text (no resourceVersion, no trailing newline) when the object is
+    /// stored as JSON and served as stored.
+    pub json: Option<Bytes>,
+    /// `obj` has only the members a status write reads (`status_write`); the stored JSON
+    /// has them all.
     partial: bool,
     /// The API warnings admission returned (kube sends them as `Warning` headers).
     pub warnings: Vec<String>,
@@ -1450,7 +1479,8 @@ impl Written {
     fn unstored(obj: Value) -> Written {
         Written {
             obj,
-            stored: None,
+            revision: None,
+            json: None,
             partial: false,
             warnings: Vec::new(),
         }
@@ -1461,20 +1491,28 @@ impl Written {
         self
     }
 
+    fn at(mut self, revision: i64) -> Written {
+        self.revision = Some(revision);
+        self
+    }
+
+    /// The stored JSON and the revision it was stored at, for answers that splice it.
+    pub fn stored_json(&self) -> Option<(&Bytes, i64)> {
+        self.json.as_ref().zip(self.revision)
+    }
+
     /// The object as served.
     pub fn object(&self) -> Result<std::borrow::Cow<'_, Value>, ApiError> {
-        match (&self.stored, self.partial) {
-            (Some((bytes, rv)), true) => {
-                object::from_stored(bytes, *rv).map(std::borrow::Cow::Owned)
-            }
+        match (self.stored_json(), self.partial) {
+            (Some((json, rv)), true) => object::from_stored(json, rv).map(std::borrow::Cow::Owned),
             _ => Ok(std::borrow::Cow::Borrowed(&self.obj)),
         }
     }
 
     /// The object as served, owned.
     pub fn into_object(self) -> Result<Value, ApiError> {
-        match (self.stored, self.partial) {
-            (Some((bytes, rv)), true) => object::from_stored(&bytes, rv),
+        match (self.json, self.revision, self.partial) {
+            (Some(json), Some(rv), true) => object::from_stored(&json, rv),
             _ => Ok(self.obj),
         }
     }

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 pub use kube_registry::resources::{
-    CustomSource, ResourceDef, ScaleDef, Source, Storage, StorageKeys, built_in, karmada,
-    split_api_version, storage_prefix,
+    CustomSource, ROOT, ResourceDef, ScaleDef, Source, Storage, StorageKeys, built_in,
+    built_in_storage_prefix, karmada, legacy_storage_prefix, split_api_version, storage_prefix,
 };
 
 /// A served built-in or Karmada resource, by group and plural (for tests).

@@ -8,6 +8,8 @@
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
+use apimachinery::serializer::json as go_json;
+
 use crate::error::ApiError;
 use crate::json_splice;
 use crate::object;
@@ -61,12 +63,15 @@ impl Kept {
             .is_ok()
     }
 
-    /// `object::to_stored` of the whole object: `obj`'s members and the kept ones in the order
-    /// serde_json writes a map's keys (sorted), so an unchanged object gives the stored bytes.
-    /// A kept member wins over one of the same name in `obj`: a status write cannot change it.
+    /// The whole object as custom resources are stored (`storage_codec`: Go's JSON, its keys
+    /// sorted, a final newline): `obj`'s members and the kept ones in key order, so an
+    /// unchanged object gives the stored bytes. A kept member wins over one of the same name
+    /// in `obj`: a status write cannot change it.
     pub fn to_stored(&self, obj: &Value) -> Result<Bytes, ApiError> {
         let Value::Object(map) = obj else {
-            return object::to_stored(obj);
+            return Err(ApiError::internal(
+                "a status write's object is not an object",
+            ));
         };
         let mut out = Vec::with_capacity(self.text.len() + 256);
         out.push(b'{');
@@ -88,24 +93,25 @@ impl Kept {
                 let Some((key, value)) = ours.next() else {
                     break;
                 };
-                serde_json::to_writer(&mut out, key).map_err(ApiError::internal)?;
+                go_json::write(&mut out, key).map_err(ApiError::internal)?;
                 out.push(b':');
                 let value = if key == "metadata" {
                     object::stored_metadata(value)
                 } else {
                     std::borrow::Cow::Borrowed(value)
                 };
-                serde_json::to_writer(&mut out, &*value).map_err(ApiError::internal)?;
+                go_json::write(&mut out, &*value).map_err(ApiError::internal)?;
             } else {
                 let Some((key, (from, to))) = kept.next() else {
                     break;
                 };
-                serde_json::to_writer(&mut out, key).map_err(ApiError::internal)?;
+                go_json::write(&mut out, key).map_err(ApiError::internal)?;
                 out.push(b':');
                 out.extend_from_slice(&self.text[*from..*to]);
             }
         }
         out.push(b'}');
+        out.push(b'\n');
         Ok(Bytes::from(out))
     }
 
@@ -126,7 +132,7 @@ mod tests {
     use serde_json::json;
 
     fn stored(v: &Value) -> Bytes {
-        object::to_stored(v).expect("serialize")
+        Bytes::from(go_json::encode(v).expect("serialize"))
     }
 
     #[test]
@@ -148,7 +154,7 @@ mod tests {
             Some(&json!("42"))
         );
         assert_eq!(view["status"], full["status"]);
-        // resourceVersion is not stored, as object::to_stored.
+        // resourceVersion is not stored.
         assert_eq!(kept.to_stored(&view).expect("join"), bytes);
         let mut whole = full.clone();
         object::set_resource_version(&mut whole, 42);

@@ -83,8 +83,9 @@ enum Body {
         splice: crate::json_splice::Splice,
     },
     /// The store's packed form of the stored bytes (shared with the store, not copied; see
-    /// `storage::packed`), their length and where the resourceVersion goes: unpacked into
-    /// list and event buffers on demand.
+    /// `storage::packed`), the length of the JSON they start with (a stored value may end
+    /// with whitespace after it) and where the resourceVersion goes: unpacked into list and
+    /// event buffers on demand.
     Packed {
         bytes: Bytes,
         splice: crate::json_splice::Splice,
@@ -95,20 +96,17 @@ enum Body {
 }
 
 impl Body {
-    /// The stored bytes, or the store's packed form of them when it has one.
-    fn of_stored(
-        stored: &Bytes,
-        packed: Option<&Bytes>,
-        splice: crate::json_splice::Splice,
-    ) -> Body {
-        match (packed, u32::try_from(stored.len())) {
+    /// The stored JSON, or the store's packed form of the value it starts when it has one
+    /// (the JSON is the value up to trailing whitespace).
+    fn of_stored(json: &Bytes, packed: Option<&Bytes>, splice: crate::json_splice::Splice) -> Body {
+        match (packed, u32::try_from(json.len())) {
             (Some(p), Ok(len)) => Body::Packed {
                 bytes: p.clone(),
                 splice,
                 len,
             },
             _ => Body::Stored {
-                bytes: stored.clone(),
+                bytes: json.clone(),
                 splice,
             },
         }
@@ -141,6 +139,18 @@ impl CachedObject {
         stored: &Bytes,
         packed: Option<&Bytes>,
     ) -> Result<CachedObject, crate::error::ApiError> {
+        let json = match crate::storage_codec::decode(def, stored)? {
+            crate::storage_codec::Decoded::Json(json) => json,
+            crate::storage_codec::Decoded::Object(mut value) => {
+                // Protobuf, or a storage version other than the one served: served from the
+                // decoded object.
+                object::set_resource_version(&mut value, rv);
+                return Ok(CachedObject::from_value(def, key, rv, &value));
+            }
+        };
+        // The store's packed form is of the whole stored value: usable when nothing was
+        // trimmed off its end, or by unpacking all and dropping the rest.
+        let stored = &json;
         if crate::conversion::serves_stored_bytes(def)
             && fields::has_kind_fields(def)
             && let Some(splice) = crate::json_splice::Splice::find(stored)
@@ -203,10 +213,11 @@ impl CachedObject {
     pub fn write_json(&self, out: &mut Vec<u8>) {
         match &self.body {
             Body::Stored { bytes, splice } => splice.write(bytes, self.rv, out),
-            Body::Packed { bytes, splice, .. } => {
+            Body::Packed { bytes, splice, len } => {
                 let at = out.len();
                 storage::packed::unpack_into(bytes, out);
                 if out.len() > at {
+                    out.truncate(at + *len as usize);
                     splice.write_in_place(out, at, self.rv);
                 }
             }
@@ -228,8 +239,10 @@ impl CachedObject {
     pub fn raw_json(&self) -> std::borrow::Cow<'_, [u8]> {
         match &self.body {
             Body::Stored { bytes, .. } => std::borrow::Cow::Borrowed(bytes),
-            Body::Packed { bytes, .. } => {
-                std::borrow::Cow::Owned(storage::packed::unpack(bytes).into())
+            Body::Packed { bytes, len, .. } => {
+                let mut json: Vec<u8> = storage::packed::unpack(bytes).into();
+                json.truncate(*len as usize);
+                std::borrow::Cow::Owned(json)
             }
             Body::Served(json) => std::borrow::Cow::Borrowed(json),
         }

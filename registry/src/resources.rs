@@ -4,7 +4,7 @@
 //! server's catalog adds the kinds of CustomResourceDefinitions.
 
 pub use karmada_api::names::split_api_version;
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use serde_json::Value;
 
@@ -193,14 +193,105 @@ pub fn qualified_resource(group: &str, resource: &str) -> String {
     }
 }
 
-/// The key prefix kube's layout gives a group's resource (DESIGN.md "Key layout").
+/// The key prefix of a custom resource (and of Karmada's kinds, which kube-apiserver serves from
+/// CRDs): `/registry/<group>/<resource>/`, as apiextensions-apiserver stores custom resources.
 pub fn storage_prefix(group: &str, plural: &str) -> String {
     if group.is_empty() {
-        format!("/registry/{plural}/")
+        format!("{ROOT}{plural}/")
     } else {
-        format!("/registry/{group}/{plural}/")
+        format!("{ROOT}{group}/{plural}/")
     }
 }
+
+/// The root of every key, kube-apiserver's default `--etcd-prefix` (another one is applied
+/// below the server, by the store).
+pub const ROOT: &str = "/registry/";
+
+/// kube-apiserver's resource prefix of a built-in resource, relative to the root
+/// (pkg/kubeapiserver's `SpecialDefaultResourcePrefixes`, else the resource's name whatever
+/// its group; the resources apiextensions-apiserver and kube-aggregator store keep
+/// `<group>/<resource>`). Cohabiting resources share their prefix (`events.k8s.io` Events
+/// are core Events, in `events`).
+pub fn built_in_resource_prefix(group: &str, plural: &str) -> String {
+    match (group, plural) {
+        ("", "replicationcontrollers") => "controllers".into(),
+        ("", "endpoints") => "services/endpoints".into(),
+        ("", "nodes") => "minions".into(),
+        ("", "services") => "services/specs".into(),
+        ("extensions" | "networking.k8s.io", "ingresses") => "ingress".into(),
+        ("apiextensions.k8s.io" | "apiregistration.k8s.io", _) => format!("{group}/{plural}"),
+        _ => plural.into(),
+    }
+}
+
+/// The key prefix of a built-in resource, as kube-apiserver keys it.
+pub fn built_in_storage_prefix(group: &str, plural: &str) -> String {
+    format!("{ROOT}{}/", built_in_resource_prefix(group, plural))
+}
+
+/// The key prefix earlier versions of this server gave a built-in resource (the custom
+/// resources' layout for every group); objects found there are moved at start.
+pub fn legacy_storage_prefix(group: &str, plural: &str) -> String {
+    storage_prefix(group, plural)
+}
+
+/// Resources of kube-apiserver 1.32 this server does not serve, by their key prefix
+/// (relative to the root), so that their keys are named for what they are (encryption
+/// rules, metrics, `migrate check`).
+const KUBE_ONLY: &[(&str, &str, &str)] = &[
+    ("flowschemas", "flowcontrol.apiserver.k8s.io", "flowschemas"),
+    (
+        "prioritylevelconfigurations",
+        "flowcontrol.apiserver.k8s.io",
+        "prioritylevelconfigurations",
+    ),
+    (
+        "validatingwebhookconfigurations",
+        "admissionregistration.k8s.io",
+        "validatingwebhookconfigurations",
+    ),
+    (
+        "mutatingwebhookconfigurations",
+        "admissionregistration.k8s.io",
+        "mutatingwebhookconfigurations",
+    ),
+    (
+        "validatingadmissionpolicies",
+        "admissionregistration.k8s.io",
+        "validatingadmissionpolicies",
+    ),
+    (
+        "validatingadmissionpolicybindings",
+        "admissionregistration.k8s.io",
+        "validatingadmissionpolicybindings",
+    ),
+    ("ipaddresses", "networking.k8s.io", "ipaddresses"),
+    ("servicecidrs", "networking.k8s.io", "servicecidrs"),
+    (
+        "volumeattributesclasses",
+        "storage.k8s.io",
+        "volumeattributesclasses",
+    ),
+    (
+        "clustertrustbundles",
+        "certificates.k8s.io",
+        "clustertrustbundles",
+    ),
+    ("leasecandidates", "coordination.k8s.io", "leasecandidates"),
+    (
+        "storageversions",
+        "internal.apiserver.k8s.io",
+        "storageversions",
+    ),
+    ("resourceclaims", "resource.k8s.io", "resourceclaims"),
+    (
+        "resourceclaimtemplates",
+        "resource.k8s.io",
+        "resourceclaimtemplates",
+    ),
+    ("resourceslices", "resource.k8s.io", "resourceslices"),
+    ("deviceclasses", "resource.k8s.io", "deviceclasses"),
+];
 
 struct Spec {
     group: &'static str,
@@ -664,10 +755,10 @@ fn from_spec(s: &Spec, source: Source, strategic_merge: bool) -> ResourceDef {
         strategic_merge,
         storage: match s.storage {
             SpecStorage::Own => Storage::Stored {
-                prefix: storage_prefix(s.group, s.plural),
+                prefix: built_in_storage_prefix(s.group, s.plural),
             },
             SpecStorage::SharedWith(group, plural) => Storage::Stored {
-                prefix: storage_prefix(group, plural),
+                prefix: built_in_storage_prefix(group, plural),
             },
             SpecStorage::Virtual => Storage::Virtual,
             SpecStorage::Probed => Storage::Probed,
@@ -676,35 +767,63 @@ fn from_spec(s: &Spec, source: Source, strategic_merge: bool) -> ResourceDef {
     }
 }
 
-/// How storage keys name their resource: `/registry/<resource>/...` in the core group,
-/// `/registry/<group>/<resource>/...` in the others (kube's default resource prefixes).
+/// How storage keys name their resource: kube-apiserver's prefixes of built-in resources
+/// (`/registry/deployments/...` is `deployments.apps`, `/registry/services/specs/...` is
+/// `services`), and `/registry/<group>/<resource>/...` for the others (custom resources, and the
+/// layout earlier versions of this server used for every group), under the etcd prefix.
 #[derive(Clone, Debug)]
 pub struct StorageKeys {
-    /// The resources of the core group (their keys have no group segment).
-    core: HashSet<String>,
+    /// What every key starts with: the etcd prefix and a `/`.
+    root: String,
+    /// Group and resource of each kube resource prefix (relative to the root), with the
+    /// prefixes earlier versions of this server used for core resources kube keys otherwise.
+    prefixes: HashMap<String, (String, String)>,
 }
 
 impl StorageKeys {
-    /// The key layout of the built-in resources.
+    /// The key layout under kube-apiserver's default etcd prefix, `/registry`.
     pub fn new() -> StorageKeys {
+        StorageKeys::with_etcd_prefix(ROOT)
+    }
+
+    /// The key layout under `etcd_prefix` (kube-apiserver's `--etcd-prefix`).
+    pub fn with_etcd_prefix(etcd_prefix: &str) -> StorageKeys {
+        let mut prefixes: HashMap<String, (String, String)> = KUBE_ONLY
+            .iter()
+            .map(|(p, g, r)| (p.to_string(), (g.to_string(), r.to_string())))
+            .collect();
+        for d in built_in().into_iter().filter(|d| d.prefix().is_some()) {
+            if d.group.is_empty() {
+                // The core group's earlier keys (`/registry/endpoints/...`).
+                prefixes.insert(d.plural.clone(), (String::new(), d.plural.clone()));
+            }
+            // Cohabiting resources share a prefix; its keys are named for the first, the
+            // resource that owns them (core's events, not events.k8s.io's).
+            let prefix = built_in_resource_prefix(&d.group, &d.plural);
+            prefixes.entry(prefix).or_insert((d.group, d.plural));
+        }
         StorageKeys {
-            core: built_in()
-                .into_iter()
-                .filter(|d| d.group.is_empty())
-                .map(|d| d.plural)
-                .collect(),
+            root: format!("{}/", etcd_prefix.trim_end_matches('/')),
+            prefixes,
         }
     }
 
     /// The group (empty for the core group) and resource a storage key or prefix belongs to;
     /// the resource is empty for a prefix that names only a group.
-    pub fn group_resource<'k>(&self, key: &'k str) -> Option<(&'k str, &'k str)> {
-        let mut parts = key.strip_prefix("/registry/")?.split('/');
-        let first = parts.next()?;
-        if self.core.contains(first) {
-            return Some(("", first));
+    pub fn group_resource<'k>(&'k self, key: &'k str) -> Option<(&'k str, &'k str)> {
+        let mut parts = key.strip_prefix(self.root.as_str())?.split('/');
+        let first = parts.next().filter(|p| !p.is_empty())?;
+        let second = parts.next();
+        // Two-segment prefixes first (`services/specs`), then one (`deployments`).
+        let two = second.and_then(|s| {
+            let end = first.len() + 1 + s.len();
+            let rel = &key[self.root.len()..self.root.len() + end];
+            self.prefixes.get(rel)
+        });
+        if let Some((g, r)) = two.or_else(|| self.prefixes.get(first)) {
+            return Some((g.as_str(), r.as_str()));
         }
-        Some((first, parts.next()?))
+        Some((first, second.unwrap_or("")))
     }
 }
 
@@ -760,6 +879,128 @@ pub fn karmada() -> Vec<ResourceDef> {
 mod tests {
     use super::*;
     use apimachinery::patch::{GroupVersionKindRef, Schema};
+
+    /// kube-apiserver 1.32's keys (test/integration/etcd's ExpectedEtcdPath of each resource).
+    #[test]
+    fn built_in_keys_are_kube_apiservers() {
+        let key = |group: &str, plural: &str, ns: &str, name: &str| {
+            built_in()
+                .into_iter()
+                .find(|d| d.group == group && d.plural == plural)
+                .and_then(|d| d.key(ns, name))
+                .unwrap_or_else(|| panic!("{plural}.{group} is not stored"))
+        };
+        let cases = [
+            (key("", "configmaps", "n", "c"), "/registry/configmaps/n/c"),
+            (
+                key("", "services", "n", "s"),
+                "/registry/services/specs/n/s",
+            ),
+            (
+                key("", "endpoints", "n", "e"),
+                "/registry/services/endpoints/n/e",
+            ),
+            (key("", "nodes", "", "x"), "/registry/minions/x"),
+            (key("", "namespaces", "", "n"), "/registry/namespaces/n"),
+            (
+                key("apps", "deployments", "n", "d"),
+                "/registry/deployments/n/d",
+            ),
+            (key("batch", "cronjobs", "n", "c"), "/registry/cronjobs/n/c"),
+            (
+                key("coordination.k8s.io", "leases", "n", "l"),
+                "/registry/leases/n/l",
+            ),
+            (
+                key("rbac.authorization.k8s.io", "clusterroles", "", "r"),
+                "/registry/clusterroles/r",
+            ),
+            (
+                key("networking.k8s.io", "ingresses", "n", "i"),
+                "/registry/ingress/n/i",
+            ),
+            (
+                key("autoscaling", "horizontalpodautoscalers", "n", "h"),
+                "/registry/horizontalpodautoscalers/n/h",
+            ),
+            (
+                key("certificates.k8s.io", "certificatesigningrequests", "", "c"),
+                "/registry/certificatesigningrequests/c",
+            ),
+            (
+                key(
+                    "apiextensions.k8s.io",
+                    "customresourcedefinitions",
+                    "",
+                    "w.example.com",
+                ),
+                "/registry/apiextensions.k8s.io/customresourcedefinitions/w.example.com",
+            ),
+            (
+                key("apiregistration.k8s.io", "apiservices", "", "v1.x"),
+                "/registry/apiregistration.k8s.io/apiservices/v1.x",
+            ),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got, want);
+        }
+        let work = karmada()
+            .into_iter()
+            .find(|d| d.plural == "works")
+            .and_then(|d| d.key("ns", "w"));
+        assert_eq!(
+            work.as_deref(),
+            Some("/registry/work.karmada.io/works/ns/w")
+        );
+    }
+
+    #[test]
+    fn keys_name_their_resource_under_any_etcd_prefix() {
+        for root in ["/registry", "/karmada/registry/"] {
+            let keys = StorageKeys::with_etcd_prefix(root);
+            let at = |key: &str| {
+                format!(
+                    "{}{}",
+                    root.trim_end_matches('/'),
+                    &key["/registry".len()..]
+                )
+            };
+            for d in built_in().into_iter().chain(karmada()) {
+                let Some(key) = d.key("ns", "name") else {
+                    continue;
+                };
+                let key = at(&key);
+                assert_eq!(
+                    keys.group_resource(&key),
+                    Some((d.group.as_str(), d.plural.as_str())),
+                    "{key}"
+                );
+                // The layout of earlier versions names the same resource.
+                let legacy = at(&format!(
+                    "{}ns/name",
+                    legacy_storage_prefix(&d.group, &d.plural)
+                ));
+                assert_eq!(
+                    keys.group_resource(&legacy),
+                    Some((d.group.as_str(), d.plural.as_str())),
+                    "{legacy}"
+                );
+            }
+            assert_eq!(
+                keys.group_resource(&at("/registry/flowschemas/f")),
+                Some(("flowcontrol.apiserver.k8s.io", "flowschemas"))
+            );
+            assert_eq!(
+                keys.group_resource(&at("/registry/example.com/widgets/ns/w")),
+                Some(("example.com", "widgets"))
+            );
+            assert_eq!(
+                keys.group_resource(&at("/registry/example.com/")),
+                Some(("example.com", ""))
+            );
+            assert_eq!(keys.group_resource("/elsewhere/configmaps/a/b"), None);
+        }
+    }
 
     /// kubectl's client-side apply and `kubectl patch` send strategic merge patches for every
     /// kind it knows: each stored built-in kind needs its merge table, or the patch is a 415.

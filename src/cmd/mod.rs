@@ -5,6 +5,7 @@ pub mod interpret;
 pub mod join;
 pub mod leader_election;
 pub mod member;
+pub mod migrate;
 pub mod pki;
 pub mod register;
 pub mod storage;
@@ -75,6 +76,60 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Ok(Duration::ZERO);
     }
     apimachinery::duration::parse_duration(s)
+}
+
+/// Where the store is: kube-apiserver's etcd flags.
+#[derive(Args, Clone, Debug)]
+pub struct EtcdFlags {
+    /// etcd endpoints (comma-separated); the embedded store is used when absent.
+    #[arg(long, env = "KARMADA_RS_ETCD_SERVERS", value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// CA bundle (PEM) that verifies the etcd servers' certificates (`https://` endpoints);
+    /// the system's roots when absent.
+    #[arg(long, env = "KARMADA_RS_ETCD_CAFILE", requires = "etcd_servers")]
+    pub etcd_cafile: Option<std::path::PathBuf>,
+    /// Client certificate (PEM) presented to etcd, for an etcd started with
+    /// --client-cert-auth.
+    #[arg(
+        long,
+        env = "KARMADA_RS_ETCD_CERTFILE",
+        requires_all = ["etcd_servers", "etcd_keyfile"]
+    )]
+    pub etcd_certfile: Option<std::path::PathBuf>,
+    /// Private key (PEM) of --etcd-certfile.
+    #[arg(
+        long,
+        env = "KARMADA_RS_ETCD_KEYFILE",
+        requires_all = ["etcd_servers", "etcd_certfile"]
+    )]
+    pub etcd_keyfile: Option<std::path::PathBuf>,
+    /// What every key starts with in the store (kube-apiserver's flag): a Karmada control
+    /// plane's keys are under its kube-apiserver's --etcd-prefix.
+    #[arg(long, env = "KARMADA_RS_ETCD_PREFIX", default_value = apiserver::launch::DEFAULT_ETCD_PREFIX)]
+    pub etcd_prefix: String,
+}
+
+impl EtcdFlags {
+    /// The etcd client's options; `None` without `--etcd-servers`.
+    pub fn options(&self) -> anyhow::Result<Option<::storage::etcd::EtcdOptions>> {
+        use anyhow::Context;
+        if self.etcd_servers.is_empty() {
+            return Ok(None);
+        }
+        let mut etcd = ::storage::etcd::EtcdOptions::new(self.etcd_servers.clone());
+        if self.etcd_cafile.is_some() || self.etcd_certfile.is_some() {
+            // kube-apiserver's --etcd-cafile, --etcd-certfile and --etcd-keyfile.
+            etcd.tls = Some(
+                ::storage::etcd::EtcdTls::from_files(
+                    self.etcd_cafile.as_deref(),
+                    self.etcd_certfile.as_deref(),
+                    self.etcd_keyfile.as_deref(),
+                )
+                .context("reading the etcd TLS files")?,
+            );
+        }
+        Ok(Some(etcd))
+    }
 }
 
 /// Flags of the cluster and cluster-status controllers (Karmada's names); unset ones take

@@ -7,6 +7,7 @@
 //! - [`etcd::EtcdStore`]: an etcd v3 cluster.
 //! - [`transform::TransformingStore`]: values transformed on their way in and out of any
 //!   backend (encryption at rest).
+//! - [`prefixed::PrefixedStore`]: keys under another root (kube-apiserver's `--etcd-prefix`).
 //! - [`metrics::MeteredStore`]: kube-apiserver's `etcd_request_*` metrics around any backend.
 //! - [`compactor`]: periodic compaction the way kube-apiserver does it, for either backend.
 
@@ -16,6 +17,7 @@ mod error;
 pub mod etcd;
 pub mod metrics;
 pub mod packed;
+pub mod prefixed;
 mod store;
 pub mod testing;
 pub mod transform;

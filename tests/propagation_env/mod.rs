@@ -146,6 +146,34 @@ impl Drop for Member {
     }
 }
 
+/// A Deployment template of `replicas` nginx Pods in `default`, and a PropagationPolicy that
+/// places it on `clusters`.
+pub fn deployment_with_policy(name: &str, replicas: u32, clusters: &[&str]) -> String {
+    let clusters = clusters.join(", ");
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: default, labels: {{app: {name}}}}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers: [{{name: web, image: nginx:1.25}}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: {name}, namespace: default}}
+spec:
+  resourceSelectors:
+    - {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
+  placement:
+    clusterAffinity: {{clusterNames: [{clusters}]}}
+"
+    )
+}
+
 /// A control plane with joined members.
 pub struct Env {
     pub cp: Server,

@@ -94,6 +94,37 @@ impl Server {
         s
     }
 
+    /// Starts a control plane over an etcd the test started (and may have filled), with a data
+    /// directory of its own.
+    pub fn start_on(etcd: storage::testing::EtcdProcess, extra: &[&str]) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let mut s = Server {
+            kubeconfig: dir.path().join("karmada.kubeconfig"),
+            cache_dir: dir.path().join("kubectl-cache"),
+            dir,
+            url: String::new(),
+            child: None,
+            etcd: Some(etcd),
+            rt,
+            extra_args: extra.iter().map(|s| s.to_string()).collect(),
+            bind: "127.0.0.1:0".into(),
+            log_file: None,
+        };
+        s.spawn();
+        s
+    }
+
+    /// Stops the server and hands its etcd over (to a server that takes it over).
+    pub fn take_etcd(&mut self) -> Option<storage::testing::EtcdProcess> {
+        self.stop();
+        self.etcd.take()
+    }
+
     /// Starts a control plane on the embedded store whose debug log is kept in
     /// [`Server::log_path`].
     pub fn start_logged(extra: &[&str]) -> Server {

@@ -637,8 +637,14 @@ macro_rules! messages {
                 }
 
                 fn zero() -> Option<Self> {
-                    // A value-typed struct is always written, empty or not.
-                    Some(<Self as ::core::default::Default>::default())
+                    // A value-typed struct is always written, empty or not, and its own
+                    // value fields in it (Go marshals the zero struct's fields too).
+                    Self::from_parent(
+                        &::serde_json::Map::new(),
+                        $crate::protobuf::json::Enc::default(),
+                        &mut 0,
+                    )
+                    .ok()
                 }
 
                 fn from_parent(

@@ -6,3 +6,4 @@ mod go_json;
 mod kubectl;
 mod malformed;
 mod names;
+mod storage;

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Quotes a string as Go's `strconv.Quote` (`%q`) does.
 pub fn go_quote(s: &str) -> String {
@@ -137,77 +137,13 @@ pub fn go_json_float(f: f64) -> String {
     format!("{sign}{body}")
 }
 
-fn go_json_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            // encoding/json escapes HTML-significant characters and the JS line separators.
-            c if (c as u32) < 0x20 || matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}') => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-fn go_json_object(map: &Map<String, Value>, out: &mut String) {
-    // Go sorts map keys when marshalling.
-    let mut keys: Vec<&String> = map.keys().collect();
-    keys.sort();
-    out.push('{');
-    for (i, key) in keys.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        go_json_string(key, out);
-        out.push(':');
-        if let Some(v) = map.get(key) {
-            go_json_into(v, out);
-        }
-    }
-    out.push('}');
-}
-
-fn go_json_into(value: &Value, out: &mut String) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => {
-                let _ = write!(out, "{i}");
-            }
-            (None, Some(f)) => out.push_str(&go_json_float(f)),
-            (None, None) => out.push_str(&n.to_string()),
-        },
-        Value::String(s) => go_json_string(s, out),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                go_json_into(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => go_json_object(map, out),
-    }
-}
-
 /// Serializes an unstructured value as Go's `json.Marshal` would (sorted keys, HTML escaping,
 /// Go float formatting).
 pub fn go_json(value: &Value) -> String {
-    let mut out = String::new();
-    go_json_into(value, &mut out);
-    out
+    let mut out = Vec::new();
+    // Writing a Value into memory cannot fail.
+    let _ = crate::serializer::json::write(&mut out, value);
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// `labels.FormatLabels`: `k=v` pairs sorted as strings and joined by `,`; `<none>` when empty.

@@ -15,7 +15,7 @@ mod column;
 mod custom;
 pub mod duration;
 mod error;
-mod format;
+pub(crate) mod format;
 pub mod jsonpath;
 pub mod printers;
 pub mod quantity;

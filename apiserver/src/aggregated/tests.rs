@@ -54,7 +54,7 @@ fn client_with(ca_pem: &str, cert: Option<(String, String)>) -> transport::HttpC
 
 #[tokio::test]
 async fn behind_a_host_aggregator() {
-    let host = ControlPlane::start().await;
+    let host = ControlPlane::start_with(true).await;
     host.running
         .chain
         .aggregator
@@ -64,6 +64,7 @@ async fn behind_a_host_aggregator() {
         data_dir: dir.path().to_path_buf(),
         bind: "127.0.0.1:0".parse().unwrap(),
         store: StoreChoice::Embedded,
+        etcd_prefix: crate::launch::DEFAULT_ETCD_PREFIX.into(),
         tls_sans: vec![format!("{SVC}.karmada-system.svc")],
         tls_cert_file: None,
         tls_private_key_file: None,

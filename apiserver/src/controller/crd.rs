@@ -323,7 +323,7 @@ async fn delete_all(state: &Arc<ApiState>, def: Arc<ResourceDef>) -> Result<usiz
     let resp = list().await?;
     let registry = Registry::new(state, def.clone());
     for kv in resp.kvs {
-        let Ok(obj) = object::from_stored(&kv.value, kv.mod_revision) else {
+        let Ok(obj) = crate::storage_codec::decode_value(&def, &kv.value, kv.mod_revision) else {
             continue;
         };
         if object::is_terminating(&obj) {

@@ -131,7 +131,7 @@ pub async fn aggregate(state: &ApiState) -> Result<(usize, i64), ApiError> {
         match res {
             Ok(w) => {
                 tracing::debug!(clusterrole = %name, "aggregated rules updated");
-                written = written.max(w.stored.map_or(0, |(_, rev)| rev));
+                written = written.max(w.revision.unwrap_or(0));
             }
             // Deleted meanwhile: the next pass sees it gone.
             Err(e) if e.code == 404 => {}

@@ -634,18 +634,18 @@ pub async fn ensure(state: &ApiState) -> Result<crate::controller::rbac::Written
                             Ok(next.clone())
                         })
                         .await?
-                        .stored
+                        .revision
                     }
                     None => None,
                 },
                 Err(e) if e.code == 404 => match reg.create_written(ns, obj, &ctx).await {
-                    Ok(w) => w.stored,
+                    Ok(w) => w.revision,
                     Err(e) if e.code == 409 => None,
                     Err(e) => return Err(e),
                 },
                 Err(e) => return Err(e),
             };
-            if let Some((_, rev)) = stored {
+            if let Some(rev) = stored {
                 written[slot] = written[slot].max(rev);
             }
         }

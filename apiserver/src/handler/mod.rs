@@ -930,8 +930,8 @@ pub fn render_written(
 ) -> Result<Response, ApiError> {
     warnings.extend(written.warnings.iter().cloned());
     if let (MediaType::Json, Target::Object, Some((stored, rv))) =
-        (ctx.neg.media, ctx.neg.target, &written.stored)
-        && let Some(body) = crate::json_splice::with_resource_version(stored, *rv)
+        (ctx.neg.media, ctx.neg.target, written.stored_json())
+        && let Some(body) = crate::json_splice::with_resource_version(stored, rv)
     {
         let body = output::encode_json(MediaType::Json, ctx.neg.pretty, body)?;
         let mut resp = output::respond(status, MediaType::Json.as_str(), body);

@@ -30,6 +30,9 @@ pub struct AggregatedOptions {
     pub bind: SocketAddr,
     /// Storage for Clusters.
     pub store: StoreChoice,
+    /// What every key starts with in the store (`--etcd-prefix`, as
+    /// karmada-aggregated-apiserver's).
+    pub etcd_prefix: String,
     /// Extra serving-certificate SANs (the Service name `<svc>.<ns>.svc` the aggregator
     /// verifies).
     pub tls_sans: Vec<String>,
@@ -180,7 +183,11 @@ pub async fn start(opts: AggregatedOptions) -> Result<AggregatedServer, Aggregat
     };
     let authn = authn_config::load(&opts.authn, Some(&authn_client)).await?;
 
-    let store = open_store(&opts.data_dir, &opts.store).await?;
+    let store = storage::prefixed::PrefixedStore::wrap(
+        open_store(&opts.data_dir, &opts.store).await?,
+        crate::resources::ROOT,
+        &opts.etcd_prefix,
+    );
     let pki = certs::Pki::ensure(
         &opts.data_dir.join("pki"),
         &certs::PkiOptions {

@@ -54,6 +54,11 @@ pub struct ServeOptions {
     pub unsafe_no_fsync: bool,
     /// kube-apiserver's request limits: in-flight requests and the request timeout.
     pub limits: RequestLimits,
+    /// What every key starts with in the store (kube-apiserver's `--etcd-prefix`).
+    pub etcd_prefix: String,
+    /// An APIService for Karmada's Cluster API routes it to its backend instead of this
+    /// server serving it (`ApiConfig::karmada_groups_from_apiservices`).
+    pub cluster_api_from_apiservice: bool,
 }
 
 /// kube-apiserver's `--max-requests-inflight`, `--max-mutating-requests-inflight` and
@@ -96,9 +101,14 @@ impl Default for ServeOptions {
             kcm: Default::default(),
             unsafe_no_fsync: false,
             limits: RequestLimits::default(),
+            etcd_prefix: DEFAULT_ETCD_PREFIX.into(),
+            cluster_api_from_apiservice: false,
         }
     }
 }
+
+/// kube-apiserver's default `--etcd-prefix`.
+pub const DEFAULT_ETCD_PREFIX: &str = "/registry";
 
 /// Security settings of a server: kube-apiserver's authentication and TLS flags. The default
 /// is the safe one: anonymous access only to health and version, generated certificates.
@@ -257,8 +267,8 @@ pub async fn start(opts: ServeOptions) -> Result<Running, LaunchError> {
 
 /// The object type of a storage key as kube's metrics name it (`deployments.apps`,
 /// `configmaps`).
-fn storage_type() -> storage::metrics::TypeOf {
-    let keys = crate::resources::StorageKeys::new();
+fn storage_type(etcd_prefix: &str) -> storage::metrics::TypeOf {
+    let keys = crate::resources::StorageKeys::with_etcd_prefix(etcd_prefix);
     Arc::new(move |key: &str| match keys.group_resource(key) {
         Some(("", resource)) => resource.to_string(),
         Some((group, "")) => group.to_string(),
@@ -359,16 +369,26 @@ pub async fn start_with(
         storage::metrics::MeteredStore::new(
             store,
             component_base::metrics::global(),
-            storage_type(),
+            storage_type(&opts.etcd_prefix),
         )
     } else {
         store
     };
     let store = match encryption {
-        Some(e) => e.wrap(store),
+        Some(e) => e.wrap(store, &opts.etcd_prefix),
         None => store,
     };
+    // The server keys everything under /registry; the store puts it under the prefix.
+    let store =
+        storage::prefixed::PrefixedStore::wrap(store, crate::resources::ROOT, &opts.etcd_prefix);
 
+    // Objects earlier versions stored under their own keys move to kube-apiserver's before
+    // anything reads them.
+    let built_in_defs = built_in();
+    startup::retrying("storage layout", || {
+        crate::storage_layout::move_legacy_keys(store.as_ref(), &built_in_defs)
+    })
+    .await;
     let mut resources = built_in();
     if opts.flavor == Flavor::ControlPlane {
         resources.extend(karmada());
@@ -384,6 +404,7 @@ pub async fn start_with(
             max_mutating_requests_inflight: opts.limits.max_mutating_requests_inflight,
             request_timeout: opts.limits.request_timeout,
             priority_and_fairness: opts.limits.priority_and_fairness,
+            karmada_groups_from_apiservices: opts.cluster_api_from_apiservice,
             ..Default::default()
         },
         health,
