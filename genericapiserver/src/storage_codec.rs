@@ -63,7 +63,15 @@ impl Encoding {
             Source::BuiltIn if def.group == "apiregistration.k8s.io" => {
                 Encoding::Typed(Typed::Served)
             }
-            Source::BuiltIn => match Codec::for_kind(&def.api_version(), &def.kind) {
+            // A kind stored in another form (events.k8s.io Events) is encoded as that form.
+            Source::BuiltIn => match Codec::for_kind(
+                &kube_registry::conversion::storage_api_version(
+                    &def.group,
+                    &def.version,
+                    &def.kind,
+                ),
+                &def.kind,
+            ) {
                 Some(codec) => Encoding::Protobuf(codec),
                 None => Encoding::Unstructured,
             },
@@ -256,8 +264,9 @@ mod tests {
                 ("apiregistration.k8s.io", _) => {
                     assert!(matches!(e, Encoding::Typed(Typed::Served)))
                 }
+                // Kinds stored in another form are written as that form's message.
                 _ => assert!(
-                    matches!(e, Encoding::Protobuf(c) if c.api_version() == def.api_version() && c.kind() == def.kind),
+                    matches!(e, Encoding::Protobuf(c) if c.api_version() == kube_registry::conversion::storage_api_version(&def.group, &def.version, &def.kind) && c.kind() == def.kind),
                     "{} is not stored as protobuf",
                     def.qualified()
                 ),

@@ -25,6 +25,21 @@ pub fn storage_group<'a>(group: &'a str, kind: &str) -> &'a str {
     }
 }
 
+/// The `apiVersion` objects of `group`/`version`/`kind` are stored in (what the storage
+/// codec encodes them as): core `v1` for `events.k8s.io` Events, `autoscaling/v2` for v1
+/// HorizontalPodAutoscalers, else their own.
+pub fn storage_api_version(group: &str, version: &str, kind: &str) -> String {
+    if is_hpa_v1(group, version, kind) {
+        "autoscaling/v2".into()
+    } else if converts(group, version, kind) {
+        "v1".into()
+    } else if group.is_empty() {
+        version.into()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
 /// A stored object as `group`/`version`/`kind` serves it; `None` when served as stored.
 pub fn from_storage(group: &str, version: &str, kind: &str, stored: &Value) -> Option<Value> {
     if is_hpa_v1(group, version, kind) {

@@ -969,6 +969,10 @@ mod tests {
                 let Some(key) = d.key("ns", "name") else {
                     continue;
                 };
+                // A resource stored in another's form is keyed as that one.
+                if crate::conversion::converts(&d.group, &d.version, &d.kind) {
+                    continue;
+                }
                 let key = at(&key);
                 assert_eq!(
                     keys.group_resource(&key),
