@@ -20,6 +20,8 @@ const ONE_WAY: &[&str] = &[
     "leaderelection/src",
     "component-base/src",
     "karmada-metrics/src",
+    "scheduler/src",
+    "controllers/src",
 ];
 
 #[test]

@@ -26,8 +26,8 @@ use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::precedence::Class;
 use crate::runtime::write::merge_patch_status;
 use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, now, set_condition};
-use crate::scheduler::algorithm::{
-    self, SUCCESSFUL_SCHEDULING_MESSAGE, ScheduleError, ScheduleInput,
+use karmada_scheduler::{
+    self as algorithm, SUCCESSFUL_SCHEDULING_MESSAGE, ScheduleError, ScheduleInput,
 };
 
 /// The scheduler's name; bindings naming another scheduler are left alone.
