@@ -1,6 +1,7 @@
 //! Subcommands of the binary that live outside `main.rs`.
 
 pub mod agent;
+pub mod controller_manager;
 pub mod interpret;
 pub mod join;
 pub mod leader_election;

@@ -51,6 +51,8 @@ pub struct UpArgs {
     pub failover: super::FailoverFlags,
     #[command(flatten)]
     pub rate_limiter: super::RateLimiterFlags,
+    #[command(flatten)]
+    pub controller_manager: super::controller_manager::ControllerManagerFlags,
 }
 
 /// The default data directory, next to where `up` runs (as the README's commands expect).
@@ -104,14 +106,18 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     let pull_members = members.split_off(names.len());
 
     let client = control_plane.client_with_agent(super::controller_user(), controllers::USER_AGENT);
+    let mut settings = controllers::Settings {
+        failover,
+        rate_limiter: args.rate_limiter.options(),
+        ..Default::default()
+    };
+    args.controller_manager.apply(&mut settings);
+    let mut cluster = args.cluster.settings(UP_DEFAULTS);
+    cluster.concurrent_syncs = settings.concurrency.cluster;
     let running_controllers = controllers::start(
         controllers::ControllersConfig {
-            settings: controllers::Settings {
-                failover,
-                rate_limiter: args.rate_limiter.options(),
-                ..Default::default()
-            },
-            cluster: args.cluster.settings(UP_DEFAULTS),
+            settings,
+            cluster,
             registration: Some(super::registration(&control_plane)),
         },
         client.clone(),
@@ -227,6 +233,9 @@ async fn register_pull_members(
             .push(controllers::agent::selection::CERT_ROTATION.into());
         agent.quiet = true;
         agent.rate_limiter = args.rate_limiter;
+        let concurrency = args.controller_manager.concurrency;
+        agent.concurrent_work_syncs = concurrency.concurrent_work_syncs as u32;
+        agent.concurrent_cluster_syncs = concurrency.concurrent_cluster_syncs as u32;
         agent.cluster = ClusterFlags {
             cluster_status_update_frequency: Some(UP_DEFAULTS.status_update_frequency),
             cluster_success_threshold: Some(UP_DEFAULTS.success_threshold),

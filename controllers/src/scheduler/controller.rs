@@ -75,7 +75,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         // key to two workers, so they run as the other controllers' do: with one, a bulk of
         // bindings waited behind each other's two writes (spec, then the Scheduled condition)
         // and bounded the whole pipeline (5,000 + 5,000 to 2 members: 37.8 s, with 16: 24.1 s).
-        let handles = s3.queue.run(s3.ctx.settings.workers, move |k| {
+        let handles = s3.queue.run(s3.ctx.settings.scheduler_workers, move |k| {
             let s = s4.clone();
             async move {
                 if k.namespace.is_empty() {
