@@ -107,6 +107,8 @@ struct ServeArgs {
     #[command(flatten)]
     controller_manager: cmd::controller_manager::ControllerManagerFlags,
     #[command(flatten)]
+    scheduler: cmd::scheduler::SchedulerFlags,
+    #[command(flatten)]
     leader_election: cmd::leader_election::LeaderElectionFlags,
     /// After SIGTERM or Ctrl-C, keep serving this long with /readyz failing, so that load
     /// balancers stop sending requests here before the listener closes (kube-apiserver's
@@ -335,6 +337,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ..Default::default()
     };
     args.controller_manager.apply(&mut settings);
+    args.scheduler.apply(&mut settings);
     let mut cluster = args.cluster.settings(cmd::KARMADA_DEFAULTS);
     cluster.concurrent_syncs = settings.concurrency.cluster;
     let config = controllers::ControllersConfig {

@@ -525,6 +525,54 @@ fn controller_manager_flags_are_checked_and_skip_the_namespaces_they_name() {
 }
 
 #[test]
+fn empty_workload_propagation_keeps_a_workload_scaled_to_zero_on_its_clusters() {
+    let env = Env::start_with_flags(
+        Backend::Embedded,
+        2,
+        &["--enable-empty-workload-propagation"],
+    );
+    // Requests make it a workload to the scheduler at 0 replicas too (ResourceBindingSpec.IsWorkload).
+    env.apply(&DEPLOY.replace(
+        "image: nginx:1.25}",
+        "image: nginx:1.25, resources: {requests: {cpu: 10m}}}",
+    ));
+    env.apply(&pp(
+        "web",
+        "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+        "    clusterAffinity: {clusterNames: [member1, member2]}
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+        - {targetCluster: {clusterNames: [member1]}, weight: 1}
+        - {targetCluster: {clusterNames: [member2]}, weight: 1}",
+    ));
+    for m in ["member1", "member2"] {
+        let d = env.wait_member_object(m, &["deploy", "web", "-n", "default"]);
+        assert_eq!(replicas(&d), 1, "{m}");
+    }
+    env.cp
+        .kubectl_ok(&["scale", "deploy", "web", "--replicas=0"]);
+    for m in ["member1", "member2"] {
+        env.wait(&format!("{m}'s copy scaled to 0"), || {
+            let d = env
+                .member(m)
+                .get_json(&["deploy", "web", "-n", "default"])?;
+            (replicas(&d) == 0).then_some(())
+        });
+    }
+    let rb = env.cp.get_json(&["rb", "web-deployment"]);
+    let names: Vec<&str> = rb["spec"]["clusters"]
+        .as_array()
+        .expect("spec.clusters")
+        .iter()
+        .map(|c| c["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(names, ["member1", "member2"], "{rb}");
+}
+
+#[test]
 fn member_restart_loses_and_duplicates_nothing() {
     let mut env = Env::start(2);
     env.apply(DEPLOY);

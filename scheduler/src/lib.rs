@@ -97,6 +97,7 @@ impl<'a> ScheduleInput<'a> {
                 spec.reschedule_triggered_at.as_ref().map(|t| &t.0),
                 status.last_scheduled_time.as_ref().map(|t| &t.0),
             ),
+            // The scheduler's flag, not the binding's: the caller sets it.
             enable_empty_workload_propagation: false,
         })
     }

@@ -8,6 +8,7 @@ pub mod leader_election;
 pub mod member;
 pub mod pki;
 pub mod register;
+pub mod scheduler;
 pub mod storage;
 pub mod token;
 pub mod up;

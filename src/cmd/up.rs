@@ -53,6 +53,8 @@ pub struct UpArgs {
     pub rate_limiter: super::RateLimiterFlags,
     #[command(flatten)]
     pub controller_manager: super::controller_manager::ControllerManagerFlags,
+    #[command(flatten)]
+    pub scheduler: super::scheduler::SchedulerFlags,
 }
 
 /// The default data directory, next to where `up` runs (as the README's commands expect).
@@ -112,6 +114,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         ..Default::default()
     };
     args.controller_manager.apply(&mut settings);
+    args.scheduler.apply(&mut settings);
     let mut cluster = args.cluster.settings(UP_DEFAULTS);
     cluster.concurrent_syncs = settings.concurrency.cluster;
     let running_controllers = controllers::start(

@@ -240,6 +240,8 @@ impl Controller {
             return Ok(Requeue::No);
         };
         input.fresh = true;
+        input.enable_empty_workload_propagation =
+            self.ctx.settings.enable_empty_workload_propagation;
         let Ok(desired) = algorithm::schedule(&input) else {
             return Ok(Requeue::No);
         };

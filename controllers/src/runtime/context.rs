@@ -49,6 +49,9 @@ pub struct Settings {
     /// tasks, and with 16 more writes reach the store together (bigger commit batches), which
     /// the propagation bench measured as less time for a bulk of bindings.
     pub scheduler_workers: usize,
+    /// The scheduler's `--enable-empty-workload-propagation` (false): selected clusters that
+    /// get no replicas stay in the result with 0.
+    pub enable_empty_workload_propagation: bool,
     /// How often the detector re-runs discovery (Karmada: 30 s); CRD changes also trigger it.
     pub discovery_interval: Duration,
     /// The bounds of every interpreter script call (Karmada: one second each).
@@ -168,6 +171,7 @@ impl Default for Settings {
             skipped_namespaces: vec!["kube-.*".to_owned()],
             concurrency: Concurrency::default(),
             scheduler_workers: 16,
+            enable_empty_workload_propagation: false,
             discovery_interval: Duration::from_secs(30),
             failover: FailoverSettings::default(),
             interpreter_limits: lua::Limits::default(),

@@ -336,12 +336,14 @@ impl Scheduler {
             .map(|c| (**c).clone())
             .collect();
         let spec = b.spec();
-        let Some(input) = ScheduleInput::for_binding(spec, b.status(), &clusters) else {
+        let Some(mut input) = ScheduleInput::for_binding(spec, b.status(), &clusters) else {
             return Err(Error::msg(format!(
                 "failed to get placement from {} {key}",
                 B::KIND
             )));
         };
+        input.enable_empty_workload_propagation =
+            self.ctx.settings.enable_empty_workload_propagation;
         let result = algorithm::schedule(&input);
         let placement_json = serde_json::to_string(placement)?;
         let rb_target = EventTarget::of(b);
