@@ -331,15 +331,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // The kube-controller-manager controllers and Karmada's: the controllers act through the
     // in-process client under their own identity, which RBAC authorizes like any other caller
     // (a bootstrap ClusterRole, not system:masters).
-    let mut settings = controllers::Settings {
+    let (settings, cluster) = cmd::controller_manager::controller_settings(
         failover,
-        rate_limiter: args.rate_limiter.options(),
-        ..Default::default()
-    };
-    args.controller_manager.apply(&mut settings);
-    args.scheduler.apply(&mut settings);
-    let mut cluster = args.cluster.settings(cmd::KARMADA_DEFAULTS);
-    cluster.concurrent_syncs = settings.concurrency.cluster;
+        &args.rate_limiter,
+        &args.controller_manager,
+        &args.scheduler,
+        args.cluster.settings(cmd::KARMADA_DEFAULTS),
+    );
     let config = controllers::ControllersConfig {
         settings,
         cluster,

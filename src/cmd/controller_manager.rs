@@ -99,6 +99,25 @@ impl ConcurrencyFlags {
     }
 }
 
+/// The controllers' settings and the cluster controllers' from the flags `serve` and `up` share.
+pub fn controller_settings(
+    failover: controllers::FailoverSettings,
+    rate_limiter: &super::RateLimiterFlags,
+    manager: &ControllerManagerFlags,
+    scheduler: &super::scheduler::SchedulerFlags,
+    mut cluster: controllers::cluster::ClusterSettings,
+) -> (controllers::Settings, controllers::cluster::ClusterSettings) {
+    let mut settings = controllers::Settings {
+        failover,
+        rate_limiter: rate_limiter.options(),
+        ..Default::default()
+    };
+    manager.apply(&mut settings);
+    scheduler.apply(&mut settings);
+    cluster.concurrent_syncs = settings.concurrency.cluster;
+    (settings, cluster)
+}
+
 impl ControllerManagerFlags {
     /// Fills the controllers' settings. The gates need no more: each is locked to what
     /// karmada-rs does, and parsing refused any other value.

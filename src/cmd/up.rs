@@ -108,15 +108,13 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     let pull_members = members.split_off(names.len());
 
     let client = control_plane.client_with_agent(super::controller_user(), controllers::USER_AGENT);
-    let mut settings = controllers::Settings {
+    let (settings, cluster) = super::controller_manager::controller_settings(
         failover,
-        rate_limiter: args.rate_limiter.options(),
-        ..Default::default()
-    };
-    args.controller_manager.apply(&mut settings);
-    args.scheduler.apply(&mut settings);
-    let mut cluster = args.cluster.settings(UP_DEFAULTS);
-    cluster.concurrent_syncs = settings.concurrency.cluster;
+        &args.rate_limiter,
+        &args.controller_manager,
+        &args.scheduler,
+        args.cluster.settings(UP_DEFAULTS),
+    );
     let running_controllers = controllers::start(
         controllers::ControllersConfig {
             settings,
