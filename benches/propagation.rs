@@ -24,11 +24,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use controllers::scheduler::algorithm::{ApiEnablement, api_enabled};
 use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use karmada_api::cluster::v1alpha1::Cluster;
+use karmada_scheduler::{ApiEnablement, api_enabled};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};

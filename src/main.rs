@@ -40,7 +40,7 @@ enum Command {
     /// Remove a member cluster (as `karmadactl unjoin`).
     Unjoin(cmd::join::UnjoinArgs),
     /// Quick start: a control plane and simulated members, joined, in one process.
-    Up(cmd::up::UpArgs),
+    Up(Box<cmd::up::UpArgs>),
     /// Run karmada-agent for a Pull member cluster (outbound connections only).
     Agent(Box<cmd::agent::AgentArgs>),
     /// Bootstrap tokens for pull-mode registration (as `karmadactl token`).
@@ -93,6 +93,10 @@ struct ServeArgs {
     failover: cmd::FailoverFlags,
     #[command(flatten)]
     rate_limiter: cmd::RateLimiterFlags,
+    #[command(flatten)]
+    controller_manager: cmd::controller_manager::ControllerManagerFlags,
+    #[command(flatten)]
+    scheduler: cmd::scheduler::SchedulerFlags,
     #[command(flatten)]
     leader_election: cmd::leader_election::LeaderElectionFlags,
     /// After SIGTERM or Ctrl-C, keep serving this long with /readyz failing, so that load
@@ -307,13 +311,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // The kube-controller-manager controllers and Karmada's: the controllers act through the
     // in-process client under their own identity, which RBAC authorizes like any other caller
     // (a bootstrap ClusterRole, not system:masters).
+    let (settings, cluster) = cmd::controller_manager::controller_settings(
+        failover,
+        &args.rate_limiter,
+        &args.controller_manager,
+        &args.scheduler,
+        args.cluster.settings(cmd::KARMADA_DEFAULTS),
+    );
     let config = controllers::ControllersConfig {
-        settings: controllers::Settings {
-            failover,
-            rate_limiter: args.rate_limiter.options(),
-            ..Default::default()
-        },
-        cluster: args.cluster.settings(cmd::KARMADA_DEFAULTS),
+        settings,
+        cluster,
         registration: Some(cmd::registration(&running)),
     };
     let client = running.client_with_agent(cmd::controller_user(), controllers::USER_AGENT);
@@ -396,7 +403,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Member(cmd::member::MemberCommand::Serve(a)) => cmd::member::serve(a).await,
         Command::Join(a) => cmd::join::join(a).await,
         Command::Unjoin(a) => cmd::join::unjoin(a).await,
-        Command::Up(a) => cmd::up::up(a).await,
+        Command::Up(a) => cmd::up::up(*a).await,
         Command::Storage(c) => cmd::storage::run(c).await,
         Command::Migrate(c) => match cmd::migrate::run(c).await {
             Ok(true) => Ok(()),

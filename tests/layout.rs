@@ -21,6 +21,8 @@ const ONE_WAY: &[&str] = &[
     "component-base/src",
     "admission-policy/src",
     "karmada-metrics/src",
+    "scheduler/src",
+    "controllers/src",
 ];
 
 #[test]

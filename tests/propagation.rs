@@ -450,6 +450,129 @@ fn namespaces_are_propagated_except_skipped_ones() {
 }
 
 #[test]
+fn controller_manager_flags_are_checked_and_skip_the_namespaces_they_name() {
+    for (flag, why) in [
+        (
+            "--feature-gates=WorkloadAffinity=true",
+            "cannot set feature gate WorkloadAffinity to true, feature is locked to false",
+        ),
+        (
+            "--feature-gates=NoSuchGate=true",
+            "unrecognized feature gate: NoSuchGate",
+        ),
+        (
+            "--skipped-propagating-namespaces=team-(a",
+            "is not a valid regular expression",
+        ),
+        ("--concurrent-work-syncs=0", "must be at least 1"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .arg(flag)
+            .env("KARMADA_RS_LOG", "error")
+            .output()
+            .expect("run karmada-rs serve");
+        assert!(!out.status.success(), "{flag} started");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why), "{flag}: {err}");
+    }
+
+    // The flag replaces the default `kube-.*`.
+    let env = Env::start_with_flags(
+        Backend::Embedded,
+        1,
+        &[
+            "--skipped-propagating-namespaces=team-.*,quiet",
+            "--feature-gates=Failover=true,PriorityBasedScheduling=false",
+            "--concurrent-namespace-syncs=1",
+            "--concurrent-resourcebinding-syncs=1",
+        ],
+    );
+    for ns in ["team-a", "quiet", "kube-extra", "quieter"] {
+        env.cp.kubectl_ok(&["create", "namespace", ns]);
+    }
+    // One namespace worker syncs them in order: once the last arrives, the others were decided.
+    env.wait_member_object("member1", &["namespace", "quieter"]);
+    env.wait_member_object("member1", &["namespace", "kube-extra"]);
+    for ns in ["team-a", "quiet"] {
+        assert!(
+            env.member("member1").get_json(&["namespace", ns]).is_none(),
+            "{ns} is skipped"
+        );
+    }
+    env.apply(&DEPLOY.replace("namespace: default", "namespace: team-a"));
+    env.apply(&DEPLOY.replace("namespace: default", "namespace: quieter"));
+    for ns in ["team-a", "quieter"] {
+        env.apply(
+            &pp(
+                "web",
+                "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+                "    clusterAffinity: {clusterNames: [member1]}",
+            )
+            .replace("namespace: default", &format!("namespace: {ns}")),
+        );
+    }
+    env.wait_member_object("member1", &["deploy", "web", "-n", "quieter"]);
+    let err = env
+        .cp
+        .kubectl_err(&["get", "rb", "web-deployment", "-n", "team-a"]);
+    assert!(
+        err.contains("NotFound"),
+        "a template in a skipped namespace gets no binding: {err}"
+    );
+}
+
+#[test]
+fn empty_workload_propagation_keeps_a_workload_scaled_to_zero_on_its_clusters() {
+    let env = Env::start_with_flags(
+        Backend::Embedded,
+        2,
+        &["--enable-empty-workload-propagation"],
+    );
+    // Requests make it a workload to the scheduler at 0 replicas too (ResourceBindingSpec.IsWorkload).
+    env.apply(&DEPLOY.replace(
+        "image: nginx:1.25}",
+        "image: nginx:1.25, resources: {requests: {cpu: 10m}}}",
+    ));
+    env.apply(&pp(
+        "web",
+        "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+        "    clusterAffinity: {clusterNames: [member1, member2]}
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+        - {targetCluster: {clusterNames: [member1]}, weight: 1}
+        - {targetCluster: {clusterNames: [member2]}, weight: 1}",
+    ));
+    for m in ["member1", "member2"] {
+        let d = env.wait_member_object(m, &["deploy", "web", "-n", "default"]);
+        assert_eq!(replicas(&d), 1, "{m}");
+    }
+    env.cp
+        .kubectl_ok(&["scale", "deploy", "web", "--replicas=0"]);
+    for m in ["member1", "member2"] {
+        env.wait(&format!("{m}'s copy scaled to 0"), || {
+            let d = env
+                .member(m)
+                .get_json(&["deploy", "web", "-n", "default"])?;
+            (replicas(&d) == 0).then_some(())
+        });
+    }
+    let rb = env.cp.get_json(&["rb", "web-deployment"]);
+    let names: Vec<&str> = rb["spec"]["clusters"]
+        .as_array()
+        .expect("spec.clusters")
+        .iter()
+        .map(|c| c["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(names, ["member1", "member2"], "{rb}");
+}
+
+#[test]
 fn member_restart_loses_and_duplicates_nothing() {
     let mut env = Env::start(2);
     env.apply(DEPLOY);

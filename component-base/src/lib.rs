@@ -6,10 +6,13 @@
 //!   Kubernetes read ours unchanged;
 //! - [`metrics::workqueue`]: client-go's `workqueue_*` series, one set per named queue;
 //! - [`rate_limiter`]: client-go's work queue rate limiters with Karmada's `--rate-limiter-*`
-//!   options.
+//!   options;
+//! - [`featuregate`]: `--feature-gates` as component-base's featuregate reads it, with Karmada's
+//!   gates (`pkg/features`).
 //!
 //! Must not depend on: an HTTP stack, an async runtime, storage, or any other crate of the
 //! workspace (everything else may depend on it).
 
+pub mod featuregate;
 pub mod metrics;
 pub mod rate_limiter;

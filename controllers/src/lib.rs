@@ -54,7 +54,7 @@ pub const USER_AGENT: &str = concat!("karmada-controller-manager/", env!("CARGO_
 pub const SIMULATOR_USER_AGENT: &str = concat!("karmada-rs-simulator/", env!("CARGO_PKG_VERSION"));
 
 use runtime::Context;
-pub use runtime::context::{FailoverSettings, Scope, Settings};
+pub use runtime::context::{Concurrency, FailoverSettings, Scope, Settings};
 
 /// How to run the controllers.
 #[derive(Clone, Debug, Default)]

@@ -137,6 +137,12 @@ pub struct AgentArgs {
     pub cluster: ClusterFlags,
     #[command(flatten)]
     pub rate_limiter: super::RateLimiterFlags,
+    /// The number of Clusters that are allowed to sync concurrently.
+    #[arg(long, env = "KARMADA_RS_CONCURRENT_CLUSTER_SYNCS", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrent_cluster_syncs: u32,
+    /// The number of Works that are allowed to sync concurrently.
+    #[arg(long, env = "KARMADA_RS_CONCURRENT_WORK_SYNCS", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrent_work_syncs: u32,
     /// Print nothing when serving (for `up`).
     #[arg(skip)]
     pub quiet: bool,
@@ -177,6 +183,8 @@ impl AgentArgs {
                 cluster_startup_grace_period: Duration::from_secs(60),
             },
             rate_limiter: super::RateLimiterFlags::default(),
+            concurrent_cluster_syncs: 5,
+            concurrent_work_syncs: 5,
             quiet: false,
         }
     }
@@ -334,6 +342,9 @@ pub async fn serve(args: AgentArgs, stop: watch::Receiver<bool>) -> anyhow::Resu
     let member = client(member_cfg, agent::USER_AGENT)?;
     let mut config = AgentConfig::new(&args.cluster_name);
     config.cluster_settings = args.cluster.settings(AGENT_DEFAULTS);
+    config.cluster_settings.concurrent_syncs = args.concurrent_cluster_syncs as usize;
+    config.concurrency.cluster = args.concurrent_cluster_syncs as usize;
+    config.concurrency.work = args.concurrent_work_syncs as usize;
     config.rate_limiter = args.rate_limiter.options();
     config.lease = LeaseSettings {
         duration: args.cluster_lease_duration,

@@ -1,6 +1,7 @@
 //! Subcommands of the binary that live outside `main.rs`.
 
 pub mod agent;
+pub mod controller_manager;
 pub mod interpret;
 pub mod join;
 pub mod leader_election;
@@ -8,6 +9,7 @@ pub mod member;
 pub mod migrate;
 pub mod pki;
 pub mod register;
+pub mod scheduler;
 pub mod storage;
 pub mod token;
 pub mod up;

@@ -51,6 +51,10 @@ pub struct UpArgs {
     pub failover: super::FailoverFlags,
     #[command(flatten)]
     pub rate_limiter: super::RateLimiterFlags,
+    #[command(flatten)]
+    pub controller_manager: super::controller_manager::ControllerManagerFlags,
+    #[command(flatten)]
+    pub scheduler: super::scheduler::SchedulerFlags,
 }
 
 /// The default data directory, next to where `up` runs (as the README's commands expect).
@@ -105,14 +109,17 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
     let pull_members = members.split_off(names.len());
 
     let client = control_plane.client_with_agent(super::controller_user(), controllers::USER_AGENT);
+    let (settings, cluster) = super::controller_manager::controller_settings(
+        failover,
+        &args.rate_limiter,
+        &args.controller_manager,
+        &args.scheduler,
+        args.cluster.settings(UP_DEFAULTS),
+    );
     let running_controllers = controllers::start(
         controllers::ControllersConfig {
-            settings: controllers::Settings {
-                failover,
-                rate_limiter: args.rate_limiter.options(),
-                ..Default::default()
-            },
-            cluster: args.cluster.settings(UP_DEFAULTS),
+            settings,
+            cluster,
             registration: Some(super::registration(&control_plane)),
         },
         client.clone(),
@@ -228,6 +235,9 @@ async fn register_pull_members(
             .push(controllers::agent::selection::CERT_ROTATION.into());
         agent.quiet = true;
         agent.rate_limiter = args.rate_limiter;
+        let concurrency = args.controller_manager.concurrency;
+        agent.concurrent_work_syncs = concurrency.concurrent_work_syncs as u32;
+        agent.concurrent_cluster_syncs = concurrency.concurrent_cluster_syncs as u32;
         agent.cluster = ClusterFlags {
             cluster_status_update_frequency: Some(UP_DEFAULTS.status_update_frequency),
             cluster_success_threshold: Some(UP_DEFAULTS.success_threshold),

@@ -40,7 +40,7 @@ pub struct AgentConfig {
     /// The cluster this agent serves (`--cluster-name`).
     pub cluster: String,
     /// Workers per controller (Karmada's `--concurrent-*-syncs`).
-    pub workers: usize,
+    pub concurrency: crate::Concurrency,
     /// Cluster-status timings.
     pub cluster_settings: cluster::ClusterSettings,
     /// Lease timings.
@@ -59,7 +59,7 @@ impl AgentConfig {
     pub fn new(cluster: impl Into<String>) -> AgentConfig {
         AgentConfig {
             cluster: cluster.into(),
-            workers: crate::Settings::default().workers,
+            concurrency: crate::Concurrency::default(),
             cluster_settings: cluster::ClusterSettings::default(),
             lease: lease::LeaseSettings::default(),
             discovery_interval: Duration::from_secs(30),
@@ -80,7 +80,7 @@ pub fn start(
     let scope = Scope::Agent(name.clone());
     let members = MemberClients::pinned(control_plane.clone(), &name, member.clone());
     let settings = crate::Settings {
-        workers: config.workers,
+        concurrency: config.concurrency,
         discovery_interval: config.discovery_interval,
         scope: scope.clone(),
         rate_limiter: config.rate_limiter,

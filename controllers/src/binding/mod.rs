@@ -88,16 +88,18 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     vec![tokio::spawn(async move {
         c4.ctx.wait_synced().await;
         let c5 = c4.clone();
-        let handles = c4.queue.run(c4.ctx.settings.workers, move |k| {
-            let c = c5.clone();
-            async move {
-                if k.namespace.is_empty() {
-                    c.reconcile::<ClusterResourceBinding>(k).await
-                } else {
-                    c.reconcile::<ResourceBinding>(k).await
+        let handles = c4
+            .queue
+            .run(c4.ctx.settings.concurrency.bindings(), move |k| {
+                let c = c5.clone();
+                async move {
+                    if k.namespace.is_empty() {
+                        c.reconcile::<ClusterResourceBinding>(k).await
+                    } else {
+                        c.reconcile::<ResourceBinding>(k).await
+                    }
                 }
-            }
-        });
+            });
         for h in handles {
             let _ = h.await;
         }

@@ -72,16 +72,18 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     vec![tokio::spawn(async move {
         c2.ctx.wait_synced().await;
         let c3 = c2.clone();
-        let handles = c2.queue.run(c2.ctx.settings.workers, move |k| {
-            let c = c3.clone();
-            async move {
-                if k.namespace.is_empty() {
-                    c.reconcile::<ClusterResourceBinding>(k).await
-                } else {
-                    c.reconcile::<ResourceBinding>(k).await
+        let handles = c2
+            .queue
+            .run(c2.ctx.settings.concurrency.bindings(), move |k| {
+                let c = c3.clone();
+                async move {
+                    if k.namespace.is_empty() {
+                        c.reconcile::<ClusterResourceBinding>(k).await
+                    } else {
+                        c.reconcile::<ResourceBinding>(k).await
+                    }
                 }
-            }
-        });
+            });
         for h in handles {
             let _ = h.await;
         }

@@ -85,6 +85,9 @@ pub struct ClusterSettings {
     pub enable_resource_modeling: bool,
     /// The cluster health monitor's timings.
     pub monitor: health::MonitorSettings,
+    /// How many clusters the cluster and cluster-status controllers reconcile at once
+    /// (`--concurrent-cluster-syncs`, 5).
+    pub concurrent_syncs: usize,
 }
 
 impl Default for ClusterSettings {
@@ -98,6 +101,7 @@ impl Default for ClusterSettings {
             cleanup_check_interval: Duration::from_secs(1),
             enable_resource_modeling: true,
             monitor: health::MonitorSettings::default(),
+            concurrent_syncs: 5,
         }
     }
 }
@@ -153,7 +157,8 @@ async fn run_agent(ctx: ClusterControllers, name: String) {
     let mut clusters = std::pin::pin!(clusters);
     let shared = Arc::new(ctx);
     let s = shared.clone();
-    let mut workers = Workers::new("cluster-status", store.clone(), move |n| {
+    let concurrency = shared.settings.concurrent_syncs;
+    let mut workers = Workers::new("cluster-status", store.clone(), concurrency, move |n| {
         Box::new(status::StatusReconciler::new(&s, n))
     });
     let mut trigger = None;
@@ -196,42 +201,43 @@ type MakeReconciler = Box<dyn Fn(&str) -> Box<dyn ReconcilerBox> + Send>;
 struct Workers {
     kind: &'static str,
     store: Store<Cluster>,
+    permits: Arc<tokio::sync::Semaphore>,
     tasks: HashMap<String, (Arc<Notify>, JoinHandle<()>)>,
     make: MakeReconciler,
 }
 
 /// Object-safe wrapper to build reconcilers of different types behind one factory.
 trait ReconcilerBox: Send {
-    fn spawn(
-        self: Box<Self>,
-        name: String,
-        store: Store<Cluster>,
-        notify: Arc<Notify>,
-        kind: &'static str,
-    ) -> JoinHandle<()>;
+    fn spawn(self: Box<Self>, name: String, shared: WorkerShared) -> JoinHandle<()>;
 }
 
 impl<R: Reconciler> ReconcilerBox for R {
-    fn spawn(
-        self: Box<Self>,
-        name: String,
-        store: Store<Cluster>,
-        notify: Arc<Notify>,
-        kind: &'static str,
-    ) -> JoinHandle<()> {
-        tokio::spawn(work(*self, name, store, notify, kind))
+    fn spawn(self: Box<Self>, name: String, shared: WorkerShared) -> JoinHandle<()> {
+        tokio::spawn(work(*self, name, shared))
     }
+}
+
+/// What a cluster's worker shares with the others of its controller.
+#[derive(Clone)]
+struct WorkerShared {
+    store: Store<Cluster>,
+    notify: Arc<Notify>,
+    kind: &'static str,
+    /// One permit per reconcile in progress (`--concurrent-cluster-syncs`).
+    permits: Arc<tokio::sync::Semaphore>,
 }
 
 impl Workers {
     fn new(
         kind: &'static str,
         store: Store<Cluster>,
+        concurrency: usize,
         make: impl Fn(&str) -> Box<dyn ReconcilerBox> + Send + 'static,
     ) -> Workers {
         Workers {
             kind,
             store,
+            permits: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),
             tasks: HashMap::new(),
             make: Box::new(make),
         }
@@ -248,9 +254,12 @@ impl Workers {
         let notify = Arc::new(Notify::new());
         let handle = (self.make)(name).spawn(
             name.to_owned(),
-            self.store.clone(),
-            notify.clone(),
-            self.kind,
+            WorkerShared {
+                store: self.store.clone(),
+                notify: notify.clone(),
+                kind: self.kind,
+                permits: self.permits.clone(),
+            },
         );
         self.tasks.insert(name.to_owned(), (notify, handle));
     }
@@ -285,19 +294,22 @@ impl Drop for Workers {
 }
 
 /// The worker loop of one cluster.
-async fn work<R: Reconciler>(
-    mut reconciler: R,
-    name: String,
-    store: Store<Cluster>,
-    notify: Arc<Notify>,
-    kind: &'static str,
-) {
+async fn work<R: Reconciler>(mut reconciler: R, name: String, shared: WorkerShared) {
+    let WorkerShared {
+        store,
+        notify,
+        kind,
+        permits,
+    } = shared;
     let mut failures: u32 = 0;
     loop {
         let Some(cluster) = store.get(&ObjectRef::new(&name)) else {
             // Not in the cache yet (initial list) or deleted: the informer wakes or stops us.
             notify.notified().await;
             continue;
+        };
+        let Ok(permit) = permits.acquire().await else {
+            return;
         };
         let next = match reconciler.reconcile(cluster).await {
             Ok(next) => {
@@ -311,6 +323,7 @@ async fn work<R: Reconciler>(
                 Some(delay)
             }
         };
+        drop(permit);
         match next {
             Some(delay) => {
                 tokio::select! {
@@ -385,14 +398,16 @@ async fn run(ctx: ClusterControllers) {
         ctx.settings.monitor,
     )));
     let shared = Arc::new(ctx);
+    let concurrency = shared.settings.concurrent_syncs;
     let c = shared.clone();
-    let mut cluster_workers = Workers::new("cluster", store.clone(), move |_| {
+    let mut cluster_workers = Workers::new("cluster", store.clone(), concurrency, move |_| {
         Box::new(controller::ClusterReconciler::new(&c))
     });
     let s = shared.clone();
-    let mut status_workers = Workers::new("cluster-status", store.clone(), move |name| {
-        Box::new(status::StatusReconciler::new(&s, name))
-    });
+    let mut status_workers =
+        Workers::new("cluster-status", store.clone(), concurrency, move |name| {
+            Box::new(status::StatusReconciler::new(&s, name))
+        });
     let mut triggers: HashMap<String, (Option<i64>, bool, bool)> = HashMap::new();
     let mut access: HashMap<String, String> = HashMap::new();
 

@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::{Change, Context, Key, Requeue, Result, WorkQueue, is_conflict, now};
-use crate::scheduler::algorithm::selector::cluster_matches;
+use karmada_scheduler::selector::cluster_matches;
 
 /// Event reason of a taint update (events.EventReasonTaintClusterSucceed).
 pub const REASON_TAINT_CLUSTER_SUCCEED: &str = "TaintClusterSucceed";

@@ -115,10 +115,12 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     vec![tokio::spawn(async move {
         c3.ctx.wait_synced().await;
         let c4 = c3.clone();
-        let handles = c3.queue.run(2, move |k| {
-            let c = c4.clone();
-            async move { c.reconcile(k).await }
-        });
+        let handles = c3
+            .queue
+            .run(c3.ctx.settings.concurrency.dependent_resource, move |k| {
+                let c = c4.clone();
+                async move { c.reconcile(k).await }
+            });
         for h in handles {
             let _ = h.await;
         }

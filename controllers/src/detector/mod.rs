@@ -51,7 +51,11 @@ enum ClaimKind {
 pub struct Detector {
     ctx: Arc<Context>,
     queue: WorkQueue<ObjectKey>,
+    /// PropagationPolicies.
     policies: WorkQueue<PolicyKey>,
+    /// ClusterPropagationPolicies, with their own workers
+    /// (`--concurrent-cluster-propagation-policy-syncs`).
+    cluster_policies: WorkQueue<PolicyKey>,
     waiting: Mutex<HashSet<ObjectKey>>,
     index: RwLock<Arc<PolicyIndex>>,
     skipped: Vec<Regex>,
@@ -77,6 +81,10 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         recorder: ctx.events.recorder(COMPONENT),
         queue: ctx.queue("resource-detector", Class::Placement),
         policies: WorkQueue::with_rate_limiter("propagation-policies", ctx.settings.rate_limiter),
+        cluster_policies: WorkQueue::with_rate_limiter(
+            "cluster-propagation-policies",
+            ctx.settings.rate_limiter,
+        ),
         waiting: Mutex::new(HashSet::new()),
         index: RwLock::new(Arc::new(PolicyIndex::default())),
         skipped,
@@ -89,17 +97,26 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let dd = d.clone();
     tasks.push(tokio::spawn(async move {
         dd.ctx.wait_synced().await;
-        let workers = dd.ctx.settings.workers;
+        let workers = dd.ctx.settings.concurrency.resource_template;
         let d1 = dd.clone();
         let mut h = dd.queue.run(workers, move |k| {
             let d = d1.clone();
             async move { d.reconcile(k).await }
         });
+        let concurrency = dd.ctx.settings.concurrency;
         let d2 = dd.clone();
-        h.extend(dd.policies.run(1, move |k| {
+        h.extend(dd.policies.run(concurrency.propagation_policy, move |k| {
             let d = d2.clone();
             async move { d.reconcile_policy(k).await }
         }));
+        let d3 = dd.clone();
+        h.extend(
+            dd.cluster_policies
+                .run(concurrency.cluster_propagation_policy, move |k| {
+                    let d = d3.clone();
+                    async move { d.reconcile_policy(k).await }
+                }),
+        );
         // Keep the workers owned by this task so aborting it stops them.
         struct AbortOnDrop(Vec<JoinHandle<()>>);
         impl Drop for AbortOnDrop {
@@ -179,7 +196,7 @@ impl Detector {
             if matches!(c, Change::Delete(_)) {
                 return;
             }
-            d.policies.add(PolicyKey::Cpp(
+            d.cluster_policies.add(PolicyKey::Cpp(
                 c.object().metadata.name.clone().unwrap_or_default(),
             ));
         });

@@ -77,7 +77,7 @@ pub fn start(ctx: Arc<Context>, watcher: Arc<ObjectWatcher>) -> Vec<JoinHandle<(
     vec![tokio::spawn(async move {
         c3.ctx.wait_synced().await;
         let c4 = c3.clone();
-        let handles = c3.queue.run(c3.ctx.settings.workers, move |k| {
+        let handles = c3.queue.run(c3.ctx.settings.concurrency.work, move |k| {
             let c = c4.clone();
             async move { c.reconcile(k).await }
         });

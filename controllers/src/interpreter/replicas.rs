@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::quantity::{format_binary_si, format_decimal_si};
 use super::{InterpreterError, NativeKind, get, nested_int, set, str_at};
-use crate::scheduler::algorithm::resource::{Resource, is_huge_page};
-use crate::scheduler::algorithm::spread_replicas_by_target_clusters;
+use karmada_scheduler::resource::{Resource, is_huge_page};
+use karmada_scheduler::spread_replicas_by_target_clusters;
 
 /// The replica count and per-replica requirements of a workload (Karmada `GetReplicas`):
 /// `spec.replicas` of Deployments, ReplicaSets and StatefulSets, `min(parallelism, completions)`

@@ -76,10 +76,12 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     vec![tokio::spawn(async move {
         c4.ctx.wait_synced().await;
         let c5 = c4.clone();
-        let handles = c4.queue.run(1, move |k| {
-            let c = c5.clone();
-            async move { c.reconcile(k).await }
-        });
+        let handles = c4
+            .queue
+            .run(c4.ctx.settings.concurrency.namespace, move |k| {
+                let c = c5.clone();
+                async move { c.reconcile(k).await }
+            });
         for h in handles {
             let _ = h.await;
         }

@@ -12,10 +12,10 @@ use karmada_api::policy::v1alpha1::{
 };
 use serde_json::Value;
 
-use crate::scheduler::algorithm::selector::{
+use json_patch::{Node, Op, PatchOp, apply_to_value, go_json, pointer_tokens};
+use karmada_scheduler::selector::{
     ImplicitPriority, cluster_matches, resource_match_selectors_priority,
 };
-use json_patch::{Node, Op, PatchOp, apply_to_value, go_json, pointer_tokens};
 
 /// A template with the overrides for one cluster applied.
 #[derive(Clone, Debug, PartialEq)]

@@ -27,7 +27,7 @@ use crate::graceful_eviction::event_both;
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::Recorder;
 use crate::runtime::{Change, Context, Key, Requeue, Result, WorkQueue, is_conflict};
-use crate::scheduler::algorithm::{self, ScheduleInput};
+use karmada_scheduler::{self as algorithm, ScheduleInput};
 
 /// The opt-in annotation on a (Cluster)PropagationPolicy.
 pub const REBALANCE_ON_RECOVERY: &str = "policy.karmada-rs.io/rebalance-on-recovery";
@@ -240,6 +240,8 @@ impl Controller {
             return Ok(Requeue::No);
         };
         input.fresh = true;
+        input.enable_empty_workload_propagation =
+            self.ctx.settings.enable_empty_workload_propagation;
         let Ok(desired) = algorithm::schedule(&input) else {
             return Ok(Requeue::No);
         };

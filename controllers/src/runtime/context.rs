@@ -43,11 +43,15 @@ pub struct Settings {
     /// Namespaces (regular expressions, anchored) whose templates are never propagated;
     /// Karmada's --skipped-propagating-namespaces, default `kube-.*`.
     pub skipped_namespaces: Vec<String>,
-    /// Workers per controller for templates, bindings and Works. Karmada runs 5 per controller
-    /// (its --concurrent-*-syncs defaults); ours are tasks, and with 16 more writes reach the
-    /// store together (bigger commit batches), which the propagation bench measured as a little
-    /// less time and CPU for a bulk of templates than with 5.
-    pub workers: usize,
+    /// Workers per controller (Karmada's `--concurrent-*-syncs`).
+    pub concurrency: Concurrency,
+    /// Workers taking bindings from the scheduling queue. karmada-scheduler has one; ours are
+    /// tasks, and with 16 more writes reach the store together (bigger commit batches), which
+    /// the propagation bench measured as less time for a bulk of bindings.
+    pub scheduler_workers: usize,
+    /// The scheduler's `--enable-empty-workload-propagation` (false): selected clusters that
+    /// get no replicas stay in the result with 0.
+    pub enable_empty_workload_propagation: bool,
     /// How often the detector re-runs discovery (Karmada: 30 s); CRD changes also trigger it.
     pub discovery_interval: Duration,
     /// The bounds of every interpreter script call (Karmada: one second each).
@@ -58,6 +62,56 @@ pub struct Settings {
     pub scope: Scope,
     /// How every controller queue delays its retries (Karmada's `--rate-limiter-*` flags).
     pub rate_limiter: super::RateLimiterOptions,
+}
+
+/// Karmada's `--concurrent-*-syncs` flags: how many workers each controller runs. A
+/// controller-runtime controller's concurrency is that of the kind it reconciles, so every
+/// controller of ResourceBindings (binding, binding status, graceful eviction, application
+/// failover) runs `resource_binding` workers, and so on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Concurrency {
+    /// `--concurrent-cluster-syncs` (5): the cluster and cluster-status controllers.
+    pub cluster: usize,
+    /// `--concurrent-clusterresourcebinding-syncs` (5).
+    pub cluster_resource_binding: usize,
+    /// `--concurrent-resourcebinding-syncs` (5).
+    pub resource_binding: usize,
+    /// `--concurrent-work-syncs` (5): execution and work status.
+    pub work: usize,
+    /// `--concurrent-namespace-syncs` (1).
+    pub namespace: usize,
+    /// `--concurrent-propagation-policy-syncs` (1).
+    pub propagation_policy: usize,
+    /// `--concurrent-cluster-propagation-policy-syncs` (1).
+    pub cluster_propagation_policy: usize,
+    /// `--concurrent-resource-template-syncs` (5): the detector.
+    pub resource_template: usize,
+    /// `--concurrent-dependent-resource-syncs` (2): the dependencies distributor.
+    pub dependent_resource: usize,
+}
+
+impl Default for Concurrency {
+    fn default() -> Self {
+        Concurrency {
+            cluster: 5,
+            cluster_resource_binding: 5,
+            resource_binding: 5,
+            work: 5,
+            namespace: 1,
+            propagation_policy: 1,
+            cluster_propagation_policy: 1,
+            resource_template: 5,
+            dependent_resource: 2,
+        }
+    }
+}
+
+impl Concurrency {
+    /// Workers of a queue that holds both ResourceBindings and ClusterResourceBindings: the two
+    /// controllers' workers together.
+    pub fn bindings(&self) -> usize {
+        self.resource_binding + self.cluster_resource_binding
+    }
 }
 
 /// Settings of taint-based eviction and graceful eviction (Karmada's cluster failover flags).
@@ -115,7 +169,9 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             skipped_namespaces: vec!["kube-.*".to_owned()],
-            workers: 16,
+            concurrency: Concurrency::default(),
+            scheduler_workers: 16,
+            enable_empty_workload_propagation: false,
             discovery_interval: Duration::from_secs(30),
             failover: FailoverSettings::default(),
             interpreter_limits: lua::Limits::default(),

@@ -26,8 +26,8 @@ use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::precedence::Class;
 use crate::runtime::write::merge_patch_status;
 use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, now, set_condition};
-use crate::scheduler::algorithm::{
-    self, SUCCESSFUL_SCHEDULING_MESSAGE, ScheduleError, ScheduleInput,
+use karmada_scheduler::{
+    self as algorithm, SUCCESSFUL_SCHEDULING_MESSAGE, ScheduleError, ScheduleInput,
 };
 
 /// The scheduler's name; bindings naming another scheduler are left alone.
@@ -75,7 +75,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         // key to two workers, so they run as the other controllers' do: with one, a bulk of
         // bindings waited behind each other's two writes (spec, then the Scheduled condition)
         // and bounded the whole pipeline (5,000 + 5,000 to 2 members: 37.8 s, with 16: 24.1 s).
-        let handles = s3.queue.run(s3.ctx.settings.workers, move |k| {
+        let handles = s3.queue.run(s3.ctx.settings.scheduler_workers, move |k| {
             let s = s4.clone();
             async move {
                 if k.namespace.is_empty() {
@@ -336,12 +336,14 @@ impl Scheduler {
             .map(|c| (**c).clone())
             .collect();
         let spec = b.spec();
-        let Some(input) = ScheduleInput::for_binding(spec, b.status(), &clusters) else {
+        let Some(mut input) = ScheduleInput::for_binding(spec, b.status(), &clusters) else {
             return Err(Error::msg(format!(
                 "failed to get placement from {} {key}",
                 B::KIND
             )));
         };
+        input.enable_empty_workload_propagation =
+            self.ctx.settings.enable_empty_workload_propagation;
         let result = algorithm::schedule(&input);
         let placement_json = serde_json::to_string(placement)?;
         let rb_target = EventTarget::of(b);

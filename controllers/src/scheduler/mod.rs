@@ -1,7 +1,7 @@
 //! The scheduler (karmada-scheduler): fills `spec.clusters` and the `Scheduled` condition of
-//! bindings. [`algorithm`] is the pure placement algorithm, [`controller`] the loop around it.
+//! bindings. The decisions are the `karmada-scheduler` crate's pure functions; [`controller`] is
+//! the loop around them.
 
-pub mod algorithm;
 pub mod controller;
 
 pub use controller::start;

@@ -26,8 +26,8 @@ use crate::runtime::bindings::Binding;
 use crate::runtime::events::Recorder;
 use crate::runtime::precedence::Class;
 use crate::runtime::{Change, Context, Error, Key, Requeue, Result, WorkQueue, is_conflict};
-use crate::scheduler::algorithm::filter::{taint_to_string, tolerates};
 use component_base::rate_limiter::{RateLimiter, eviction_interval};
+use karmada_scheduler::filter::{taint_to_string, tolerates};
 
 /// The controller's name (its events' source).
 const NAME: &str = "taint-manager";

@@ -99,13 +99,13 @@ pub(crate) fn is_scalar_resource_name(name: &str) -> bool {
 }
 
 /// Whether a scalar resource is shown in binary units (huge pages are).
-pub(crate) fn is_huge_page(name: &str) -> bool {
+pub fn is_huge_page(name: &str) -> bool {
     name.starts_with("hugepages-")
 }
 
 /// Amounts of the resources the scheduler tracks (Karmada `util.Resource`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Resource {
+pub struct Resource {
     pub milli_cpu: i64,
     pub memory: i64,
     pub ephemeral_storage: i64,

@@ -1,11 +1,14 @@
-//! The pure part of Karmada's scheduler (`pkg/scheduler/core` and `pkg/scheduler/framework`):
-//! filter clusters, score them, select them under spread constraints and assign replicas.
-//! No I/O: the scheduling controller feeds in the binding and the clusters and writes the result.
+//! karmada-scheduler's decisions (`pkg/scheduler/core` and `pkg/scheduler/framework`): filter
+//! clusters, score them, select them under spread constraints and assign replicas.
+//!
+//! No I/O, no async runtime and no API client: the scheduling controller (in `controllers/`)
+//! feeds in the binding and the clusters and writes the result. Must not depend on the
+//! controllers, the API server or storage.
 
 mod assignment;
 mod estimator;
-pub(crate) mod filter;
-pub(crate) mod resource;
+pub mod filter;
+pub mod resource;
 pub mod selector;
 mod spread;
 mod webster;
@@ -21,7 +24,7 @@ use karmada_api::work::v1alpha2::{
     ReplicaRequirements, ResourceBindingSpec, ResourceBindingStatus, TargetCluster,
 };
 
-use crate::metrics;
+use karmada_metrics as metrics;
 
 pub use estimator::max_available_replicas;
 pub use filter::{ApiEnablement, api_enabled, find_untolerated_taint, taint_to_string, tolerates};
@@ -94,6 +97,7 @@ impl<'a> ScheduleInput<'a> {
                 spec.reschedule_triggered_at.as_ref().map(|t| &t.0),
                 status.last_scheduled_time.as_ref().map(|t| &t.0),
             ),
+            // The scheduler's flag, not the binding's: the caller sets it.
             enable_empty_workload_propagation: false,
         })
     }
