@@ -14,6 +14,7 @@
 #[doc(hidden)]
 pub mod arbitrary_text;
 pub mod duration;
+pub mod gofloat;
 pub mod meta;
 pub mod openapi;
 pub mod patch;

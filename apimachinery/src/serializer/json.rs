@@ -44,7 +44,7 @@ impl Formatter for GoFormatter {
     }
 
     fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
-        writer.write_all(crate::table::format::go_json_float(value).as_bytes())
+        writer.write_all(crate::gofloat::go_json_float(value).as_bytes())
     }
 
     fn write_f32<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::gofloat::go_json_float;
 use serde_json::json;
 
 #[test]
