@@ -21,6 +21,7 @@
 //! This crate has no I/O: it must not depend on an async runtime, an HTTP stack, storage or the
 //! API server itself; of this workspace it uses only `apimachinery` and the Karmada API types.
 
+pub mod admissionregistration;
 mod apps;
 mod batch;
 pub mod certificates;
@@ -169,6 +170,7 @@ pub(crate) fn validate(group: &str, kind: &str, obj: &Value, old: Option<&Value>
             others::validate_crd(obj, old, &mut errs)
         }
         ("apiregistration.k8s.io", "APIService") => others::validate_api_service(obj, &mut errs),
+        (admissionregistration::GROUP, _) => admissionregistration::validate(kind, obj, &mut errs),
         _ => {}
     }
     // kube runs ObjectMeta checks more than once on update; the aggregate message dedups them.

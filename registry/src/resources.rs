@@ -459,6 +459,43 @@ const BUILT_IN: &[Spec] = &[
         false,
     ),
     spec(
+        "admissionregistration.k8s.io",
+        "v1",
+        "mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration",
+        &[],
+        false,
+    )
+    .generation(),
+    spec(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        &[],
+        false,
+    )
+    .generation(),
+    spec(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicies",
+        "ValidatingAdmissionPolicy",
+        &[],
+        false,
+    )
+    .status()
+    .generation(),
+    spec(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicybindings",
+        "ValidatingAdmissionPolicyBinding",
+        &[],
+        false,
+    )
+    .generation(),
+    spec(
         "authorization.k8s.io",
         "v1",
         "selfsubjectaccessreviews",

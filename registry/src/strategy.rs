@@ -54,7 +54,8 @@ fn initial_status(group: &str, kind: &str, obj: &Value) -> Option<Value> {
                 "storedVersions": stored
             })
         }
-        ("apiregistration.k8s.io", "APIService") => json!({}),
+        ("apiregistration.k8s.io", "APIService")
+        | ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy") => json!({}),
         _ => return None,
     })
 }
@@ -111,6 +112,7 @@ fn has_status_subresource(group: &str, kind: &str) -> bool {
             | ("networking.k8s.io", "Ingress")
             | ("apiextensions.k8s.io", "CustomResourceDefinition")
             | ("apiregistration.k8s.io", "APIService")
+            | ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
     )
 }
 

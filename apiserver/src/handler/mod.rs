@@ -402,11 +402,14 @@ async fn handle(
         authorize(chain, &user, &info, audit)?;
     }
     let user = Arc::new(user);
-    auth::scope(
-        user.clone(),
-        dispatch(chain, parts, body, query, info, (*user).clone()),
-    )
-    .await
+    let (response, annotations) =
+        genericapiserver::admission_plugin::collect_audit_annotations(auth::scope(
+            user.clone(),
+            dispatch(chain, parts, body, query, info, (*user).clone()),
+        ))
+        .await;
+    audit.add_annotations(annotations);
+    response
 }
 
 /// kube's MaxInFlightLimit filter for a request that found every slot taken: 429 with

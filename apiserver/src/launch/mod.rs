@@ -405,6 +405,10 @@ pub async fn start_with(
     state.set_escalation_check(Arc::new(crate::auth::rbac::escalation::EscalationCheck(
         auth.authorizer.clone(),
     )));
+    // Dynamic admission: the webhooks of Mutating- and ValidatingWebhookConfigurations.
+    state.set_admission_plugins(admission_webhook::plugins(&state, || {
+        crate::auth::current_user().and_then(|u| serde_json::to_value(&*u).ok())
+    }));
     // The proxy's route to this server itself; weak, as the chain owns the proxy.
     let weak = Arc::downgrade(&chain);
     chain

@@ -1,0 +1,51 @@
+//! Dynamic admission webhooks (k8s.io/apiserver pkg/admission/plugin/webhook): the
+//! MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins, which call the webhooks of
+//! `admissionregistration.k8s.io/v1` Mutating- and ValidatingWebhookConfigurations for every
+//! resource the server serves — built-in kinds, Karmada's kinds and custom resources.
+//!
+//! - [`config`]: the configurations as the watch cache holds them, compiled once per change
+//!   (kube's configuration manager, which watches them).
+//! - [`rules`]: which requests a webhook's rules take (operations, groups, versions,
+//!   resources and subresources, scope; `matchPolicy: Equivalent` over the other served
+//!   versions of the resource).
+//! - [`selectors`]: namespaceSelector and objectSelector.
+//! - [`conditions`]: `matchConditions`, CEL over `object`, `oldObject`, `request` and
+//!   `authorizer`-free Kubernetes variables.
+//! - [`client`]: the HTTPS client of a webhook (`url` or `service`, caBundle, proxies from the
+//!   environment as Go's transport reads them), with the aggregator's Service resolution.
+//! - [`review`]: AdmissionReview v1 (and v1beta1) requests and the checks of responses.
+//! - [`dispatch`]: the mutating dispatcher (in order, JSONPatch responses, reinvocation) and
+//!   the validating one (in parallel), failurePolicy, timeouts, side effects and dry-run,
+//!   warnings and audit annotations.
+//! - [`metrics`]: kube's `apiserver_admission_webhook_*` series.
+//!
+//! The crate plugs into the generic server through `genericapiserver::admission_plugin`; it
+//! must not depend on the `apiserver` crate, which installs it at launch.
+
+pub mod client;
+pub mod conditions;
+pub mod config;
+pub mod dispatch;
+pub mod metrics;
+pub mod review;
+pub mod rules;
+pub mod selectors;
+
+use std::sync::{Arc, Weak};
+
+use genericapiserver::admission_plugin::{AdmissionPlugins, UserSource};
+use genericapiserver::state::ApiState;
+
+/// The two webhook plugins of a server, reading their configurations from its watch caches.
+pub fn plugins(state: &Arc<ApiState>, user: UserSource) -> AdmissionPlugins {
+    let weak: Weak<ApiState> = Arc::downgrade(state);
+    let clients = Arc::new(client::ClientManager::default());
+    AdmissionPlugins {
+        mutating: vec![Arc::new(dispatch::MutatingWebhook::new(
+            weak.clone(),
+            clients.clone(),
+        ))],
+        validating: vec![Arc::new(dispatch::ValidatingWebhook::new(weak, clients))],
+        user,
+    }
+}
