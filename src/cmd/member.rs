@@ -114,6 +114,7 @@ pub async fn start(
         context_name: name.to_owned(),
         unsafe_no_fsync,
         limits: Default::default(),
+        disable_admission_plugins: Vec::new(),
     })
     .await
     .with_context(|| format!("starting the API server of member {name}"))?;

@@ -79,6 +79,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
         context_name: "karmada".into(),
         unsafe_no_fsync: false,
         limits: Default::default(),
+        disable_admission_plugins: Vec::new(),
     });
     let names: Vec<String> = (1..=args.members).map(|i| format!("member{i}")).collect();
     let pull_names: Vec<String> = (1..=args.pull_members)

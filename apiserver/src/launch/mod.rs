@@ -54,7 +54,13 @@ pub struct ServeOptions {
     pub unsafe_no_fsync: bool,
     /// kube-apiserver's request limits: in-flight requests and the request timeout.
     pub limits: RequestLimits,
+    /// Dynamic admission plugins not to run (`--disable-admission-plugins`, kube's names:
+    /// [`ADMISSION_PLUGINS`]).
+    pub disable_admission_plugins: Vec<String>,
 }
+
+/// The dynamic admission plugins the server runs unless disabled, in kube's names.
+pub const ADMISSION_PLUGINS: [&str; 2] = ["MutatingAdmissionWebhook", "ValidatingAdmissionWebhook"];
 
 /// kube-apiserver's `--max-requests-inflight`, `--max-mutating-requests-inflight` and
 /// `--request-timeout`, with its defaults.
@@ -96,6 +102,7 @@ impl Default for ServeOptions {
             kcm: Default::default(),
             unsafe_no_fsync: false,
             limits: RequestLimits::default(),
+            disable_admission_plugins: Vec::new(),
         }
     }
 }
@@ -406,9 +413,13 @@ pub async fn start_with(
         auth.authorizer.clone(),
     )));
     // Dynamic admission: the webhooks of Mutating- and ValidatingWebhookConfigurations.
-    state.set_admission_plugins(admission_webhook::plugins(&state, || {
+    let mut plugins = admission_webhook::plugins(&state, || {
         crate::auth::current_user().and_then(|u| serde_json::to_value(&*u).ok())
-    }));
+    });
+    let disabled = |name: &str| opts.disable_admission_plugins.iter().any(|d| d == name);
+    plugins.mutating.retain(|p| !disabled(p.name()));
+    plugins.validating.retain(|p| !disabled(p.name()));
+    state.set_admission_plugins(plugins);
     // The proxy's route to this server itself; weak, as the chain owns the proxy.
     let weak = Arc::downgrade(&chain);
     chain
