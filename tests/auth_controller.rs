@@ -32,6 +32,7 @@ async fn in_process_identities_are_authorized() {
         kcm: Default::default(),
         unsafe_no_fsync: false,
         limits: Default::default(),
+        disable_admission_plugins: Vec::new(),
     })
     .await
     .unwrap();

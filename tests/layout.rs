@@ -20,6 +20,7 @@ const ONE_WAY: &[&str] = &[
     "leaderelection/src",
     "component-base/src",
     "karmada-metrics/src",
+    "admission-webhook/src",
 ];
 
 #[test]

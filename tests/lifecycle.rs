@@ -436,6 +436,7 @@ fn custom_resources_follow_the_catalog() {
             kcm: Default::default(),
             unsafe_no_fsync: false,
             limits: Default::default(),
+            disable_admission_plugins: Vec::new(),
         }))
         .expect("start");
     let state = running.state.clone();

@@ -205,6 +205,7 @@ impl ControlPlane {
             kcm: Default::default(),
             unsafe_no_fsync: false,
             limits: Default::default(),
+            disable_admission_plugins: Vec::new(),
         })
         .await
         .unwrap();
