@@ -221,7 +221,13 @@ fn a_mutating_webhook_changes_a_deployment_before_it_is_stored_and_a_validating_
     let (ca, cert) = webhook_pki();
     let seen = Seen::default();
     let (_hooks, port) = serve_webhooks(&cert, seen.clone());
-    let env = Env::start(1);
+    let audit_dir = tempfile::tempdir().expect("audit dir");
+    let audit_log = audit_dir.path().join("audit.log");
+    let env = Env::start_with_flags(
+        support::Backend::Embedded,
+        1,
+        &[&format!("--audit-log-path={}", audit_log.display())],
+    );
     // The mutating webhook is reached through a Service (ExternalName, as a Karmada control
     // plane has no endpoints to route to), verified as hooks.webhooks.svc.
     env.apply(&format!(
@@ -333,6 +339,36 @@ spec:
             .contains("Warning: placement checked by policies.example.com"),
         "{}",
         String::from_utf8_lossy(&allowed.stderr)
+    );
+
+    // The webhooks' audit annotations are on the requests' audit events (written when the
+    // response is complete).
+    let (checked, mutation) = support::wait_for("audit annotations", support::DEADLINE, || {
+        let events: Vec<Value> = std::fs::read_to_string(&audit_log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let annotation = |key: &str, resource: &str| {
+            events
+                .iter()
+                .filter(|e| e["objectRef"]["resource"] == resource)
+                .find_map(|e| e["annotations"].get(key).and_then(Value::as_str))
+                .map(str::to_string)
+        };
+        Some((
+            annotation("policies.example.com/checked", "propagationpolicies")?,
+            annotation(
+                "mutation.webhook.admission.k8s.io/round_0_index_0",
+                "deployments",
+            )?,
+        ))
+    });
+    assert_eq!(checked, "true");
+    let record: Value = serde_json::from_str(&mutation).expect("a JSON record");
+    assert_eq!(
+        record,
+        json!({"configuration": "inject", "webhook": "inject.example.com", "mutated": true})
     );
 
     // The member gets the Deployment as the webhook left it.

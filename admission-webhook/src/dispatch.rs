@@ -75,6 +75,18 @@ struct Call<'a> {
 }
 
 impl Dispatcher {
+    fn new(
+        state: std::sync::Weak<ApiState>,
+        clients: Arc<ClientManager>,
+        hook_type: HookType,
+    ) -> Dispatcher {
+        Dispatcher {
+            manager: Manager::new(state, hook_type),
+            clients,
+            hook_type,
+        }
+    }
+
     fn handles(&self, def: &ResourceDef, op: AdmissionOperation) -> bool {
         if exempt(def) || op == AdmissionOperation::Connect {
             return false;
@@ -85,7 +97,7 @@ impl Dispatcher {
 
     /// kube's ShouldCallHook: rules (with `matchPolicy: Equivalent`), then the namespace
     /// and object selectors. matchConditions are evaluated by the caller, which has the review.
-    fn invocation(
+    async fn invocation(
         &self,
         call: &Call<'_>,
         hook: &Webhook,
@@ -133,7 +145,7 @@ impl Dispatcher {
             object: obj,
             old: a.old_object,
         };
-        if !selectors::namespace_matches(call.state, &hook.namespace_selector, &ns_target)? {
+        if !selectors::namespace_matches(call.state, &hook.namespace_selector, &ns_target).await? {
             return Ok(None);
         }
         if !selectors::object_matches(&hook.object_selector, obj, a.old_object) {
@@ -330,11 +342,7 @@ pub struct MutatingWebhook(Dispatcher);
 impl MutatingWebhook {
     /// The plugin over the server's MutatingWebhookConfigurations.
     pub fn new(state: std::sync::Weak<ApiState>, clients: Arc<ClientManager>) -> MutatingWebhook {
-        MutatingWebhook(Dispatcher {
-            manager: Manager::new(state, HookType::Mutating),
-            clients,
-            hook_type: HookType::Mutating,
-        })
+        MutatingWebhook(Dispatcher::new(state, clients, HookType::Mutating))
     }
 }
 
@@ -377,7 +385,7 @@ impl MutationPlugin for MutatingWebhook {
                     }
                 }
                 let current = (!obj.is_null()).then_some(&*obj);
-                let Some(inv) = d.invocation(&call, hook, current)? else {
+                let Some(inv) = d.invocation(&call, hook, current).await? else {
                     continue;
                 };
                 let object = view(attrs.def, &inv.target, obj);
@@ -419,11 +427,7 @@ pub struct ValidatingWebhook(Dispatcher);
 impl ValidatingWebhook {
     /// The plugin over the server's ValidatingWebhookConfigurations.
     pub fn new(state: std::sync::Weak<ApiState>, clients: Arc<ClientManager>) -> ValidatingWebhook {
-        ValidatingWebhook(Dispatcher {
-            manager: Manager::new(state, HookType::Validating),
-            clients,
-            hook_type: HookType::Validating,
-        })
+        ValidatingWebhook(Dispatcher::new(state, clients, HookType::Validating))
     }
 }
 
@@ -454,7 +458,7 @@ impl ValidationPlugin for ValidatingWebhook {
         let hooks = d.manager.webhooks().hooks.clone();
         let mut calls = Vec::new();
         for (i, hook) in hooks.iter().enumerate() {
-            if let Some(inv) = d.invocation(&call, hook, obj)? {
+            if let Some(inv) = d.invocation(&call, hook, obj).await? {
                 let object = obj
                     .map(|o| view(attrs.def, &inv.target, o))
                     .unwrap_or(Value::Null);

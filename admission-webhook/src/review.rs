@@ -199,16 +199,7 @@ pub fn verify(body: &[u8], version: &str, uid: &str, mutating: bool) -> Result<R
                 .collect()
         })
         .unwrap_or_default();
-    let warnings = r
-        .get("warnings")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let warnings = crate::rules::strings(r, "warnings");
     Ok(Response {
         allowed,
         denial: Denial {

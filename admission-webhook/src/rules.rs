@@ -18,7 +18,8 @@ pub struct Rule {
     pub scope: String,
 }
 
-fn strings(v: &Value, key: &str) -> Vec<String> {
+/// The strings of a list member (absent or mistyped: none).
+pub(crate) fn strings(v: &Value, key: &str) -> Vec<String> {
     v.get(key)
         .and_then(Value::as_array)
         .map(|a| {

@@ -61,7 +61,7 @@ pub struct NamespaceTarget<'a> {
 /// The namespaceSelector: a cluster-scoped object other than a Namespace is never exempted;
 /// a Namespace being created or updated is judged by its own labels, anything else by its
 /// namespace's labels as the watch cache holds them.
-pub fn namespace_matches(
+pub async fn namespace_matches(
     state: &ApiState,
     selector: &Value,
     t: &NamespaceTarget<'_>,
@@ -86,14 +86,20 @@ pub fn namespace_matches(
     let def = snapshot
         .get("", "v1", "namespaces")
         .ok_or_else(|| ApiError::internal("namespaces are not served"))?;
-    let cache = state.cache(def)?;
     let key = def
         .key("", t.namespace)
         .ok_or_else(|| ApiError::internal("namespaces are not stored"))?;
-    let ns = cache
-        .get(&key)
-        .ok_or_else(|| ApiError::not_found("", "namespaces", t.namespace))?;
-    Ok(selector_matches(selector, &labels(&ns.value())))
+    let cached = state.cache(def)?.get(&key).map(|o| o.value());
+    let namespace = match cached {
+        Some(ns) => ns,
+        // The cache may not have caught up with a namespace created a moment ago: read
+        // storage, as kube's matcher falls back to a live GET.
+        None => match state.store.get(&key).await?.0 {
+            Some(kv) => genericapiserver::object::from_stored(&kv.value, kv.mod_revision)?,
+            None => return Err(ApiError::not_found("", "namespaces", t.namespace)),
+        },
+    };
+    Ok(selector_matches(selector, &labels(&namespace)))
 }
 
 #[cfg(test)]
