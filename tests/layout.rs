@@ -19,6 +19,7 @@ const ONE_WAY: &[&str] = &[
     "flowcontrol/src",
     "leaderelection/src",
     "component-base/src",
+    "admission-policy/src",
     "karmada-metrics/src",
     "admission-webhook/src",
 ];
