@@ -36,7 +36,7 @@ use crate::selectors;
 const GROUP: &str = "admissionregistration.k8s.io";
 
 /// Whether a resource is exempt from webhooks (kube's IsExemptAdmissionConfigurationResource).
-fn exempt(def: &ResourceDef) -> bool {
+pub(crate) fn exempt(def: &ResourceDef) -> bool {
     def.group == GROUP
 }
 

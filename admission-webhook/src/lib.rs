@@ -1,7 +1,9 @@
-//! Dynamic admission webhooks (k8s.io/apiserver pkg/admission/plugin/webhook): the
-//! MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins, which call the webhooks of
-//! `admissionregistration.k8s.io/v1` Mutating- and ValidatingWebhookConfigurations for every
-//! resource the server serves — built-in kinds, Karmada's kinds and custom resources.
+//! Dynamic admission (k8s.io/apiserver pkg/admission/plugin/webhook and policy/validating):
+//! the MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins, which call the webhooks
+//! of `admissionregistration.k8s.io/v1` Mutating- and ValidatingWebhookConfigurations, and the
+//! ValidatingAdmissionPolicy plugin, which feeds the `admission-policy` engine the server's
+//! policies, bindings, namespaces and params — for every resource the server serves: built-in
+//! kinds, Karmada's kinds and custom resources.
 //!
 //! - [`config`]: the configurations as the watch cache holds them, compiled once per change
 //!   (kube's configuration manager, which watches them).
@@ -18,6 +20,10 @@
 //!   the validating one (in parallel), failurePolicy, timeouts, side effects and dry-run,
 //!   warnings and audit annotations.
 //! - [`metrics`]: kube's `apiserver_admission_webhook_*` series.
+//! - [`policy`]: the ValidatingAdmissionPolicy plugin (the engine and its metrics are
+//!   `admission-policy`'s).
+//! - [`policy_status`]: the policies' `status.typeChecking` (kube-controller-manager's
+//!   validatingadmissionpolicystatus controller).
 //!
 //! The crate plugs into the generic server through `genericapiserver::admission_plugin`; it
 //! must not depend on the `apiserver` crate, which installs it at launch.
@@ -27,6 +33,8 @@ pub mod conditions;
 pub mod config;
 pub mod dispatch;
 pub mod metrics;
+pub mod policy;
+pub mod policy_status;
 pub mod review;
 pub mod rules;
 pub mod selectors;
@@ -36,7 +44,8 @@ use std::sync::{Arc, Weak};
 use genericapiserver::admission_plugin::{AdmissionPlugins, UserSource};
 use genericapiserver::state::ApiState;
 
-/// The two webhook plugins of a server, reading their configurations from its watch caches.
+/// The dynamic admission plugins of a server in kube's order (the policy plugin before the
+/// validating webhooks), reading their configurations from its watch caches.
 pub fn plugins(state: &Arc<ApiState>, user: UserSource) -> AdmissionPlugins {
     let weak: Weak<ApiState> = Arc::downgrade(state);
     let clients = Arc::new(client::ClientManager::default());
@@ -45,7 +54,10 @@ pub fn plugins(state: &Arc<ApiState>, user: UserSource) -> AdmissionPlugins {
             weak.clone(),
             clients.clone(),
         ))],
-        validating: vec![Arc::new(dispatch::ValidatingWebhook::new(weak, clients))],
+        validating: vec![
+            Arc::new(policy::ValidatingAdmissionPolicy::new(weak.clone())),
+            Arc::new(dispatch::ValidatingWebhook::new(weak, clients)),
+        ],
         user,
     }
 }

@@ -202,6 +202,7 @@ pub struct Running {
     _kcm: crate::controller::kcm::Controllers,
     _aggregator: Option<crate::aggregator::available::Controller>,
     crd_controller: tokio::task::JoinHandle<()>,
+    policy_status: tokio::task::JoinHandle<()>,
 }
 
 impl Running {
@@ -227,6 +228,7 @@ impl Running {
             .lifecycle
             .send_replace(Lifecycle::NotAcceptingNewRequests);
         self.crd_controller.abort();
+        self.policy_status.abort();
         self.serving.shutdown(grace).await;
         self.state.stop_caches();
         if let Err(e) = self.state.store.close().await {
@@ -458,6 +460,8 @@ pub async fn start_with(
     // Serves the stored CRDs before the first request and follows their changes.
     let crd_controller = crate::controller::crd::start(&state).await;
     crds_served.done();
+    // ValidatingAdmissionPolicies' type checking, against every served kind's schema.
+    let policy_status = admission_webhook::policy_status::start(&state);
 
     let router = crate::handler::router(chain.clone());
     startup.serve(router.clone());
@@ -489,6 +493,7 @@ pub async fn start_with(
         _kcm: kcm,
         _aggregator: aggregator,
         crd_controller,
+        policy_status,
     })
 }
 
