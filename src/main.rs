@@ -181,10 +181,27 @@ struct ServeArgs {
     /// Timeout (Go duration); a request's `timeout` parameter can only shorten it.
     #[arg(long, env = "KARMADA_RS_REQUEST_TIMEOUT", default_value = "1m0s", value_parser = parse_request_timeout)]
     request_timeout: std::time::Duration,
+    /// Dynamic admission plugins not to run, comma-separated (kube-apiserver's flag):
+    /// MutatingAdmissionWebhook, ValidatingAdmissionWebhook.
+    #[arg(long, env = "KARMADA_RS_DISABLE_ADMISSION_PLUGINS", value_delimiter = ',', value_parser = parse_admission_plugin)]
+    disable_admission_plugins: Vec<String>,
     /// Encrypt resources at rest as this EncryptionConfiguration file says
     /// (apiserver.config.k8s.io/v1, kube-apiserver's file: aesgcm, aescbc, secretbox, identity).
     #[arg(long, env = "KARMADA_RS_ENCRYPTION_PROVIDER_CONFIG")]
     encryption_provider_config: Option<PathBuf>,
+}
+
+/// One name of `--disable-admission-plugins`.
+fn parse_admission_plugin(s: &str) -> Result<String, String> {
+    let known = apiserver::launch::ADMISSION_PLUGINS;
+    if known.contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "unknown admission plugin {s:?}; this server's are {}",
+            known.join(", ")
+        ))
+    }
 }
 
 /// `--request-timeout`: a Go duration above zero (kube-apiserver refuses 0 and less).
@@ -290,6 +307,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             },
             etcd_prefix,
             cluster_api_from_apiservice: args.cluster_api_from_apiservice,
+            disable_admission_plugins: args.disable_admission_plugins,
         },
         security,
     )

@@ -23,6 +23,7 @@ const ONE_WAY: &[&str] = &[
     "karmada-metrics/src",
     "scheduler/src",
     "controllers/src",
+    "admission-webhook/src",
 ];
 
 #[test]

@@ -9,11 +9,12 @@ use component_base::metrics::{Desc, Kind, Registry};
 
 use crate::validator::{Decision, Evaluation, OUT_OF_BUDGET};
 
+/// In the order client_golang writes them (sorted by name).
 const LABELS: &[&str] = &[
+    "enforcement_action",
+    "error_type",
     "policy",
     "policy_binding",
-    "error_type",
-    "enforcement_action",
 ];
 
 pub static CHECK_TOTAL: Desc = Desc {
@@ -52,7 +53,7 @@ pub fn observe(
     error_type: &str,
     action: &str,
 ) {
-    let labels = [policy, binding, error_type, action];
+    let labels = [action, error_type, policy, binding];
     registry.inc(&CHECK_TOTAL, &labels);
     registry.observe_duration(&CHECK_DURATION, &labels, elapsed);
 }

@@ -1,14 +1,39 @@
 //! Admission: the defaulting and validation every write passes before storage, in
-//! kube-apiserver's order (defaulting and mutation, then validation).
+//! kube-apiserver's order — mutating admission (built-in defaulting, then the mutating
+//! plugins), validation (the kind's strategy, CRD schemas, Karmada's in-process webhooks),
+//! then the validating plugins.
+//!
+//! Dynamic admission plugins (k8s.io/apiserver pkg/admission) plug in through
+//! [`crate::admission_plugin`]: a [`MutationPlugin`] or [`ValidationPlugin`] is told the
+//! request's [`Attributes`] — operation, resource and kind ([`ResourceDef`]), subresource,
+//! name and namespace, the old object, dry-run, the user (UserInfo JSON) and the request's
+//! options — with the object (mutable for a mutating plugin), and answers `Ok` (allow) or an
+//! [`ApiError`] (deny: its code, reason and message reach the client), adding warnings and
+//! audit annotations to a [`Record`]. The plugins are set once at launch
+//! ([`ApiState::set_admission_plugins`]); a plugin's `handles` is asked first on every write,
+//! so a server whose plugins have nothing configured does no more per write than one without
+//! plugins. Writes by the server itself (no request user) pass the plugins too, as kube's
+//! loopback writes do.
+//!
+//! `apiserver_admission_step_admission_duration_seconds` (`type` admit or validate,
+//! `operation`, `rejected`) times the dynamic steps of writes that reach a plugin, and
+//! `apiserver_admission_controller_admission_duration_seconds` (`name`, `type`, `operation`,
+//! `rejected`) each plugin, with kube's buckets.
+
+use std::time::Instant;
 
 use serde_json::{Value, json};
 
+pub use crate::admission_plugin::{
+    AdmissionOperation, AdmissionPlugins, Attributes, MutationPlugin, Record, ValidationPlugin,
+};
 use crate::error::{ApiError, Cause, karmada_error};
 use crate::managed_fields::Subresource;
 use crate::object;
 use crate::options::WriteContext;
 use crate::resources::{ResourceDef, Source};
 use crate::state::ApiState;
+use component_base::metrics::{Desc, Kind};
 use kube_registry::Strategy;
 
 /// The kind of write being admitted.
@@ -20,12 +45,189 @@ pub enum Operation {
     Update,
 }
 
+/// kube's admission latency buckets (pkg/admission/metrics).
+const ADMISSION_BUCKETS: [f64; 6] = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5];
+
+/// `apiserver_admission_step_admission_duration_seconds`.
+pub static STEP_DURATION: Desc = Desc {
+    name: "apiserver_admission_step_admission_duration_seconds",
+    help: "[STABLE] Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).",
+    labels: &["operation", "rejected", "type"],
+    kind: Kind::Histogram(&ADMISSION_BUCKETS),
+};
+
+/// `apiserver_admission_controller_admission_duration_seconds`.
+pub static CONTROLLER_DURATION: Desc = Desc {
+    name: "apiserver_admission_controller_admission_duration_seconds",
+    help: "[STABLE] Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).",
+    labels: &["name", "operation", "rejected", "type"],
+    kind: Kind::Histogram(&ADMISSION_BUCKETS),
+};
+
+/// What admission adds to a successful write: the API warnings of the response.
+#[derive(Debug, Default)]
+pub struct Admitted {
+    /// Warnings, to be sent as `Warning` headers.
+    pub warnings: Vec<String>,
+}
+
+/// One request's pass through the dynamic plugins that handle it.
+struct Dynamic<'a> {
+    plugins: &'a AdmissionPlugins,
+    def: &'a ResourceDef,
+    op: AdmissionOperation,
+    subresource: &'static str,
+    name: String,
+    namespace: String,
+    old: Option<&'a Value>,
+    dry_run: bool,
+    user: Option<Value>,
+    options: Value,
+}
+
+impl<'a> Dynamic<'a> {
+    /// `None` when no plugin handles the resource and operation (the common, free path).
+    fn new(
+        state: &'a ApiState,
+        def: &'a ResourceDef,
+        op: AdmissionOperation,
+        sub: Subresource,
+        obj: &Value,
+        old: Option<&'a Value>,
+        ctx: &WriteContext,
+    ) -> Option<Dynamic<'a>> {
+        let plugins = state.admission_plugins()?;
+        let any = plugins.mutating.iter().any(|p| p.handles(def, op))
+            || plugins.validating.iter().any(|p| p.handles(def, op));
+        if !any {
+            return None;
+        }
+        let mut options = json!({"kind": op.options_kind(), "apiVersion": "meta.k8s.io/v1"});
+        if ctx.dry_run {
+            options["dryRun"] = json!(["All"]);
+        }
+        if op != AdmissionOperation::Delete && !ctx.manager.is_empty() {
+            options["fieldManager"] = json!(ctx.manager);
+        }
+        let named = match (obj.is_null(), old) {
+            (true, Some(old)) => old,
+            _ => obj,
+        };
+        Some(Dynamic {
+            plugins,
+            def,
+            op,
+            subresource: match sub {
+                Subresource::Main => "",
+                Subresource::Status => "status",
+                Subresource::Finalize => "finalize",
+            },
+            name: object::name(named).to_string(),
+            namespace: object::meta_str(named, "namespace").to_string(),
+            old,
+            dry_run: ctx.dry_run,
+            user: (plugins.user)(),
+            options,
+        })
+    }
+
+    fn attributes(&self) -> Attributes<'_> {
+        Attributes {
+            def: self.def,
+            operation: self.op,
+            subresource: self.subresource,
+            name: &self.name,
+            namespace: &self.namespace,
+            old_object: self.old,
+            dry_run: self.dry_run,
+            user: self.user.as_ref(),
+            options: &self.options,
+        }
+    }
+
+    async fn mutate(&self, obj: &mut Value, record: &mut Record) -> Result<(), ApiError> {
+        let started = Instant::now();
+        let mut result = Ok(());
+        for p in &self.plugins.mutating {
+            if !p.handles(self.def, self.op) {
+                continue;
+            }
+            let attrs = self.attributes();
+            let t = Instant::now();
+            result = p.admit(&attrs, obj, record).await;
+            observe_plugin(p.name(), "admit", self.op, result.is_err(), t);
+            if result.is_err() {
+                break;
+            }
+        }
+        observe_step("admit", self.op, result.is_err(), started);
+        result
+    }
+
+    async fn validate(&self, obj: Option<&Value>, record: &mut Record) -> Result<(), ApiError> {
+        let started = Instant::now();
+        let mut result = Ok(());
+        let attrs = self.attributes();
+        for p in &self.plugins.validating {
+            if !p.handles(self.def, self.op) {
+                continue;
+            }
+            let t = Instant::now();
+            result = p.validate(&attrs, obj, record).await;
+            observe_plugin(p.name(), "validate", self.op, result.is_err(), t);
+            if result.is_err() {
+                break;
+            }
+        }
+        observe_step("validate", self.op, result.is_err(), started);
+        result
+    }
+}
+
+fn observe_step(ty: &str, op: AdmissionOperation, rejected: bool, started: Instant) {
+    component_base::metrics::global().observe_duration(
+        &STEP_DURATION,
+        &[op.as_str(), if rejected { "true" } else { "false" }, ty],
+        started.elapsed(),
+    );
+}
+
+fn observe_plugin(name: &str, ty: &str, op: AdmissionOperation, rejected: bool, started: Instant) {
+    component_base::metrics::global().observe_duration(
+        &CONTROLLER_DURATION,
+        &[
+            name,
+            op.as_str(),
+            if rejected { "true" } else { "false" },
+            ty,
+        ],
+        started.elapsed(),
+    );
+}
+
+/// Hands a request's audit annotations to the audit event and returns its warnings.
+fn finish(record: Record) -> Admitted {
+    crate::admission_plugin::add_audit_annotations(&record.audit_annotations);
+    Admitted {
+        warnings: record.warnings,
+    }
+}
+
 /// Whether admitting a status write of this kind reads nothing but the object's `metadata` and
 /// `status` (so a registry may hand it the object without its other members): true for
 /// built-in kinds (see `admit`) and for Karmada's kinds but Cluster, whose admission decodes
 /// and canonicalises the whole object, and older versions served by conversion, which convert
-/// the whole object; a custom resource is validated whole against its schema.
-pub fn status_write_reads_only_status(def: &ResourceDef) -> bool {
+/// the whole object; a custom resource is validated whole against its schema. Never while a
+/// dynamic plugin handles status updates of the kind: plugins see whole objects.
+pub fn status_write_reads_only_status(state: &ApiState, def: &ResourceDef) -> bool {
+    if let Some(p) = state.admission_plugins() {
+        let op = AdmissionOperation::Update;
+        if p.mutating.iter().any(|m| m.handles(def, op))
+            || p.validating.iter().any(|v| v.handles(def, op))
+        {
+            return false;
+        }
+    }
     match def.source {
         Source::BuiltIn => true,
         Source::Karmada => {
@@ -36,7 +238,8 @@ pub fn status_write_reads_only_status(def: &ResourceDef) -> bool {
     }
 }
 
-/// Defaults and validates `obj` (the new state); `old` is the current state on update.
+/// Defaults and validates `obj` (the new state); `old` is the current state on update. The
+/// dynamic plugins mutate after the built-in defaulting and validate last.
 pub async fn admit(
     state: &ApiState,
     def: &ResourceDef,
@@ -44,19 +247,59 @@ pub async fn admit(
     sub: Subresource,
     obj: &mut Value,
     old: Option<&Value>,
-    _ctx: &WriteContext,
-) -> Result<(), ApiError> {
+    ctx: &WriteContext,
+) -> Result<Admitted, ApiError> {
     // RBAC privilege-escalation prevention runs first, as kube's policy-based storage does.
     state.check_escalation(def, obj, old)?;
+    let aop = match op {
+        Operation::Create => AdmissionOperation::Create,
+        Operation::Update => AdmissionOperation::Update,
+    };
+    let dynamic = Dynamic::new(state, def, aop, sub, obj, old, ctx);
+    let mut record = Record::default();
     let (group, kind) = (def.group.as_str(), def.kind.as_str());
     let strategy = kube_registry::strategy_for(group, kind);
     // A status write keeps everything but `.status` from the stored object (registry's
     // prepare_for_update), which was defaulted and validated when written: for built-in kinds
     // there is nothing left to default or validate (kube's status strategies validate only
     // metadata and status). The most frequent writes of the pipeline take this path.
-    if sub == Subresource::Status && def.source == Source::BuiltIn {
-        return Ok(());
+    let built_in_status = sub == Subresource::Status && def.source == Source::BuiltIn;
+    if !built_in_status {
+        default_object(state, def, op, sub, obj, old, &strategy)?;
     }
+    if let Some(d) = &dynamic {
+        d.mutate(obj, &mut record).await?;
+        // What a webhook returned is decoded (and so defaulted) again, as kube's dispatcher
+        // applies the defaulter to the patched object.
+        if !d.plugins.mutating.is_empty() && !built_in_status {
+            if def.source == Source::BuiltIn {
+                strategy.default(obj);
+            }
+            if def.is_custom() {
+                crate::crd::default_custom_resource(def, obj);
+            }
+        }
+    }
+    if !built_in_status {
+        validate_object(state, def, op, sub, obj, old, &strategy).await?;
+    }
+    if let Some(d) = &dynamic {
+        d.validate(Some(obj), &mut record).await?;
+    }
+    Ok(finish(record))
+}
+
+/// Built-in defaulting and PrepareForCreate/Update, CRD defaulting.
+fn default_object(
+    state: &ApiState,
+    def: &ResourceDef,
+    op: Operation,
+    sub: Subresource,
+    obj: &mut Value,
+    old: Option<&Value>,
+    strategy: &impl Strategy,
+) -> Result<(), ApiError> {
+    let (group, kind) = (def.group.as_str(), def.kind.as_str());
     if def.source == Source::BuiltIn {
         // A resource served by conversion got its own version's defaults when converted.
         if !crate::conversion::converts(def) {
@@ -79,6 +322,20 @@ pub async fn admit(
         }
         crate::crd::default_custom_resource(def, obj);
     }
+    Ok(())
+}
+
+/// The kind's validation, CRD schemas and Karmada's in-process webhooks.
+async fn validate_object(
+    state: &ApiState,
+    def: &ResourceDef,
+    op: Operation,
+    sub: Subresource,
+    obj: &mut Value,
+    old: Option<&Value>,
+    strategy: &impl Strategy,
+) -> Result<(), ApiError> {
+    let (group, kind) = (def.group.as_str(), def.kind.as_str());
     // kube validates metadata for every kind; the built-in rules add the kind's own checks.
     let mut causes = strategy.validate(obj, old);
     causes.extend(crate::crd::validate(def, obj, old));
@@ -151,13 +408,34 @@ pub fn warnings(def: &ResourceDef, sub: Subresource, obj: &Value) -> Vec<String>
     karmada_api::ineffective::warnings(&def.kind, obj)
 }
 
-/// Karmada's resource-deletion-protection webhook: objects labelled
-/// `resourcetemplate.karmada.io/deletion-protected=Always` cannot be deleted.
-pub fn admit_delete(state: &ApiState, def: &ResourceDef, obj: &Value) -> Result<(), ApiError> {
-    if state.config.flavor != crate::state::Flavor::ControlPlane {
-        return Ok(());
+/// Admission of a delete: Karmada's resource-deletion-protection webhook (objects labelled
+/// `resourcetemplate.karmada.io/deletion-protected=Always` cannot be deleted), then the
+/// dynamic plugins with the object as `oldObject`.
+pub async fn admit_delete(
+    state: &ApiState,
+    def: &ResourceDef,
+    obj: &Value,
+    ctx: &WriteContext,
+) -> Result<Admitted, ApiError> {
+    if state.config.flavor == crate::state::Flavor::ControlPlane {
+        karmada_api::admit_delete(obj).map_err(|e| karmada_error(def, obj, &e))?;
     }
-    karmada_api::admit_delete(obj).map_err(|e| karmada_error(def, obj, &e))
+    let Some(d) = Dynamic::new(
+        state,
+        def,
+        AdmissionOperation::Delete,
+        Subresource::Main,
+        &Value::Null,
+        Some(obj),
+        ctx,
+    ) else {
+        return Ok(Admitted::default());
+    };
+    let mut record = Record::default();
+    let mut none = Value::Null;
+    d.mutate(&mut none, &mut record).await?;
+    d.validate(None, &mut record).await?;
+    Ok(finish(record))
 }
 
 /// The error kube gives for an invalid name of this resource, if any (also used for names

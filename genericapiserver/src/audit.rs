@@ -628,6 +628,17 @@ impl RequestAudit {
         );
     }
 
+    /// Adds annotations admission plugins gave the request (kube's `AddAuditAnnotation`: the
+    /// first value of a key stays).
+    pub fn add_annotations(&mut self, annotations: Vec<(String, String)>) {
+        if !self.enabled {
+            return;
+        }
+        for (k, v) in annotations {
+            self.annotations.entry(k).or_insert(Value::String(v));
+        }
+    }
+
     /// Fills in a created object's name and namespace from the response's object.
     fn set_created_from(&mut self, object: &Value) {
         if self.verb != "create" {

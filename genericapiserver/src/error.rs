@@ -105,6 +105,38 @@ impl ApiError {
         self
     }
 
+    /// An error whose code, reason and message come from elsewhere (a metav1.Status an
+    /// admission webhook answered): a reason metav1 does not define is left empty.
+    pub fn from_status(code: u16, reason: &str, message: impl Into<String>) -> ApiError {
+        const REASONS: &[&str] = &[
+            "Unauthorized",
+            "Forbidden",
+            "NotFound",
+            "AlreadyExists",
+            "Conflict",
+            "Gone",
+            "Invalid",
+            "ServerTimeout",
+            "StoreReadError",
+            "Timeout",
+            "TooManyRequests",
+            "BadRequest",
+            "MethodNotAllowed",
+            "NotAcceptable",
+            "RequestEntityTooLarge",
+            "UnsupportedMediaType",
+            "InternalError",
+            "Expired",
+            "ServiceUnavailable",
+        ];
+        let reason = REASONS
+            .iter()
+            .find(|r| **r == reason)
+            .copied()
+            .unwrap_or("");
+        ApiError::new(code, reason, message)
+    }
+
     /// 400 BadRequest.
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::new(400, "BadRequest", message)

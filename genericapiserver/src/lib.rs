@@ -22,6 +22,7 @@
 //! chain as a [`proxy::ControlPlane`]).
 
 pub mod admission;
+pub mod admission_plugin;
 pub mod aggregator;
 pub mod audit;
 pub mod audit_policy;

@@ -504,7 +504,7 @@ impl<'a> Registry<'a> {
                 track(&mut candidate);
                 conversion::to_storage(&self.def, &mut candidate)?;
             }
-            admission::admit(
+            let admitted = admission::admit(
                 self.state,
                 &self.def,
                 Operation::Create,
@@ -517,7 +517,8 @@ impl<'a> Registry<'a> {
             if !converting {
                 track(&mut candidate);
             }
-            let warnings = admission::warnings(&self.def, Subresource::Main, &candidate);
+            let mut warnings = admission::warnings(&self.def, Subresource::Main, &candidate);
+            warnings.extend(admitted.warnings);
             let name = object::name(&candidate).to_string();
             let key = self.key(ns, &name)?;
             if ctx.dry_run {
@@ -790,7 +791,7 @@ impl<'a> Registry<'a> {
     where
         F: FnMut(&Value) -> Result<Value, ApiError>,
     {
-        let view = admission::status_write_reads_only_status(&self.def);
+        let view = admission::status_write_reads_only_status(self.state, &self.def);
         self.guaranteed_update_view(ns, name, Subresource::Status, ctx, view, mutate)
             .await
     }
@@ -858,7 +859,7 @@ impl<'a> Registry<'a> {
             }
             let current = stored.unwrap_or(current);
             self.prepare_for_update(sub, &mut new, &current)?;
-            admission::admit(
+            let admitted = admission::admit(
                 self.state,
                 &self.def,
                 Operation::Update,
@@ -877,7 +878,8 @@ impl<'a> Registry<'a> {
             if !converting {
                 track(&current, &mut new);
             }
-            let warnings = admission::warnings(&self.def, sub, &new);
+            let mut warnings = admission::warnings(&self.def, sub, &new);
+            warnings.extend(admitted.warnings);
             let bytes = match &kept {
                 Some(kept) => kept.to_stored(&new)?,
                 None => storage_codec::encode(&self.def, &new)?,
@@ -1091,7 +1093,12 @@ impl<'a> Registry<'a> {
             let (kv, _) = store_of(self.state).get(&key).await?;
             let kv = kv.ok_or_else(|| self.not_found(name))?;
             let current = storage_codec::decode_value(&self.def, &kv.value, kv.mod_revision)?;
-            admission::admit_delete(self.state, &self.def, &current)?;
+            let write = WriteContext {
+                manager: String::new(),
+                dry_run: opts.dry_run,
+                apply: false,
+            };
+            admission::admit_delete(self.state, &self.def, &current, &write).await?;
             self.check_delete_preconditions(&current, opts)?;
             let mut updated = current.clone();
             let grace = match before_delete(&self.def, &mut updated, opts) {

@@ -141,6 +141,8 @@ pub struct ApiState {
     escalation_check: OnceLock<Arc<dyn WriteCheck>>,
     /// `/healthz`, `/livez` and `/readyz`.
     pub health: Arc<crate::healthz::Health>,
+    /// The dynamic admission plugins (webhooks, policies), once set at launch.
+    admission_plugins: OnceLock<crate::admission_plugin::AdmissionPlugins>,
 }
 
 impl std::fmt::Debug for ApiState {
@@ -191,6 +193,7 @@ impl ApiState {
             caches: Mutex::new(HashMap::new()),
             escalation_check: OnceLock::new(),
             health,
+            admission_plugins: OnceLock::new(),
         });
         state.add_health_checks();
         state
@@ -255,6 +258,16 @@ impl ApiState {
             Some(c) => c.check(def, obj, old),
             None => Ok(()),
         }
+    }
+
+    /// Sets the dynamic admission plugins (once).
+    pub fn set_admission_plugins(&self, plugins: crate::admission_plugin::AdmissionPlugins) {
+        let _ = self.admission_plugins.set(plugins);
+    }
+
+    /// The dynamic admission plugins, when the server runs any.
+    pub fn admission_plugins(&self) -> Option<&crate::admission_plugin::AdmissionPlugins> {
+        self.admission_plugins.get()
     }
 
     /// The cache of a stored resource, started on first use. Must run inside a runtime.

@@ -395,8 +395,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for MaybeTls<S> {
 }
 
 impl<S> Connection for MaybeTls<S> {
+    /// HTTP/2 when TLS negotiated it (ALPN `h2`), so that a pooled client speaks it.
     fn connected(&self) -> Connected {
-        Connected::new()
+        match self {
+            MaybeTls::Tls(t) if t.get_ref().1.alpn_protocol() == Some(b"h2") => {
+                Connected::new().negotiated_h2()
+            }
+            _ => Connected::new(),
+        }
     }
 }
 

@@ -47,6 +47,9 @@ pub(crate) fn default_object(group: &str, kind: &str, obj: &mut Value) {
             each_mut(obj, "subjects", default_subject);
         }
         ("autoscaling", "HorizontalPodAutoscaler") => default_hpa(obj),
+        (super::admissionregistration::GROUP, _) => {
+            super::admissionregistration::default_object(kind, obj)
+        }
         ("networking.k8s.io", "NetworkPolicy") => default_network_policy(obj),
         ("networking.k8s.io", "IngressClass") => {
             if let Some(p) = obj

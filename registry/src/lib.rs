@@ -21,6 +21,7 @@
 //! This crate has no I/O: it must not depend on an async runtime, an HTTP stack, storage or the
 //! API server itself; of this workspace it uses only `apimachinery` and the Karmada API types.
 
+pub mod admissionregistration;
 mod apps;
 mod batch;
 pub mod certificates;
@@ -193,6 +194,7 @@ pub(crate) fn validate(group: &str, kind: &str, obj: &Value, old: Option<&Value>
             csi::validate_csi_storage_capacity(obj, old, &mut errs)
         }
         (csi::GROUP, "VolumeAttachment") => csi::validate_volume_attachment(obj, old, &mut errs),
+        (admissionregistration::GROUP, _) => admissionregistration::validate(kind, obj, &mut errs),
         _ => {}
     }
     // kube runs ObjectMeta checks more than once on update; the aggregate message dedups them.

@@ -245,26 +245,6 @@ const KUBE_ONLY: &[(&str, &str, &str)] = &[
         "flowcontrol.apiserver.k8s.io",
         "prioritylevelconfigurations",
     ),
-    (
-        "validatingwebhookconfigurations",
-        "admissionregistration.k8s.io",
-        "validatingwebhookconfigurations",
-    ),
-    (
-        "mutatingwebhookconfigurations",
-        "admissionregistration.k8s.io",
-        "mutatingwebhookconfigurations",
-    ),
-    (
-        "validatingadmissionpolicies",
-        "admissionregistration.k8s.io",
-        "validatingadmissionpolicies",
-    ),
-    (
-        "validatingadmissionpolicybindings",
-        "admissionregistration.k8s.io",
-        "validatingadmissionpolicybindings",
-    ),
     ("ipaddresses", "networking.k8s.io", "ipaddresses"),
     ("servicecidrs", "networking.k8s.io", "servicecidrs"),
     (
@@ -675,6 +655,43 @@ const BUILT_IN: &[Spec] = &[
     .generation(),
     // The same objects as core's events (one storage), served in events.k8s.io's form.
     spec("events.k8s.io", "v1", "events", "Event", &["ev"], true).shared_with("", "events"),
+    spec(
+        "admissionregistration.k8s.io",
+        "v1",
+        "mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration",
+        &[],
+        false,
+    )
+    .generation(),
+    spec(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        &[],
+        false,
+    )
+    .generation(),
+    spec(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicies",
+        "ValidatingAdmissionPolicy",
+        &[],
+        false,
+    )
+    .status()
+    .generation(),
+    spec(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingadmissionpolicybindings",
+        "ValidatingAdmissionPolicyBinding",
+        &[],
+        false,
+    )
+    .generation(),
     spec(
         "authorization.k8s.io",
         "v1",

@@ -55,7 +55,8 @@ fn initial_status(group: &str, kind: &str, obj: &Value) -> Option<Value> {
                 "storedVersions": stored
             })
         }
-        ("apiregistration.k8s.io", "APIService") => json!({}),
+        ("apiregistration.k8s.io", "APIService")
+        | ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy") => json!({}),
         _ => return None,
     })
 }
@@ -113,6 +114,7 @@ fn has_status_subresource(group: &str, kind: &str) -> bool {
             | ("apiextensions.k8s.io", "CustomResourceDefinition")
             | ("apiregistration.k8s.io", "APIService")
             | ("storage.k8s.io", "VolumeAttachment")
+            | ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
     )
 }
 

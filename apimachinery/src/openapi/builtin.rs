@@ -93,6 +93,30 @@ const KINDS: &[(&str, &str, &str, Register)] = &[
         reg::<api::coordination::v1::Lease>,
     ),
     (
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+        reg::<api::admissionregistration::v1::MutatingWebhookConfiguration>,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+        reg::<api::admissionregistration::v1::ValidatingWebhookConfiguration>,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicy",
+        reg::<api::admissionregistration::v1::ValidatingAdmissionPolicy>,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicyBinding",
+        reg::<api::admissionregistration::v1::ValidatingAdmissionPolicyBinding>,
+    ),
+    (
         "certificates.k8s.io",
         "v1",
         "CertificateSigningRequest",

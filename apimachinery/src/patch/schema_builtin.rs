@@ -446,6 +446,50 @@ fn build() -> Table {
         json!({"metadata": {"creationTimestamp": null}, "spec": {}}),
     );
 
+    // admissionregistration.k8s.io/v1: webhooks and their matchConditions merge by name (the
+    // rules are atomic); a policy's matchConditions, variables by name and status conditions by
+    // type.
+    let match_conditions = b.list_by(OPEN, "name");
+    let webhook = b.strukt(&[("matchConditions", match_conditions)]);
+    let webhooks = b.list_by(webhook, "name");
+    for kind in [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ] {
+        let root = kind_root(&mut b, &[("webhooks", webhooks)]);
+        add(
+            "admissionregistration.k8s.io",
+            "v1",
+            kind,
+            root,
+            json!({"metadata": {"creationTimestamp": null}}),
+        );
+    }
+    let policy_match_conditions = b.list_by(OPEN, "name");
+    let variables = b.list_by(OPEN, "name");
+    let policy_spec = b.strukt(&[
+        ("matchConditions", policy_match_conditions),
+        ("variables", variables),
+    ]);
+    let policy_conditions = conditions(&mut b);
+    let policy_status = b.strukt(&[("conditions", policy_conditions)]);
+    let policy = kind_root(&mut b, &[("spec", policy_spec), ("status", policy_status)]);
+    add(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicy",
+        policy,
+        json!({"metadata": {"creationTimestamp": null}, "spec": {}, "status": {}}),
+    );
+    let binding = kind_root(&mut b, &[]);
+    add(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicyBinding",
+        binding,
+        json!({"metadata": {"creationTimestamp": null}, "spec": {}}),
+    );
+
     // certificates.k8s.io/v1: status.conditions merge by type (listMapKey=type); the spec's
     // lists are atomic.
     let csr_conditions = conditions(&mut b);
@@ -792,6 +836,22 @@ mod tests {
             ("batch/v1", "CronJob"),
             ("coordination.k8s.io/v1", "Lease"),
             ("certificates.k8s.io/v1", "CertificateSigningRequest"),
+            (
+                "admissionregistration.k8s.io/v1",
+                "MutatingWebhookConfiguration",
+            ),
+            (
+                "admissionregistration.k8s.io/v1",
+                "ValidatingWebhookConfiguration",
+            ),
+            (
+                "admissionregistration.k8s.io/v1",
+                "ValidatingAdmissionPolicy",
+            ),
+            (
+                "admissionregistration.k8s.io/v1",
+                "ValidatingAdmissionPolicyBinding",
+            ),
             ("rbac.authorization.k8s.io/v1", "Role"),
             ("rbac.authorization.k8s.io/v1", "ClusterRole"),
             ("rbac.authorization.k8s.io/v1", "RoleBinding"),

@@ -5,6 +5,137 @@
 //! Do not edit by hand: regenerate.
 
 super::json::messages! {
+    k8s_pb::api::admissionregistration::v1::AuditAnnotation {
+        key: "key" Always,
+        value_expression: "valueExpression" Always,
+    }
+    k8s_pb::api::admissionregistration::v1::ExpressionWarning {
+        field_ref: "fieldRef" Always,
+        warning: "warning" Always,
+    }
+    k8s_pb::api::admissionregistration::v1::MatchCondition {
+        name: "name" Always,
+        expression: "expression" Always,
+    }
+    k8s_pb::api::admissionregistration::v1::MatchResources {
+        namespace_selector: "namespaceSelector" Ptr,
+        object_selector: "objectSelector" Ptr,
+        resource_rules: "resourceRules" Omit,
+        exclude_resource_rules: "excludeResourceRules" Omit,
+        match_policy: "matchPolicy" Ptr,
+    }
+    k8s_pb::api::admissionregistration::v1::MutatingWebhook {
+        name: "name" Always,
+        client_config: "clientConfig" Always,
+        rules: "rules" Omit,
+        failure_policy: "failurePolicy" Ptr,
+        match_policy: "matchPolicy" Ptr,
+        namespace_selector: "namespaceSelector" Ptr,
+        object_selector: "objectSelector" Ptr,
+        side_effects: "sideEffects" PtrNull,
+        timeout_seconds: "timeoutSeconds" Ptr,
+        admission_review_versions: "admissionReviewVersions" Always,
+        reinvocation_policy: "reinvocationPolicy" Ptr,
+        match_conditions: "matchConditions" Omit,
+    }
+    k8s_pb::api::admissionregistration::v1::MutatingWebhookConfiguration {
+        metadata: "metadata" Omit,
+        webhooks: "webhooks" Omit,
+    }
+    k8s_pb::api::admissionregistration::v1::NamedRuleWithOperations {
+        resource_names: "resourceNames" Omit,
+        rule_with_operations: "" Inline,
+    }
+    k8s_pb::api::admissionregistration::v1::ParamKind {
+        api_version: "apiVersion" Omit,
+        kind: "kind" Omit,
+    }
+    k8s_pb::api::admissionregistration::v1::ParamRef {
+        name: "name" Omit,
+        namespace: "namespace" Omit,
+        selector: "selector" Ptr,
+        parameter_not_found_action: "parameterNotFoundAction" Ptr,
+    }
+    k8s_pb::api::admissionregistration::v1::Rule {
+        api_groups: "apiGroups" Omit,
+        api_versions: "apiVersions" Omit,
+        resources: "resources" Omit,
+        scope: "scope" Ptr,
+    }
+    k8s_pb::api::admissionregistration::v1::RuleWithOperations {
+        operations: "operations" Omit,
+        rule: "" Inline,
+    }
+    k8s_pb::api::admissionregistration::v1::ServiceReference {
+        namespace: "namespace" Always,
+        name: "name" Always,
+        path: "path" Ptr,
+        port: "port" Ptr,
+    }
+    k8s_pb::api::admissionregistration::v1::TypeChecking {
+        expression_warnings: "expressionWarnings" Omit,
+    }
+    k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicy {
+        metadata: "metadata" Omit,
+        spec: "spec" Omit,
+        status: "status" Omit,
+    }
+    k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding {
+        metadata: "metadata" Omit,
+        spec: "spec" Omit,
+    }
+    k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyBindingSpec {
+        policy_name: "policyName" Omit,
+        param_ref: "paramRef" Ptr,
+        match_resources: "matchResources" Ptr,
+        validation_actions: "validationActions" Omit,
+    }
+    k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicySpec {
+        param_kind: "paramKind" Ptr,
+        match_constraints: "matchConstraints" Ptr,
+        validations: "validations" Omit,
+        failure_policy: "failurePolicy" Ptr,
+        audit_annotations: "auditAnnotations" Omit,
+        match_conditions: "matchConditions" Omit,
+        variables: "variables" Omit,
+    }
+    k8s_pb::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus {
+        observed_generation: "observedGeneration" Omit,
+        type_checking: "typeChecking" Ptr,
+        conditions: "conditions" Omit,
+    }
+    k8s_pb::api::admissionregistration::v1::ValidatingWebhook {
+        name: "name" Always,
+        client_config: "clientConfig" Always,
+        rules: "rules" Omit,
+        failure_policy: "failurePolicy" Ptr,
+        match_policy: "matchPolicy" Ptr,
+        namespace_selector: "namespaceSelector" Ptr,
+        object_selector: "objectSelector" Ptr,
+        side_effects: "sideEffects" PtrNull,
+        timeout_seconds: "timeoutSeconds" Ptr,
+        admission_review_versions: "admissionReviewVersions" Always,
+        match_conditions: "matchConditions" Omit,
+    }
+    k8s_pb::api::admissionregistration::v1::ValidatingWebhookConfiguration {
+        metadata: "metadata" Omit,
+        webhooks: "webhooks" Omit,
+    }
+    k8s_pb::api::admissionregistration::v1::Validation {
+        expression: "expression" Always,
+        message: "message" Omit,
+        reason: "reason" Ptr,
+        message_expression: "messageExpression" Omit,
+    }
+    k8s_pb::api::admissionregistration::v1::Variable {
+        name: "name" Always,
+        expression: "expression" Always,
+    }
+    k8s_pb::api::admissionregistration::v1::WebhookClientConfig {
+        url: "url" Ptr,
+        service: "service" Ptr,
+        ca_bundle: "caBundle" Omit,
+    }
     k8s_pb::api::apidiscovery::v2::APIGroupDiscovery {
         metadata: "metadata" Omit,
         versions: "versions" Omit,

@@ -405,11 +405,16 @@ async fn handle(
         authorize(chain, &user, &info, audit)?;
     }
     let user = Arc::new(user);
-    auth::scope(
-        user.clone(),
-        dispatch(chain, parts, body, query, info, (*user).clone()),
+    // Boxed: the request's whole dispatch is a large future.
+    let (response, annotations) = Box::pin(
+        genericapiserver::admission_plugin::collect_audit_annotations(auth::scope(
+            user.clone(),
+            dispatch(chain, parts, body, query, info, (*user).clone()),
+        )),
     )
-    .await
+    .await;
+    audit.add_annotations(annotations);
+    response
 }
 
 /// kube's MaxInFlightLimit filter for a request that found every slot taken: 429 with

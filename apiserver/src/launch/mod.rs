@@ -59,7 +59,13 @@ pub struct ServeOptions {
     /// An APIService for Karmada's Cluster API routes it to its backend instead of this
     /// server serving it (`ApiConfig::karmada_groups_from_apiservices`).
     pub cluster_api_from_apiservice: bool,
+    /// Dynamic admission plugins not to run (`--disable-admission-plugins`, kube's names:
+    /// [`ADMISSION_PLUGINS`]).
+    pub disable_admission_plugins: Vec<String>,
 }
+
+/// The dynamic admission plugins the server runs unless disabled, in kube's names.
+pub const ADMISSION_PLUGINS: [&str; 2] = ["MutatingAdmissionWebhook", "ValidatingAdmissionWebhook"];
 
 /// kube-apiserver's `--max-requests-inflight`, `--max-mutating-requests-inflight` and
 /// `--request-timeout`, with its defaults.
@@ -103,6 +109,7 @@ impl Default for ServeOptions {
             limits: RequestLimits::default(),
             etcd_prefix: DEFAULT_ETCD_PREFIX.into(),
             cluster_api_from_apiservice: false,
+            disable_admission_plugins: Vec::new(),
         }
     }
 }
@@ -205,6 +212,7 @@ pub struct Running {
     _kcm: crate::controller::kcm::Controllers,
     _aggregator: Option<crate::aggregator::available::Controller>,
     crd_controller: tokio::task::JoinHandle<()>,
+    policy_status: tokio::task::JoinHandle<()>,
 }
 
 impl Running {
@@ -230,6 +238,7 @@ impl Running {
             .lifecycle
             .send_replace(Lifecycle::NotAcceptingNewRequests);
         self.crd_controller.abort();
+        self.policy_status.abort();
         self.serving.shutdown(grace).await;
         self.state.stop_caches();
         if let Err(e) = self.state.store.close().await {
@@ -426,6 +435,14 @@ pub async fn start_with(
     state.set_escalation_check(Arc::new(crate::auth::rbac::escalation::EscalationCheck(
         auth.authorizer.clone(),
     )));
+    // Dynamic admission: the webhooks of Mutating- and ValidatingWebhookConfigurations.
+    let mut plugins = admission_webhook::plugins(&state, || {
+        crate::auth::current_user().and_then(|u| serde_json::to_value(&*u).ok())
+    });
+    let disabled = |name: &str| opts.disable_admission_plugins.iter().any(|d| d == name);
+    plugins.mutating.retain(|p| !disabled(p.name()));
+    plugins.validating.retain(|p| !disabled(p.name()));
+    state.set_admission_plugins(plugins);
     // The proxy's route to this server itself; weak, as the chain owns the proxy.
     let weak = Arc::downgrade(&chain);
     chain
@@ -464,6 +481,8 @@ pub async fn start_with(
     // Serves the stored CRDs before the first request and follows their changes.
     let crd_controller = crate::controller::crd::start(&state).await;
     crds_served.done();
+    // ValidatingAdmissionPolicies' type checking, against every served kind's schema.
+    let policy_status = admission_webhook::policy_status::start(&state);
 
     let router = crate::handler::router(chain.clone());
     startup.serve(router.clone());
@@ -495,6 +514,7 @@ pub async fn start_with(
         _kcm: kcm,
         _aggregator: aggregator,
         crd_controller,
+        policy_status,
     })
 }
 

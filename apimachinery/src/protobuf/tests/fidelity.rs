@@ -250,6 +250,10 @@ fidelity! {
     "networking.k8s.io/v1" "NetworkPolicy" => pb::networking::v1::NetworkPolicy, oa::networking::v1::NetworkPolicy;
     "policy/v1" "PodDisruptionBudget" => pb::policy::v1::PodDisruptionBudget, oa::policy::v1::PodDisruptionBudget;
     "policy/v1" "Eviction" => pb::policy::v1::Eviction, oa::policy::v1::Eviction;
+    "admissionregistration.k8s.io/v1" "MutatingWebhookConfiguration" => pb::admissionregistration::v1::MutatingWebhookConfiguration, oa::admissionregistration::v1::MutatingWebhookConfiguration;
+    "admissionregistration.k8s.io/v1" "ValidatingWebhookConfiguration" => pb::admissionregistration::v1::ValidatingWebhookConfiguration, oa::admissionregistration::v1::ValidatingWebhookConfiguration;
+    "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicy" => pb::admissionregistration::v1::ValidatingAdmissionPolicy, oa::admissionregistration::v1::ValidatingAdmissionPolicy;
+    "admissionregistration.k8s.io/v1" "ValidatingAdmissionPolicyBinding" => pb::admissionregistration::v1::ValidatingAdmissionPolicyBinding, oa::admissionregistration::v1::ValidatingAdmissionPolicyBinding;
     "certificates.k8s.io/v1" "CertificateSigningRequest" => pb::certificates::v1::CertificateSigningRequest, oa::certificates::v1::CertificateSigningRequest;
     "scheduling.k8s.io/v1" "PriorityClass" => pb::scheduling::v1::PriorityClass, oa::scheduling::v1::PriorityClass;
     "discovery.k8s.io/v1" "EndpointSlice" => pb::discovery::v1::EndpointSlice, oa::discovery::v1::EndpointSlice;

@@ -204,6 +204,10 @@ fn inlined_structs_are_the_known_ones() {
         ("ConfigMapVolumeSource", "local_object_reference"),
         ("EphemeralContainer", "ephemeral_container_common"),
         ("IngressRule", "ingress_rule_value"),
+        // admissionregistration/v1: `Rule` inlined in RuleWithOperations, which is inlined in
+        // NamedRuleWithOperations.
+        ("NamedRuleWithOperations", "rule_with_operations"),
+        ("RuleWithOperations", "rule"),
         ("PersistentVolumeSpec", "persistent_volume_source"),
         ("Probe", "handler"),
         ("SecretEnvSource", "local_object_reference"),

@@ -5,6 +5,7 @@
 //! kube always defaults (a Deployment without `spec.replicas`), so where that changes the
 //! output the printers assume the default kube would have stored.
 
+mod admissionregistration;
 mod apiregistration;
 mod autoscaling;
 mod certificates;
@@ -149,6 +150,30 @@ static PRINTERS: &[BuiltinPrinter] = &[
         "CronJob",
         workloads::CRON_JOB_COLUMNS,
         workloads::cron_job,
+    ),
+    printer(
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+        admissionregistration::WEBHOOK_CONFIGURATION_COLUMNS,
+        admissionregistration::webhook_configuration,
+    ),
+    printer(
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+        admissionregistration::WEBHOOK_CONFIGURATION_COLUMNS,
+        admissionregistration::webhook_configuration,
+    ),
+    printer(
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicy",
+        admissionregistration::POLICY_COLUMNS,
+        admissionregistration::policy,
+    ),
+    printer(
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+        admissionregistration::BINDING_COLUMNS,
+        admissionregistration::binding,
     ),
     printer(
         "certificates.k8s.io",

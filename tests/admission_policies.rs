@@ -1,0 +1,263 @@
+//! End to end: ValidatingAdmissionPolicy and its binding on the control plane, with stock
+//! kubectl — a policy forbidding `Duplicated` replica scheduling in the PropagationPolicies of
+//! the namespaces a binding selects, the forbidden type read from a ConfigMap param, in Deny
+//! and then Warn mode, with kube's messages and metrics.
+
+mod support;
+
+use serde_json::Value;
+use support::Server;
+
+const POLICY: &str = "apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: no-duplicated}
+spec:
+  failurePolicy: Fail
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - operations: [CREATE, UPDATE]
+      apiGroups: [policy.karmada.io]
+      apiVersions: [v1alpha1]
+      resources: [propagationpolicies]
+  validations:
+  - expression: >-
+      !has(object.spec.placement.replicaScheduling) ||
+      object.spec.placement.replicaScheduling.replicaSchedulingType != params.data.forbidden
+    messageExpression: >-
+      'replicaScheduling ' + params.data.forbidden + ' is not allowed in ' + request.namespace
+    reason: Forbidden
+";
+
+fn binding(actions: &str) -> String {
+    format!(
+        "apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {{name: no-duplicated-team-a}}
+spec:
+  policyName: no-duplicated
+  validationActions: [{actions}]
+  paramRef: {{name: placement-rules, parameterNotFoundAction: Deny}}
+  matchResources:
+    namespaceSelector: {{matchLabels: {{team: a}}}}
+"
+    )
+}
+
+fn propagation_policy(name: &str, namespace: &str, scheduling: &str) -> String {
+    format!(
+        "apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {{name: {name}, namespace: {namespace}}}
+spec:
+  resourceSelectors: [{{apiVersion: apps/v1, kind: Deployment, name: web}}]
+  placement:
+    clusterAffinity: {{clusterNames: [member1]}}
+    replicaScheduling: {{replicaSchedulingType: {scheduling}}}
+"
+    )
+}
+
+/// The policy check counter of one binding and enforcement action for failed validations
+/// (kube counts a validation that fails as `invalid_error`), and the policy series of /metrics to show when it is not there.
+fn checks(cp: &Server, binding: &str, action: &str) -> (Option<f64>, String) {
+    let metrics = cp.kubectl_ok(&["get", "--raw", "/metrics"]);
+    let series = format!(
+        "apiserver_validating_admission_policy_check_total{{enforcement_action=\"{action}\",error_type=\"invalid_error\",policy=\"no-duplicated\",policy_binding=\"{binding}\"}}"
+    );
+    let shown = metrics
+        .lines()
+        .filter(|l| l.starts_with("apiserver_validating_admission_policy"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (support::metric(&metrics, &series), shown)
+}
+
+#[test]
+fn a_policy_with_a_param_denies_then_warns_about_duplicated_placement_in_a_namespace() {
+    let cp = Server::start();
+    cp.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        "apiVersion: v1
+kind: Namespace
+metadata: {name: team-a, labels: {team: a}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: placement-rules, namespace: team-a}
+data: {forbidden: Duplicated}
+",
+    );
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], POLICY);
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], &binding("Deny"));
+
+    // The binding is in force once the server has it; a server-side dry run is admitted
+    // like a write, so it shows when without storing anything.
+    let dup = propagation_policy("dup", "team-a", "Duplicated");
+    let denied = support::wait_for("the Deny binding in force", support::DEADLINE, || {
+        let out = cp.kubectl_stdin(&["create", "--dry-run=server", "-f", "-"], &dup);
+        (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
+    });
+    let expected = "propagationpolicies.policy.karmada.io \"dup\" is forbidden: \
+        ValidatingAdmissionPolicy 'no-duplicated' with binding 'no-duplicated-team-a' denied \
+        request: replicaScheduling Duplicated is not allowed in team-a";
+    assert!(denied.contains(expected), "{denied}");
+    let out = cp.kubectl_stdin(&["create", "-f", "-"], &dup);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(expected),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !cp.kubectl(&["get", "propagationpolicy", "dup", "-n", "team-a"])
+            .status
+            .success(),
+        "a denied object is not stored"
+    );
+
+    // Divided placement in the namespace, and Duplicated in a namespace the binding does not
+    // select, are admitted.
+    cp.kubectl_stdin_ok(
+        &["create", "-f", "-"],
+        &propagation_policy("divided", "team-a", "Divided"),
+    );
+    cp.kubectl_stdin_ok(
+        &["create", "-f", "-"],
+        &propagation_policy("dup", "team-b", "Duplicated"),
+    );
+    let (denials, shown) = checks(&cp, "no-duplicated-team-a", "deny");
+    assert!(denials >= Some(2.0), "{shown}");
+
+    // The param decides: forbidding Divided instead denies an update of the Divided one.
+    cp.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "placement-rules",
+        "-n",
+        "team-a",
+        "--type=merge",
+        "-p",
+        "{\"data\":{\"forbidden\":\"Divided\"}}",
+    ]);
+    let denied = support::wait_for("the new param in force", support::DEADLINE, || {
+        let out = cp.kubectl(&[
+            "label",
+            "propagationpolicy",
+            "divided",
+            "-n",
+            "team-a",
+            "--dry-run=server",
+            "touched=yes",
+        ]);
+        (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
+    });
+    assert!(
+        denied.contains("denied request: replicaScheduling Divided is not allowed in team-a"),
+        "{denied}"
+    );
+    cp.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "placement-rules",
+        "-n",
+        "team-a",
+        "--type=merge",
+        "-p",
+        "{\"data\":{\"forbidden\":\"Duplicated\"}}",
+    ]);
+
+    // Warn: the write goes through and kubectl prints kube's warning.
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], &binding("Warn"));
+    let warning = "Warning: Validation failed for ValidatingAdmissionPolicy 'no-duplicated' \
+        with binding 'no-duplicated-team-a': replicaScheduling Duplicated is not allowed in \
+        team-a";
+    support::wait_for("the Warn binding in force", support::DEADLINE, || {
+        let out = cp.kubectl_stdin(&["create", "--dry-run=server", "-f", "-"], &dup);
+        out.status.success().then_some(())
+    });
+    let out = cp.kubectl_stdin(&["create", "-f", "-"], &dup);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(warning), "{stderr}");
+    let stored: Value = cp.get_json(&["propagationpolicy", "dup", "-n", "team-a"]);
+    assert_eq!(
+        stored["spec"]["placement"]["replicaScheduling"]["replicaSchedulingType"],
+        "Duplicated"
+    );
+    let (warnings, shown) = checks(&cp, "no-duplicated-team-a", "warn");
+    assert!(warnings >= Some(2.0), "{shown}");
+
+    // Without the param the binding's parameterNotFoundAction Deny refuses the write.
+    cp.kubectl_ok(&["delete", "configmap", "placement-rules", "-n", "team-a"]);
+    let denied = support::wait_for("the param gone", support::DEADLINE, || {
+        let out = cp.kubectl_stdin(
+            &["create", "--dry-run=server", "-f", "-"],
+            &propagation_policy("other", "team-a", "Divided"),
+        );
+        (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
+    });
+    assert!(
+        denied.contains(
+            "ValidatingAdmissionPolicy 'no-duplicated' with binding 'no-duplicated-team-a' \
+             denied request: failed to configure binding: no params found for policy binding \
+             with `Deny` parameterNotFoundAction"
+        ),
+        "{denied}"
+    );
+}
+
+fn typed_policy(comparison: &str) -> String {
+    format!(
+        "apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {{name: typed}}
+spec:
+  matchConstraints:
+    resourceRules:
+    - operations: [CREATE]
+      apiGroups: [policy.karmada.io]
+      apiVersions: [v1alpha1]
+      resources: [propagationpolicies]
+  validations:
+  - expression: \"object.spec.placement.replicaScheduling.replicaSchedulingType != {comparison}\"
+"
+    )
+}
+
+#[test]
+fn a_policy_with_a_type_error_shows_it_in_its_status_until_fixed() {
+    let cp = Server::start();
+    // replicaSchedulingType is a string in PropagationPolicy's schema: comparing it with an
+    // int is a type error.
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], &typed_policy("1"));
+    let status = support::wait_for("type checking at generation 1", support::DEADLINE, || {
+        let p = cp.get_json(&["validatingadmissionpolicy", "typed"]);
+        (p["status"]["observedGeneration"] == 1).then(|| p["status"].clone())
+    });
+    let warnings = status["typeChecking"]["expressionWarnings"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(warnings.len(), 1, "{status}");
+    assert_eq!(warnings[0]["fieldRef"], "spec.validations[0].expression");
+    let warning = warnings[0]["warning"].as_str().unwrap_or_default();
+    for part in [
+        "policy.karmada.io/v1alpha1, Kind=PropagationPolicy: ERROR: <input>:1:",
+        "found no matching overload for '_!=_' applied to '(string, int)'",
+    ] {
+        assert!(warning.contains(part), "no {part:?} in {warning}");
+    }
+
+    // Fixed, the next generation checks clean.
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], &typed_policy("'Duplicated'"));
+    let status = support::wait_for("type checking at generation 2", support::DEADLINE, || {
+        let p = cp.get_json(&["validatingadmissionpolicy", "typed"]);
+        (p["status"]["observedGeneration"] == 2).then(|| p["status"].clone())
+    });
+    assert_eq!(status["typeChecking"], serde_json::json!({}), "{status}");
+}
