@@ -86,7 +86,31 @@ pub fn is_protobuf(body: &[u8]) -> bool {
 /// Decodes a Kubernetes protobuf body into the object's JSON, with `apiVersion` and `kind`
 /// taken from the envelope.
 pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
-    decode_nested(body, Ctx::default())
+    let mut obj = decode_nested(body, Ctx::default())?;
+    stamp_embedded_types(&mut obj);
+    Ok(obj)
+}
+
+/// What protobuf has no field for but kube's decoding restores: a StatefulSet's claim
+/// templates carry no TypeMeta in `generated.proto`, and apps/v1's conversion
+/// (`Convert_apps_StatefulSetSpec_To_v1_StatefulSetSpec`) stamps each with
+/// `v1`/`PersistentVolumeClaim`, so an object read back equals the one written.
+fn stamp_embedded_types(obj: &mut Value) {
+    if obj.get("apiVersion").and_then(Value::as_str) != Some("apps/v1")
+        || obj.get("kind").and_then(Value::as_str) != Some("StatefulSet")
+    {
+        return;
+    }
+    let Some(templates) = obj
+        .pointer_mut("/spec/volumeClaimTemplates")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for t in templates.iter_mut().filter_map(Value::as_object_mut) {
+        t.insert("apiVersion".into(), Value::String("v1".into()));
+        t.insert("kind".into(), Value::String("PersistentVolumeClaim".into()));
+    }
 }
 
 /// The `(apiVersion, kind)` pairs [`decode`] understands. `DeleteOptions` is also accepted under

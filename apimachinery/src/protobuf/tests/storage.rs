@@ -100,3 +100,37 @@ fn every_kind_round_trips_through_kubes_storage_form() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A StatefulSet's claim templates lose their TypeMeta in protobuf; reading it back stamps
+/// them again as kube's apps/v1 conversion does, so an update that sends them back unchanged
+/// is no change to the immutable part of the spec.
+#[test]
+fn a_stateful_sets_claim_templates_read_back_with_their_type() {
+    let sts = serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "etcd", "namespace": "ns"},
+        "spec": {
+            "serviceName": "etcd",
+            "selector": {"matchLabels": {"app": "etcd"}},
+            "template": {"metadata": {"labels": {"app": "etcd"}}, "spec": {"containers": [{"name": "etcd", "image": "etcd"}]}},
+            "volumeClaimTemplates": [{
+                "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+            }],
+        },
+    });
+    let stored = Codec::for_kind("apps/v1", "StatefulSet")
+        .expect("StatefulSet")
+        .object(&sts)
+        .expect("encode");
+    let back = decode(&stored).expect("decode");
+    assert_eq!(
+        back["spec"]["volumeClaimTemplates"][0]["apiVersion"], "v1",
+        "{back}"
+    );
+    assert_eq!(
+        back["spec"]["volumeClaimTemplates"][0]["kind"], "PersistentVolumeClaim",
+        "{back}"
+    );
+}
