@@ -1005,7 +1005,7 @@ fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
         &at("/registry/apiregistration.k8s.io/apiservices/v1alpha1.cluster.karmada.io"),
         cluster_api_service(),
     );
-    // kube-apiserver's own bookkeeping and Karmada's webhooks: left as they are.
+    // kube-apiserver's own bookkeeping: left as it is.
     db.put(
         &at("/registry/masterleases/10.0.0.1"),
         envelope(
@@ -1042,8 +1042,9 @@ fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
             &karmadas,
         ),
     );
-    // What cannot be served: a user's webhook, a custom resource without its CRD, a value
-    // that is neither JSON nor protobuf.
+    // A user's webhook is served (and called); Karmada's own cannot be, as karmada-webhook
+    // stops with Karmada. What else cannot be served: a custom resource without its CRD, a
+    // value that is neither JSON nor protobuf.
     let users = admission::ValidatingWebhookConfiguration {
         metadata: Some(meta(
             "policy-check",
@@ -1129,7 +1130,7 @@ fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
             &out,
             "validatingwebhookconfigurations.admissionregistration.k8s.io"
         ),
-        vec![0, 0, 0, 1, 1],
+        vec![1, 0, 0, 0, 1],
         "{out}"
     );
     assert_eq!(counts(&out, "configmaps"), vec![0, 0, 0, 0, 1], "{out}");
@@ -1145,7 +1146,7 @@ fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
         "{out}"
     );
     assert!(
-        out.contains("policy-check: karmada-rs calls no admission webhooks"),
+        out.contains("validating-config: Karmada's webhooks, answered by karmada-webhook, which stops with Karmada; karmada-rs defaults and validates Karmada's kinds itself: delete it before the takeover (kubectl delete validatingwebhookconfiguration validating-config)"),
         "{out}"
     );
     assert!(
@@ -1199,7 +1200,7 @@ fn migrate_check_reports_what_would_be_served_and_writes_nothing() {
 
     // Once what cannot be served is gone, the check passes; it never wrote anything.
     for key in [
-        "/registry/validatingwebhookconfigurations/policy-check",
+        "/registry/validatingwebhookconfigurations/validating-config",
         "/registry/gadgets.example.com/gadgets/shop/g1",
         "/registry/configmaps/shop/broken",
         "/registry/apps/deployments/shop/web",

@@ -2,8 +2,9 @@
 //! control plane (kube-apiserver, karmada-aggregated-apiserver) or by an earlier version of
 //! itself, read-only. Every key under the etcd prefix is decrypted and decoded as the server
 //! would at start and counted per resource: served, not served but left as it is (kube's own
-//! bookkeeping and Karmada's webhook configuration, which karmada-rs does without), cannot be
-//! served (with why: undecodable, unreadable encryption, a resource nothing here serves),
+//! bookkeeping), cannot be served (with why: undecodable, unreadable encryption, a resource
+//! nothing here serves, Karmada's own webhook configuration, which would call the stopped
+//! karmada-webhook),
 //! rewritten by its next update (another encoding than this server writes, a key that no
 //! longer writes), and moved to kube's keys at start.
 
@@ -283,6 +284,16 @@ pub async fn check(
             }
         };
         match storage_codec::decode_value(def, &value, kv.mod_revision) {
+            Ok(_)
+                if is_webhook_configuration(&resource) && karmadas_webhooks(&resource, &value) =>
+            {
+                report
+                    .unservable
+                    .entry(resource)
+                    .or_default()
+                    .push((kv.key.clone(), karmada_webhook_blocker(def, &value)));
+                continue;
+            }
             Ok(_) => *report.served.entry(resource.clone()).or_insert(0) += 1,
             Err(e) => {
                 report
@@ -392,7 +403,6 @@ fn unserved_resource(keys: &StorageKeys, key: &str, logical: &str) -> String {
 /// why losing it matters (`Err`).
 fn not_served(resource: &str, key: &str, value: &[u8]) -> Result<String, String> {
     let meta = metadata(value).unwrap_or_default();
-    let name = meta.name.as_deref().unwrap_or_default();
     let kube_maintained = meta
         .annotations
         .contains_key("apf.kubernetes.io/autoupdate-spec");
@@ -411,16 +421,6 @@ fn not_served(resource: &str, key: &str, value: &[u8]) -> Result<String, String>
         "endpointslices.discovery.k8s.io" if key.ends_with("/default/kubernetes") => {
             Ok("kube-apiserver's own endpoints".into())
         }
-        "mutatingwebhookconfigurations.admissionregistration.k8s.io"
-        | "validatingwebhookconfigurations.admissionregistration.k8s.io" => {
-            if karmadas_webhooks(resource, value) {
-                Ok("Karmada's webhooks: karmada-rs defaults and validates Karmada's kinds itself".into())
-            } else {
-                Err(format!(
-                    "{name}: karmada-rs calls no admission webhooks"
-                ))
-            }
-        }
         _ => {
             // A group with a dot that is not Kubernetes' is a custom resource's.
             let group = resource.split_once('.').map_or("", |(_, g)| g);
@@ -431,6 +431,26 @@ fn not_served(resource: &str, key: &str, value: &[u8]) -> Result<String, String>
             }
         }
     }
+}
+
+fn is_webhook_configuration(resource: &str) -> bool {
+    matches!(
+        resource,
+        "mutatingwebhookconfigurations.admissionregistration.k8s.io"
+            | "validatingwebhookconfigurations.admissionregistration.k8s.io"
+    )
+}
+
+/// Why Karmada's own webhook configuration stops a takeover: served here, its webhooks would
+/// be called, and karmada-webhook, which answers them, is stopped with the rest of Karmada
+/// (its `Fail` policy would then refuse every write of Karmada's kinds). karmada-rs defaults
+/// and validates those kinds itself, so the configuration is deleted instead.
+fn karmada_webhook_blocker(def: &ResourceDef, value: &[u8]) -> String {
+    let name = metadata(value).and_then(|m| m.name).unwrap_or_default();
+    format!(
+        "{name}: Karmada's webhooks, answered by karmada-webhook, which stops with Karmada; karmada-rs defaults and validates Karmada's kinds itself: delete it before the takeover (kubectl delete {} {name})",
+        def.kind.to_lowercase()
+    )
 }
 
 /// Whether every webhook of a stored webhook configuration is Karmada's own (named
