@@ -83,6 +83,16 @@ fn namespace_deletion(s: &Server) {
         s,
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: held, namespace: team, finalizers: [example.com/hold]}\ndata: {k: v}\n",
     );
+    // A Role that lets a controller lift finalizers in the namespace.
+    s.kubectl_ok(&[
+        "-n",
+        "team",
+        "create",
+        "role",
+        "finalizer-lifter",
+        "--verb=get,update,patch",
+        "--resource=configmaps",
+    ]);
 
     s.kubectl_ok(&["delete", "namespace", "team", "--wait=false"]);
 
@@ -159,10 +169,13 @@ fn namespace_deletion(s: &Server) {
     assert_eq!(remaining["reason"], "SomeResourcesRemain");
     assert_eq!(
         remaining["message"],
-        "Some resources are remaining: configmaps. has 1 resource instances"
+        "Some resources are remaining: configmaps. has 1 resource instances, roles.rbac.authorization.k8s.io has 1 resource instances"
     );
     let held = s.get_json(&["-n", "team", "configmap", "held"]);
     assert!(held["metadata"]["deletionTimestamp"].is_string());
+    // RBAC goes last: whoever holds the finalizer keeps the access it needs to lift it.
+    let role = s.get_json(&["-n", "team", "role", "finalizer-lifter"]);
+    assert!(role["metadata"]["deletionTimestamp"].is_null(), "{role}");
 
     // Releasing the last finalizer lets the namespace go.
     s.kubectl_ok(&[
@@ -178,6 +191,7 @@ fn namespace_deletion(s: &Server) {
     s.kubectl_ok(&["wait", "--for=delete", "namespace/team", "--timeout=60s"]);
     assert!(is_gone(s, &["namespace", "team"]));
     assert!(is_gone(s, &["-n", "team", "configmap", "held"]));
+    assert!(is_gone(s, &["-n", "team", "role", "finalizer-lifter"]));
 }
 
 #[test]

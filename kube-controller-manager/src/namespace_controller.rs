@@ -20,6 +20,8 @@ use crate::api_server::{ApiError, ApiServer, Deleted, Propagation, Resource, Sub
 
 /// The finalizer the namespace controller owns in `spec.finalizers`.
 pub const KUBERNETES_FINALIZER: &str = "kubernetes";
+/// Roles and RoleBindings, deleted after the rest of a namespace's content.
+const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
 /// How long before a namespace whose content is still terminating is looked at again even
 /// without a deletion in it (kube's finalizerEstimateSeconds).
@@ -382,13 +384,21 @@ impl NamespaceController {
     }
 
     /// Deletes every object of every namespaced resource in `ns` (kube's deleteAllContent,
-    /// with the default background propagation) and reports what remains.
+    /// with the default background propagation) and reports what remains. Roles and
+    /// RoleBindings go last, once nothing else is left: the controllers that lift the
+    /// remaining objects' finalizers may be allowed to by them (a pull member's agent reaches
+    /// its Works through a Role in their execution space), and kube's single pass would take
+    /// that access away while they still have work to do.
     async fn delete_content(&self, ns: &str) -> ContentReport {
         let mut report = ContentReport::default();
-        for def in self.state.stored_resources() {
-            if !def.namespaced() {
-                continue;
-            }
+        let mut defs: Vec<_> = self
+            .state
+            .stored_resources()
+            .into_iter()
+            .filter(|d| d.namespaced())
+            .collect();
+        defs.sort_by_key(|d| d.group() == RBAC_GROUP);
+        for def in defs {
             let label = format!("{}.{}", def.plural(), def.group());
             // A consistent list: an object created just before the namespace started
             // terminating must not be missed.
@@ -399,6 +409,10 @@ impl NamespaceController {
                     continue;
                 }
             };
+            if def.group() == RBAC_GROUP && !report.remaining.is_empty() && !items.is_empty() {
+                report.remaining.insert(label, items.len());
+                continue;
+            }
             // Deleted a few at a time: each delete waits for a durable write.
             let left: Vec<Result<Option<Value>, String>> =
                 // Parsed up front: the futures then hold no trait object of the server's.
