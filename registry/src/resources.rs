@@ -663,6 +663,7 @@ const BUILT_IN: &[Spec] = &[
         &[],
         false,
     )
+    .categories(&["api-extensions"])
     .generation(),
     spec(
         "admissionregistration.k8s.io",
@@ -672,6 +673,7 @@ const BUILT_IN: &[Spec] = &[
         &[],
         false,
     )
+    .categories(&["api-extensions"])
     .generation(),
     spec(
         "admissionregistration.k8s.io",
@@ -681,6 +683,7 @@ const BUILT_IN: &[Spec] = &[
         &[],
         false,
     )
+    .categories(&["api-extensions"])
     .status()
     .generation(),
     spec(
@@ -691,6 +694,7 @@ const BUILT_IN: &[Spec] = &[
         &[],
         false,
     )
+    .categories(&["api-extensions"])
     .generation(),
     spec(
         "authorization.k8s.io",

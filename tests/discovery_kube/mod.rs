@@ -16,11 +16,6 @@ const EXPECTED: &str = include_str!("../data/kube-1.32-discovery.txt");
 /// covers a whole group/version), with why.
 const NOT_LIKE_KUBE: &[(&str, &str, &str)] = &[
     (
-        "admissionregistration.k8s.io/v1",
-        "*",
-        "dynamic admission webhooks and admission policies are not served yet",
-    ),
-    (
         "flowcontrol.apiserver.k8s.io/v1",
         "*",
         "priority and fairness runs on its built-in FlowSchemas and priority levels; the API \
