@@ -16,12 +16,17 @@ use super::MAGIC;
 
 /// Wraps a message the way client-go's protobuf serializer does.
 pub(crate) fn envelope(api_version: &str, kind: &str, message: &impl Message) -> Vec<u8> {
+    envelope_raw(api_version, kind, message.encode_to_vec())
+}
+
+/// Wraps an already-encoded message the way client-go's protobuf serializer does.
+pub(crate) fn envelope_raw(api_version: &str, kind: &str, raw: Vec<u8>) -> Vec<u8> {
     let unknown = Unknown {
         type_meta: Some(TypeMeta {
             api_version: Some(api_version.into()),
             kind: Some(kind.into()),
         }),
-        raw: Some(message.encode_to_vec()),
+        raw: Some(raw),
         content_encoding: Some(String::new()),
         content_type: Some(String::new()),
     };

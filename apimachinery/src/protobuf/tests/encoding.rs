@@ -6,7 +6,7 @@ use prost::Message;
 use serde_json::{Value, json};
 
 use crate::protobuf::json::{Ctx, Enc};
-use crate::protobuf::testing::envelope;
+use crate::protobuf::testing::envelope_raw;
 use crate::protobuf::{Codec, KINDS, Kind, ProtobufError, RESPONSE_KINDS, decode};
 
 fn strict() -> Enc {
@@ -48,39 +48,10 @@ fn whole_bodies_round_trip_with_their_type() {
     // Request kinds only: response kinds are never decoded as bodies.
     for kind in KINDS {
         let codec = Codec::for_kind(kind.api_version, kind.kind).unwrap();
-        let body = envelope(kind.api_version, kind.kind, &RawMessage((kind.sample)()));
+        let body = envelope_raw(kind.api_version, kind.kind, (kind.sample)());
         let json = decode(&body).unwrap();
         let encoded = codec.strict().object(&json).unwrap();
         assert_eq!(decode(&encoded).unwrap(), json, "{}", kind.kind);
-    }
-}
-
-/// Already-encoded message bytes, for [`envelope`].
-#[derive(Debug, Default, Clone, PartialEq)]
-struct RawMessage(Vec<u8>);
-
-impl Message for RawMessage {
-    fn encode_raw(&self, buf: &mut impl bytes::BufMut) {
-        buf.put_slice(&self.0);
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: prost::encoding::WireType,
-        buf: &mut impl bytes::Buf,
-        ctx: prost::encoding::DecodeContext,
-    ) -> Result<(), prost::DecodeError> {
-        // Never decoded: only written into envelopes.
-        prost::encoding::skip_field(wire_type, tag, buf, ctx)
-    }
-
-    fn encoded_len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn clear(&mut self) {
-        self.0.clear();
     }
 }
 

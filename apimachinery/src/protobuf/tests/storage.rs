@@ -7,51 +7,15 @@
 //! writes zero values of value fields (and so the very bytes kube stores) is shown by the
 //! kubectl fixtures (`encoding.rs`).
 
-use prost::Message;
-
-use crate::protobuf::testing::envelope;
+use crate::protobuf::testing::envelope_raw;
 use crate::protobuf::{Codec, KINDS, decode};
-
-/// A message already encoded, for [`envelope`].
-#[derive(Clone, PartialEq, Default)]
-struct Encoded(Vec<u8>);
-
-impl std::fmt::Debug for Encoded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} bytes", self.0.len())
-    }
-}
-
-impl Message for Encoded {
-    fn encode_raw(&self, buf: &mut impl bytes::BufMut) {
-        buf.put_slice(&self.0);
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: prost::encoding::WireType,
-        buf: &mut impl bytes::Buf,
-        ctx: prost::encoding::DecodeContext,
-    ) -> Result<(), prost::DecodeError> {
-        prost::encoding::skip_field(wire_type, tag, buf, ctx)
-    }
-
-    fn encoded_len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-}
 
 #[test]
 fn every_kind_round_trips_through_kubes_storage_form() {
     let mut failures = Vec::new();
     for kind in KINDS.iter().filter(|k| k.kind != "DeleteOptions") {
         let name = format!("{} {}", kind.api_version, kind.kind);
-        let stored = envelope(kind.api_version, kind.kind, &Encoded((kind.sample)()));
+        let stored = envelope_raw(kind.api_version, kind.kind, (kind.sample)());
         let json = match decode(&stored) {
             Ok(json) => json,
             Err(e) => {
@@ -79,7 +43,7 @@ fn every_kind_round_trips_through_kubes_storage_form() {
                 continue;
             }
         };
-        if written != envelope(kind.api_version, kind.kind, &Encoded(message.clone())) {
+        if written != envelope_raw(kind.api_version, kind.kind, message.clone()) {
             failures.push(format!("{name}: the envelope differs from kube's"));
         }
         if (kind.encode)(
