@@ -64,14 +64,7 @@ impl Encoding {
                 Encoding::Typed(Typed::Served)
             }
             // A kind stored in another form (events.k8s.io Events) is encoded as that form.
-            Source::BuiltIn => match Codec::for_kind(
-                &kube_registry::conversion::storage_api_version(
-                    &def.group,
-                    &def.version,
-                    &def.kind,
-                ),
-                &def.kind,
-            ) {
+            Source::BuiltIn => match Codec::for_kind(&def.storage_api_version(), &def.kind) {
                 Some(codec) => Encoding::Protobuf(codec),
                 None => Encoding::Unstructured,
             },
@@ -266,7 +259,7 @@ mod tests {
                 }
                 // Kinds stored in another form are written as that form's message.
                 _ => assert!(
-                    matches!(e, Encoding::Protobuf(c) if c.api_version() == kube_registry::conversion::storage_api_version(&def.group, &def.version, &def.kind) && c.kind() == def.kind),
+                    matches!(e, Encoding::Protobuf(c) if c.api_version() == def.storage_api_version() && c.kind() == def.kind),
                     "{} is not stored as protobuf",
                     def.qualified()
                 ),

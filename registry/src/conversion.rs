@@ -25,18 +25,16 @@ pub fn storage_group<'a>(group: &'a str, kind: &str) -> &'a str {
     }
 }
 
-/// The `apiVersion` objects of `group`/`version`/`kind` are stored in (what the storage
-/// codec encodes them as): core `v1` for `events.k8s.io` Events, `autoscaling/v2` for v1
-/// HorizontalPodAutoscalers, else their own.
-pub fn storage_api_version(group: &str, version: &str, kind: &str) -> String {
+/// The `apiVersion` objects of `group`/`version`/`kind` are stored in when it is not their
+/// own (what the storage codec encodes them as): core `v1` for `events.k8s.io` Events,
+/// `autoscaling/v2` for v1 HorizontalPodAutoscalers.
+pub fn stored_api_version(group: &str, version: &str, kind: &str) -> Option<&'static str> {
     if is_hpa_v1(group, version, kind) {
-        "autoscaling/v2".into()
+        Some("autoscaling/v2")
     } else if converts(group, version, kind) {
-        "v1".into()
-    } else if group.is_empty() {
-        version.into()
+        Some("v1")
     } else {
-        format!("{group}/{version}")
+        None
     }
 }
 

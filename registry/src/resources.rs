@@ -119,6 +119,13 @@ impl ResourceDef {
         }
     }
 
+    /// The `apiVersion` its objects are stored in: its own, or the form it is converted to
+    /// ([`crate::conversion::stored_api_version`]).
+    pub fn storage_api_version(&self) -> String {
+        crate::conversion::stored_api_version(&self.group, &self.version, &self.kind)
+            .map_or_else(|| self.api_version(), String::from)
+    }
+
     /// The key prefix of a stored resource.
     pub fn prefix(&self) -> Option<&str> {
         match &self.storage {
