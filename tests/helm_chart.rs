@@ -800,20 +800,36 @@ impl Drop for Process {
 
 /// An answer to a plain HTTP/1.0 GET (or POST with `body`) on `addr`: its status line and the
 /// rest, or the I/O error.
+///
+/// Go's server may close a connection whose request body it did not read, and the kernel then
+/// ends it with a reset that can overtake the answer: the answer received before a reset
+/// counts, and a reset before any answer is retried (a few times), as a client would.
 fn plain_http(addr: &str, method: &str, path: &str, body: &str) -> Result<String, String> {
     use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+    let mut last = String::new();
+    for _ in 0..5 {
+        let mut s = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .map_err(|e| e.to_string())?;
+        write!(
+            s,
+            "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
         .map_err(|e| e.to_string())?;
-    write!(
-        s,
-        "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .map_err(|e| e.to_string())?;
-    let mut answer = Vec::new();
-    s.read_to_end(&mut answer).map_err(|e| e.to_string())?;
-    Ok(String::from_utf8_lossy(&answer).into_owned())
+        let mut answer = Vec::new();
+        match s.read_to_end(&mut answer) {
+            Ok(_) => return Ok(String::from_utf8_lossy(&answer).into_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                if !answer.is_empty() {
+                    return Ok(String::from_utf8_lossy(&answer).into_owned());
+                }
+                last = e.to_string();
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Err(last)
 }
 
 /// One member of the chart's etcd StatefulSet as a local process.
