@@ -38,7 +38,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use serde_json::json;
 use support::{
-    Process, client, cpu_seconds, env_or, join_ready, metrics_text, spawn, spawn_members,
+    Process, client, cpu_seconds, env_or, join_ready, request_counts, spawn, spawn_members,
 };
 
 #[derive(Clone, Debug, Default, serde::Deserialize)]
@@ -181,44 +181,6 @@ async fn all_ready_on(
             return Some(Instant::now());
         }
     }
-}
-
-/// The server's `apiserver_request_total`, keyed by `verb resource[/subresource] code`: the
-/// requests of every client, the in-process controllers' included (they go through the same
-/// handler chain).
-async fn request_counts(cp: &Client) -> HashMap<String, f64> {
-    let text = metrics_text(cp).await;
-    let mut counts = HashMap::new();
-    for line in text.lines() {
-        let Some(rest) = line.strip_prefix("apiserver_request_total{") else {
-            continue;
-        };
-        let Some((labels, value)) = rest.rsplit_once("} ") else {
-            continue;
-        };
-        let label = |name: &str| {
-            labels
-                .split(',')
-                .find_map(|kv| {
-                    kv.strip_prefix(name)?
-                        .strip_prefix("=\"")?
-                        .strip_suffix('"')
-                })
-                .unwrap_or("")
-                .to_string()
-        };
-        let sub = label("subresource");
-        let key = format!(
-            "{} {}{}{} {}",
-            label("verb"),
-            label("resource"),
-            if sub.is_empty() { "" } else { "/" },
-            sub,
-            label("code")
-        );
-        *counts.entry(key).or_insert(0.0) += value.trim().parse::<f64>().unwrap_or(0.0);
-    }
-    counts
 }
 
 /// Prints the requests made between two `request_counts`, most frequent first, with their

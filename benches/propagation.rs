@@ -15,7 +15,7 @@
 //!
 //! Environment: PROPAGATION_BENCH_N (default 1000), PROPAGATION_BENCH_MEMBERS (3),
 //! PROPAGATION_BENCH_RATE (changes/s, 100), PROPAGATION_BENCH_SECONDS (steady phase, 20),
-//! PROPAGATION_BENCH_LIMIT (s to wait for the bulk phase, 600), PROPAGATION_BENCH_DEBUG (set:
+//! PROPAGATION_BENCH_LIMIT (s to wait for the bulk phase, 600), BENCH_DEBUG (set:
 //! print the completion counts as they move).
 
 mod support;
@@ -34,7 +34,10 @@ use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use serde_json::json;
-use support::{Process, client, cpu_seconds, env_or, join_ready, rss_kib, spawn, spawn_members};
+use support::{
+    Process, client, cpu_seconds, env_or, first_time_count_reaches, join_ready, rss_kib, spawn,
+    spawn_members,
+};
 
 /// An object of which only the metadata and the parts of the status the bench checks are
 /// decoded.
@@ -519,43 +522,4 @@ async fn watch_cache_counters(cp: &Client) -> (u64, u64) {
         }
     }
     (cut, relists)
-}
-
-/// Resolves, at the moment it happens, once `n` objects of the watched stream satisfy `done`.
-async fn first_time_count_reaches<K, S>(events: S, n: usize, done: impl Fn(&K) -> bool) -> Instant
-where
-    K: kube::Resource,
-    S: futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>>,
-{
-    let mut satisfied = std::collections::HashSet::new();
-    let mut events = std::pin::pin!(events);
-    let mut last = Instant::now();
-    while let Some(e) = events.next().await {
-        if std::env::var("PROPAGATION_BENCH_DEBUG").is_ok()
-            && last.elapsed() > Duration::from_secs(2)
-        {
-            last = Instant::now();
-            eprintln!("{} {} of {n}", std::any::type_name::<K>(), satisfied.len());
-        }
-        let mut apply = |o: &K| {
-            let key = (o.meta().namespace.clone(), o.meta().name.clone());
-            if done(o) {
-                satisfied.insert(key);
-            } else {
-                satisfied.remove(&key);
-            }
-        };
-        match e {
-            Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => apply(&o),
-            Ok(watcher::Event::Delete(o)) => {
-                satisfied.remove(&(o.meta().namespace.clone(), o.meta().name.clone()));
-            }
-            Ok(_) => {}
-            Err(e) => eprintln!("watch error (retrying): {e}"),
-        }
-        if satisfied.len() >= n {
-            return Instant::now();
-        }
-    }
-    Instant::now()
 }

@@ -228,3 +228,87 @@ pub async fn timed_get(
     resp.into_body().collect().await.ok()?;
     Some(started.elapsed())
 }
+
+/// Resolves, at the moment it happens, once `n` objects of the watched stream satisfy `done`.
+pub async fn first_time_count_reaches<K, S>(
+    events: S,
+    n: usize,
+    done: impl Fn(&K) -> bool,
+) -> std::time::Instant
+where
+    K: kube::Resource,
+    S: futures::Stream<
+            Item = Result<kube::runtime::watcher::Event<K>, kube::runtime::watcher::Error>,
+        >,
+{
+    let mut satisfied = std::collections::HashSet::new();
+    let mut events = std::pin::pin!(events);
+    let mut last = std::time::Instant::now();
+    while let Some(e) = futures::StreamExt::next(&mut events).await {
+        if std::env::var("BENCH_DEBUG").is_ok() && last.elapsed() > Duration::from_secs(2) {
+            last = std::time::Instant::now();
+            eprintln!("{} {} of {n}", std::any::type_name::<K>(), satisfied.len());
+        }
+        let mut apply = |o: &K| {
+            let key = (o.meta().namespace.clone(), o.meta().name.clone());
+            if done(o) {
+                satisfied.insert(key);
+            } else {
+                satisfied.remove(&key);
+            }
+        };
+        match e {
+            Ok(
+                kube::runtime::watcher::Event::Apply(o)
+                | kube::runtime::watcher::Event::InitApply(o),
+            ) => apply(&o),
+            Ok(kube::runtime::watcher::Event::Delete(o)) => {
+                satisfied.remove(&(o.meta().namespace.clone(), o.meta().name.clone()));
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!("watch error (retrying): {e}"),
+        }
+        if satisfied.len() >= n {
+            return std::time::Instant::now();
+        }
+    }
+    std::time::Instant::now()
+}
+
+/// The server's `apiserver_request_total`, keyed by `verb resource[/subresource] code`: the
+/// requests of every client, the in-process controllers' included (they go through the same
+/// handler chain).
+pub async fn request_counts(cp: &kube::Client) -> std::collections::HashMap<String, f64> {
+    let text = metrics_text(cp).await;
+    let mut counts = std::collections::HashMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("apiserver_request_total{") else {
+            continue;
+        };
+        let Some((labels, value)) = rest.rsplit_once("} ") else {
+            continue;
+        };
+        let label = |name: &str| {
+            labels
+                .split(',')
+                .find_map(|kv| {
+                    kv.strip_prefix(name)?
+                        .strip_prefix("=\"")?
+                        .strip_suffix('"')
+                })
+                .unwrap_or("")
+                .to_string()
+        };
+        let sub = label("subresource");
+        let key = format!(
+            "{} {}{}{} {}",
+            label("verb"),
+            label("resource"),
+            if sub.is_empty() { "" } else { "/" },
+            sub,
+            label("code")
+        );
+        *counts.entry(key).or_insert(0.0) += value.trim().parse::<f64>().unwrap_or(0.0);
+    }
+    counts
+}
