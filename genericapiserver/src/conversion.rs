@@ -27,7 +27,7 @@ pub fn serves_stored_bytes(def: &ResourceDef) -> bool {
 pub fn on_read(def: &ResourceDef, stored: &Value) -> Option<Value> {
     match def.source {
         Source::Custom(_) => apiextensions::custom_resource::on_read(def, stored),
-        _ => kinds::for_resource(def)?.from_storage(def, stored),
+        _ => kinds::for_resource(def)?.on_read(def, stored),
     }
 }
 

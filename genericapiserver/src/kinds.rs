@@ -53,7 +53,7 @@ pub trait KindStrategy: Send + Sync + 'static {
     fn converts(&self, def: &ResourceDef) -> bool;
 
     /// A stored object as the resource serves it; `None` when it is served unchanged.
-    fn from_storage(&self, def: &ResourceDef, stored: &Value) -> Option<Value>;
+    fn on_read(&self, def: &ResourceDef, stored: &Value) -> Option<Value>;
 
     /// A written object converted to the storage version (called only when
     /// [`KindStrategy::converts`]); a value that cannot be converted is the client's error.
@@ -140,7 +140,7 @@ impl KindStrategy for BuiltIn {
         kube_registry::conversion::converts(&def.group, &def.version, &def.kind)
     }
 
-    fn from_storage(&self, def: &ResourceDef, stored: &Value) -> Option<Value> {
+    fn on_read(&self, def: &ResourceDef, stored: &Value) -> Option<Value> {
         kube_registry::conversion::from_storage(&def.group, &def.version, &def.kind, stored)
     }
 

@@ -61,7 +61,7 @@ impl KindStrategy for KarmadaKinds {
         karmada_api::conversion::converts(&def.kind, &def.version)
     }
 
-    fn from_storage(&self, def: &ResourceDef, stored: &Value) -> Option<Value> {
+    fn on_read(&self, def: &ResourceDef, stored: &Value) -> Option<Value> {
         karmada_api::conversion::from_storage(&def.kind, &def.version, stored)
     }
 
