@@ -15,8 +15,6 @@
 //! - [`ineffective`]: fields accepted without effect, reported as API warnings.
 //! - [`well_known`]: labels, annotations, finalizers, taints, conditions; [`names`]: generated
 //!   names (execution spaces, bindings, Works); [`prune`]: fields stripped before dispatch.
-//! - [`json_splice`]: edits of serialized objects (resourceVersion, metadata members) without
-//!   parsing them.
 
 pub mod apps;
 pub mod cluster;
@@ -28,7 +26,6 @@ pub mod admission;
 pub mod catalog;
 pub mod conversion;
 pub mod ineffective;
-pub mod json_splice;
 pub mod names;
 pub mod printers;
 pub mod prune;

@@ -15,6 +15,7 @@
 pub mod arbitrary_text;
 pub mod duration;
 pub mod gofloat;
+pub mod json_splice;
 pub mod meta;
 pub mod openapi;
 pub mod patch;

@@ -1,9 +1,31 @@
 //! Accessors of Kubernetes objects held as JSON values: metav1.ObjectMeta's fields, metav1.Time,
 //! and simple field paths (the parts of k8s.io/apimachinery/pkg/api/meta this project uses).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
+
+/// A stored object as a cache holds it, read through accessors as Go code reads a
+/// `metav1.Object`: its key, metadata and resourceVersion without a parse, the object parsed
+/// or its JSON on demand. A cache implements it for its own entries, so readers in other
+/// crates (kube-controller-manager's informers) take the cached `Arc`s as they are, with no
+/// wrapper to allocate per object.
+pub trait Object: Send + Sync {
+    /// Storage key.
+    fn key(&self) -> &str;
+    /// `metadata.namespace` (empty when cluster-scoped).
+    fn namespace(&self) -> &str;
+    /// `metadata.name`.
+    fn name(&self) -> &str;
+    /// resourceVersion of this state.
+    fn rv(&self) -> i64;
+    /// The object parsed.
+    fn value(&self) -> Value;
+    /// The object's JSON (as stored, maybe without its resourceVersion), for readers of its
+    /// metadata, without a copy where possible.
+    fn raw_json(&self) -> Cow<'_, [u8]>;
+}
 
 /// Finalizer kube's garbage collector uses for foreground deletion (metav1.FinalizerDeleteDependents).
 pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";

@@ -144,6 +144,8 @@ pub async fn check(
     etcd_prefix: &str,
     encryption: Option<Arc<encryption::Encryption>>,
 ) -> Result<Report, storage::Error> {
+    // Karmada's older served versions are read through their conversion.
+    crate::karmada::install();
     let root = format!(
         "{}/",
         storage::prefixed::normalize(etcd_prefix).trim_end_matches('/')

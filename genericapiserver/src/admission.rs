@@ -1,6 +1,7 @@
 //! Admission: the defaulting and validation every write passes before storage, in
 //! kube-apiserver's order — mutating admission (built-in defaulting, then the mutating
-//! plugins), validation (the kind's strategy, CRD schemas, Karmada's in-process webhooks),
+//! plugins), validation (the kind's strategy, CRD schemas, the installed kinds' own admission
+//! ([`crate::kinds`]: Karmada's in-process webhooks)),
 //! then the validating plugins.
 //!
 //! Dynamic admission plugins (k8s.io/apiserver pkg/admission) plug in through
@@ -27,7 +28,8 @@ use serde_json::{Value, json};
 pub use crate::admission_plugin::{
     AdmissionOperation, AdmissionPlugins, Attributes, MutationPlugin, Record, ValidationPlugin,
 };
-use crate::error::{ApiError, Cause, karmada_error};
+use crate::error::{ApiError, Cause};
+use crate::kinds::{self, WriteOperation};
 use crate::managed_fields::Subresource;
 use crate::object;
 use crate::options::WriteContext;
@@ -228,14 +230,7 @@ pub fn status_write_reads_only_status(state: &ApiState, def: &ResourceDef) -> bo
             return false;
         }
     }
-    match def.source {
-        Source::BuiltIn => true,
-        Source::Karmada => {
-            karmada_api::status_admission_reads_only_status(&def.kind)
-                && !crate::conversion::converts(def)
-        }
-        _ => false,
-    }
+    kinds::for_resource(def).is_some_and(|k| k.status_admission_reads_only_status(def))
 }
 
 /// Defaults and validates `obj` (the new state); `old` is the current state on update. The
@@ -325,7 +320,7 @@ fn default_object(
     Ok(())
 }
 
-/// The kind's validation, CRD schemas and Karmada's in-process webhooks.
+/// The kind's validation, CRD schemas and the kind's own admission ([`crate::kinds`]).
 async fn validate_object(
     state: &ApiState,
     def: &ResourceDef,
@@ -339,11 +334,10 @@ async fn validate_object(
     // kube validates metadata for every kind; the built-in rules add the kind's own checks.
     let mut causes = strategy.validate(obj, old);
     causes.extend(crate::crd::validate(def, obj, old));
-    if def.source == Source::Karmada
-        && let Some(info) = karmada_api::kind_info(kind)
-    {
-        let name = object::name(obj).to_string();
-        for msg in info.validate_name(&name, false) {
+    let own = kinds::for_resource(def);
+    if let Some(k) = own {
+        let name = object::name(obj);
+        for msg in k.validate_name(def, name) {
             let cause = Cause {
                 reason: "FieldValueInvalid".into(),
                 message: format!("Invalid value: \"{name}\": {msg}"),
@@ -358,22 +352,21 @@ async fn validate_object(
         let group = kube_registry::conversion::storage_group(group, kind);
         return Err(ApiError::invalid(group, kind, object::name(obj), causes));
     }
-    if def.source == Source::Karmada {
-        let kop = match (op, sub) {
-            (Operation::Create, _) => karmada_api::Operation::Create,
+    if let Some(k) = own {
+        let wop = match (op, sub) {
+            (Operation::Create, _) => WriteOperation::Create,
             (Operation::Update, Subresource::Main | Subresource::Finalize) => {
-                karmada_api::Operation::Update
+                WriteOperation::Update
             }
-            (Operation::Update, Subresource::Status) => karmada_api::Operation::UpdateStatus,
+            (Operation::Update, Subresource::Status) => WriteOperation::UpdateStatus,
         };
         // Karmada's customization webhook compares with the other stored objects of the kind.
-        let peers = if karmada_api::admission_reads_peers(kind) {
+        let peers = if k.admission_reads_peers(def) {
             stored_objects(state, def).await?
         } else {
             Vec::new()
         };
-        karmada_api::admit_with_peers(kind, kop, obj, old, &peers)
-            .map_err(|e| karmada_error(def, obj, &e))?;
+        k.admit(def, wop, obj, old, &peers)?;
     }
     Ok(())
 }
@@ -399,16 +392,19 @@ async fn stored_objects(state: &ApiState, def: &ResourceDef) -> Result<Vec<Value
         .collect())
 }
 
-/// The API warnings of an admitted write, as admission webhooks return them: the fields of a
-/// Karmada object that are accepted without effect (main-resource writes).
+/// The API warnings of an admitted write, as admission webhooks return them: the fields of an
+/// object that its kind accepts without effect (main-resource writes).
 pub fn warnings(def: &ResourceDef, sub: Subresource, obj: &Value) -> Vec<String> {
-    if def.source != Source::Karmada || sub != Subresource::Main {
+    if sub != Subresource::Main {
         return Vec::new();
     }
-    karmada_api::ineffective::warnings(&def.kind, obj)
+    kinds::for_resource(def)
+        .map(|k| k.warnings(def, obj))
+        .unwrap_or_default()
 }
 
-/// Admission of a delete: Karmada's resource-deletion-protection webhook (objects labelled
+/// Admission of a delete: on a control plane the installed delete admission (Karmada's
+/// resource-deletion-protection webhook: objects labelled
 /// `resourcetemplate.karmada.io/deletion-protected=Always` cannot be deleted), then the
 /// dynamic plugins with the object as `oldObject`.
 pub async fn admit_delete(
@@ -417,8 +413,10 @@ pub async fn admit_delete(
     obj: &Value,
     ctx: &WriteContext,
 ) -> Result<Admitted, ApiError> {
-    if state.config.flavor == crate::state::Flavor::ControlPlane {
-        karmada_api::admit_delete(obj).map_err(|e| karmada_error(def, obj, &e))?;
+    if state.config.flavor == crate::state::Flavor::ControlPlane
+        && let Some(d) = kinds::delete_admission()
+    {
+        d.admit_delete(def, obj)?;
     }
     let Some(d) = Dynamic::new(
         state,

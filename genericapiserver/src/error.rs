@@ -52,40 +52,6 @@ impl std::error::Error for ApiError {}
 
 pub use kube_registry::resources::qualified_resource;
 
-/// A Karmada admission refusal as the API error kube-apiserver would return.
-pub fn karmada_error(def: &ResourceDef, obj: &Value, e: &karmada_api::AdmissionError) -> ApiError {
-    let name = apimachinery::meta::name(obj);
-    let causes: Vec<Cause> = e
-        .field_errors()
-        .iter()
-        .map(|f| Cause {
-            reason: f.reason().to_string(),
-            message: f.error_body(),
-            field: f.field.to_string(),
-        })
-        .collect();
-    match e {
-        karmada_api::AdmissionError::Invalid(_) => {
-            let mut err = ApiError::invalid(&def.group, &def.kind, name, causes);
-            err.message = e.status_message(&def.kind, &def.group, name);
-            err
-        }
-        karmada_api::AdmissionError::BadRequest(m) => ApiError::bad_request(m.clone()),
-        karmada_api::AdmissionError::Denied { code, .. } => {
-            let mut err = ApiError::forbidden_message(&def.group, &def.plural, name, e.to_string());
-            err.code = *code;
-            if *code != 403 {
-                err.reason = if *code == 400 {
-                    "BadRequest"
-                } else {
-                    "InternalError"
-                };
-            }
-            err
-        }
-    }
-}
-
 fn opt_group(group: &str) -> Option<String> {
     (!group.is_empty()).then(|| group.to_string())
 }

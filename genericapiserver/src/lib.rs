@@ -1,13 +1,17 @@
 //! The generic API server library (k8s.io/apiserver, plus kube-aggregator's APIService
-//! proxying and Karmada's cluster proxy): request decoding and negotiation, authentication,
-//! authorization, audit, admission, the generic registry over [`storage::Store`], the watch
-//! cache, discovery, OpenAPI, the aggregator and the cluster proxy — everything the handler
-//! chain calls, and nothing that assembles it.
+//! proxying): request decoding and negotiation, authentication, authorization, audit,
+//! admission, the generic registry over [`storage::Store`], the watch cache, discovery,
+//! OpenAPI, the aggregator and the generic proxy transport — everything the handler chain
+//! calls, and nothing that assembles it.
 //!
 //! The `apiserver` crate above builds the handler chain from these parts, runs the in-process
 //! controllers and launches the server; this crate must never depend on it (nor on the
 //! controllers crate). Keeping the chain out of here is what lets an edit of a handler
-//! recompile only the small crate on top.
+//! recompile only the small crate on top. It knows no Karmada and no kube-controller-manager
+//! either (it must not depend on the api crate nor on kube-controller-manager): built-in kinds
+//! come from `kube-registry`, and the server above installs Karmada's kinds through the same
+//! registration point ([`kinds`]) and serves Karmada's cluster proxy; the controllers read
+//! the watch cache through apimachinery's object accessors.
 //!
 //! Pure algorithms (patches, selectors, printers, the protobuf codec) live in `apimachinery`,
 //! the built-in kinds' strategies and what a served resource is ([`resources::ResourceDef`]) in
@@ -15,11 +19,11 @@
 //! OpenAPI document builders in `openapi-builder`.
 //!
 //! Inside, modules depend one way (README's Layout section; `scripts/module-cycles` checks
-//! it): [`aggregator`] and [`proxy`] on top; then [`auth`] and [`audit`], the [`registry`],
-//! [`admission`], and [`state`] with the [`watch_cache`]; the machinery modules at the
-//! bottom. A lower module never imports a higher one: what it needs from above is passed in
-//! (RBAC's escalation check as a [`state::WriteCheck`], the proxy's route to this server's
-//! chain as a [`proxy::ControlPlane`]).
+//! it): [`aggregator`] on top, over the [`proxy`] transport; then [`auth`] and [`audit`], the
+//! [`registry`], [`admission`], and [`state`] with the [`watch_cache`]; the machinery modules
+//! (with [`kinds`]) at the bottom. A lower module never imports a higher one: what it needs
+//! from above is passed in (RBAC's escalation check as a [`state::WriteCheck`], the dynamic
+//! admission plugins, the installed kinds).
 
 pub mod admission;
 pub mod admission_plugin;
@@ -36,9 +40,9 @@ pub mod error;
 pub mod fields;
 pub mod healthz;
 pub mod ids;
-pub use karmada_api::json_splice;
-pub mod karmada_tables;
-mod kcm_object;
+pub mod kinds;
+pub use apimachinery::json_splice;
+mod cached_object;
 pub mod lingering_close;
 pub mod managed_fields;
 pub mod metrics;

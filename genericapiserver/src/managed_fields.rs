@@ -47,9 +47,9 @@ pub fn schema_for(def: &ResourceDef) -> Arc<Schema> {
             };
             let schema = match Schema::builtin(&gvk) {
                 Some(s) => s,
-                None => match karmada_api::schema::openapi_schema_at(&def.version, &def.kind) {
-                    Some(s) if def.source == Source::Karmada => Schema::from_openapi_v3(s),
-                    _ => Schema::untyped(),
+                None => match crate::kinds::for_resource(def).and_then(|k| k.openapi_schema(def)) {
+                    Some(s) => Schema::from_openapi_v3(s),
+                    None => Schema::untyped(),
                 },
             };
             let schema = Arc::new(schema);

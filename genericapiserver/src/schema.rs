@@ -1,38 +1,23 @@
 //! Unknown-field detection and pruning for `fieldValidation`, as kube-apiserver's decoders do
 //! it: built-in kinds are decoded into Go structs (sigs.k8s.io/json reports unknown fields
 //! by path, e.g. `spec.template.spec.containers[0].foo`, and drops them), custom resources
-//! are pruned by their CRD's structural schema, and Karmada's kinds (served as CRDs) are
-//! checked against the api crate's schemas.
+//! are pruned by their CRD's structural schema, and the installed kinds are checked by their
+//! strategy ([`crate::kinds`]).
 //!
 //! The shapes of the built-in kinds are apimachinery's (`openapi::unknown_fields`).
 
 use serde_json::Value;
 
 use crate::resources::{ResourceDef, Source};
-use apimachinery::openapi::unknown_fields;
 
 /// Removes fields the kind's schema does not know and returns their paths, in the order kube
 /// reports them.
 pub fn prune_unknown(def: &ResourceDef, obj: &mut Value) -> Vec<String> {
     match &def.source {
-        Source::BuiltIn => {
-            unknown_fields::prune_kind(&def.group, &def.version, &def.kind, obj).unwrap_or_default()
-        }
-        Source::Karmada => {
-            let mut out = match obj.get_mut("metadata") {
-                Some(meta) => unknown_fields::prune_object_meta(meta, "metadata"),
-                None => Vec::new(),
-            };
-            // Karmada's admission re-encodes the typed object, which prunes; here we only
-            // report.
-            out.extend(karmada_api::schema::unknown_fields_at(
-                &def.version,
-                &def.kind,
-                obj,
-            ));
-            out
-        }
         Source::Custom(_) => apiextensions::custom_resource::prune_custom_resource(def, obj),
+        _ => crate::kinds::for_resource(def)
+            .map(|k| k.prune_unknown(def, obj))
+            .unwrap_or_default(),
     }
 }
 
@@ -97,6 +82,7 @@ fn go_plus_v(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use apimachinery::openapi::unknown_fields;
     use serde_json::json;
 
     #[test]

@@ -5,7 +5,6 @@
 //! makes through its clients).
 
 use std::any::Any;
-use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,22 +43,9 @@ pub trait Resource: Any + Send + Sync + fmt::Debug {
     }
 }
 
-/// One object as the server's watch cache holds it.
-pub trait Object: Send + Sync {
-    /// Storage key.
-    fn key(&self) -> &str;
-    /// `metadata.namespace` (empty when cluster-scoped).
-    fn namespace(&self) -> &str;
-    /// `metadata.name`.
-    fn name(&self) -> &str;
-    /// resourceVersion of this state.
-    fn rv(&self) -> i64;
-    /// The object parsed.
-    fn value(&self) -> Value;
-    /// The object's JSON (as stored, maybe without its resourceVersion), for readers of its
-    /// metadata, without a copy where possible.
-    fn raw_json(&self) -> Cow<'_, [u8]>;
-}
+/// One object as the server's watch cache holds it (apimachinery's accessor interface, which
+/// the server implements for its cached objects).
+pub use apimachinery::meta::Object;
 
 /// One change of a resource's objects.
 pub struct Event {

@@ -1,5 +1,5 @@
-//! Server-side printing glue: picks the Table convertor of a resource (built-in printers,
-//! Karmada's columns, CRD printer columns) and renders lists, objects and watch events.
+//! Server-side printing glue: picks the Table convertor of a resource (the kind's printer, CRD
+//! printer columns) and renders lists, objects and watch events.
 
 use std::sync::Arc;
 
@@ -12,37 +12,23 @@ use crate::resources::{ResourceDef, Source};
 use crate::watch::Encoder;
 use crate::watch_cache::{CacheEvent, CachedObject, EventType};
 use apimachinery::table::{
-    CustomColumnsConvertor, IncludeObject, ListMeta, PrinterColumn, TableConvertor, TableOptions,
-    TableVersion, build_table, convertor_for, parse_include_object,
+    CustomColumnsConvertor, DefaultTableConvertor, IncludeObject, ListMeta, PrinterColumn,
+    TableConvertor, TableOptions, TableVersion, build_table, parse_include_object,
 };
 
-/// The convertor of a resource.
+/// The convertor of a resource: its kind's ([`crate::kinds`]) or its CRD's printer columns.
 pub fn convertor(def: &ResourceDef) -> Arc<dyn TableConvertor> {
-    match &def.source {
-        Source::BuiltIn => Arc::new(StaticConvertor(convertor_for(&def.group, &def.kind))),
-        Source::Karmada => Arc::new(crate::karmada_tables::convertor(&def.version, &def.kind)),
-        Source::Custom(c) => {
-            let cols: Vec<PrinterColumn> = c
-                .printer_columns
-                .iter()
-                .filter_map(|v| PrinterColumn::deserialize(v).ok())
-                .collect();
-            Arc::new(CustomColumnsConvertor::new(&cols))
-        }
+    if let Source::Custom(c) = &def.source {
+        let cols: Vec<PrinterColumn> = c
+            .printer_columns
+            .iter()
+            .filter_map(|v| PrinterColumn::deserialize(v).ok())
+            .collect();
+        return Arc::new(CustomColumnsConvertor::new(&cols));
     }
-}
-
-struct StaticConvertor(&'static dyn TableConvertor);
-
-impl TableConvertor for StaticConvertor {
-    fn columns(&self) -> &[apimachinery::table::ColumnDefinition] {
-        self.0.columns()
-    }
-    fn row(&self, obj: &Value, now: jiff::Timestamp) -> apimachinery::table::Row {
-        self.0.row(obj, now)
-    }
-    fn always_sends_headers(&self) -> bool {
-        self.0.always_sends_headers()
+    match crate::kinds::for_resource(def) {
+        Some(k) => k.table_convertor(def),
+        None => Arc::new(DefaultTableConvertor),
     }
 }
 

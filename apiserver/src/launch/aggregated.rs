@@ -168,6 +168,7 @@ fn read(path: &PathBuf) -> Result<String, AggregatedError> {
 
 /// Starts an aggregated server.
 pub async fn start(opts: AggregatedOptions) -> Result<AggregatedServer, AggregatedError> {
+    crate::karmada::install();
     std::fs::create_dir_all(&opts.data_dir).map_err(|source| AggregatedError::Io {
         path: opts.data_dir.clone(),
         source,

@@ -294,6 +294,7 @@ pub async fn start_with(
     opts: ServeOptions,
     security: SecurityOptions,
 ) -> Result<Running, LaunchError> {
+    crate::karmada::install();
     std::fs::create_dir_all(&opts.data_dir).map_err(storage::Error::Io)?;
     // Configuration errors stop the start before anything is served.
     let encryption = security

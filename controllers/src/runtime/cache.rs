@@ -115,7 +115,7 @@ impl Pairs {
 /// controller reads): cut out of the text, not built and dropped.
 fn metadata_only<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
     let raw = Box::<RawValue>::deserialize(d)?;
-    let text = karmada_api::json_splice::metadata_without_managed_fields(raw.get());
+    let text = apimachinery::json_splice::metadata_without_managed_fields(raw.get());
     serde_json::from_str(&text).map_err(D::Error::custom)
 }
 

@@ -154,7 +154,7 @@ impl RawObject {
     /// controller reads them, and leaving them out of the text spares both the memory of every
     /// cached template and their parsing, here and each time the object is read as a value.
     pub fn from_json(raw: &str) -> Result<RawObject, serde_json::Error> {
-        let raw = karmada_api::json_splice::without_managed_fields(raw);
+        let raw = apimachinery::json_splice::without_managed_fields(raw);
         let head: Head = serde_json::from_str(&raw)?;
         Ok(RawObject::with_head(head, Text::Plain(Arc::from(&*raw))))
     }

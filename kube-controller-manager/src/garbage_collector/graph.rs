@@ -608,7 +608,7 @@ fn read_meta(json: &[u8]) -> Option<Meta<'_>> {
     // Only `metadata` is parsed: serialized objects put it before spec and status, which are
     // then not even scanned. Anything unusual (whitespace first, an escaped key) takes the
     // whole parse.
-    let meta = match karmada_api::json_splice::object_member(json, 0, "metadata") {
+    let meta = match apimachinery::json_splice::object_member(json, 0, "metadata") {
         Some((start, end)) => serde_json::from_slice::<Meta<'_>>(&json[start..end]).ok()?,
         None => serde_json::from_slice::<Object<'_>>(json).ok()?.metadata,
     };

@@ -1,11 +1,11 @@
-//! The watch cache's objects as the kube-controller-manager controllers read them (their
-//! `Object` interface). The impl lives beside the type, not in the server crate that hands the
-//! objects over, so lists and events pass the cached `Arc`s as they are: no wrapper to
-//! allocate per object or per event.
+//! The watch cache's objects behind apimachinery's object accessors (`meta::Object`, as Go
+//! reads a cached object through `metav1.Object`). The impl lives beside the type, so the
+//! in-process controllers that read the cache (kube-controller-manager's informers) get the
+//! cached `Arc`s as they are: no wrapper to allocate per object or per event.
 
 use std::borrow::Cow;
 
-use kube_controller_manager::api_server::Object;
+use apimachinery::meta::Object;
 use serde_json::Value;
 
 use crate::watch_cache::CachedObject;
