@@ -43,7 +43,7 @@ pub(crate) fn default_object(kind: &str, obj: &mut Value) {
             }
         }
         "PriorityLevelConfiguration" => {
-            if let Some(limited) = js::obj_mut(spec, "limited") {
+            if let Some(limited) = spec.get_mut("limited").filter(|v| v.is_object()) {
                 js::default_nil(limited, "nominalConcurrencyShares", json!(30));
                 js::default_nil(limited, "lendablePercent", json!(0));
                 if let Some(queuing) = limited
@@ -56,7 +56,7 @@ pub(crate) fn default_object(kind: &str, obj: &mut Value) {
                     }
                 }
             }
-            if let Some(exempt) = js::obj_mut(spec, "exempt") {
+            if let Some(exempt) = spec.get_mut("exempt").filter(|v| v.is_object()) {
                 js::default_nil(exempt, "nominalConcurrencyShares", json!(0));
                 js::default_nil(exempt, "lendablePercent", json!(0));
             }
@@ -648,6 +648,10 @@ mod tests {
             json!({"nominalConcurrencyShares": 30, "lendablePercent": 0, "limitResponse": {
                 "type": "Queue", "queuing": {"handSize": 8, "queues": 64, "queueLengthLimit": 50}}})
         );
+        // An exempt level gets no limited part (nor a limited level an exempt one).
+        let mut exempt = json!({"spec": {"type": "Exempt"}});
+        default_object("PriorityLevelConfiguration", &mut exempt);
+        assert_eq!(exempt, json!({"spec": {"type": "Exempt"}}));
         let mut fs = json!({"spec": {"priorityLevelConfiguration": {"name": "x"}}});
         default_object("FlowSchema", &mut fs);
         assert_eq!(fs["spec"]["matchingPrecedence"], 1000);
