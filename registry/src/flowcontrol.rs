@@ -37,11 +37,7 @@ pub(crate) fn default_object(kind: &str, obj: &mut Value) {
         return;
     };
     match kind {
-        "FlowSchema" => {
-            if js::int(spec, "matchingPrecedence").unwrap_or(0) == 0 {
-                spec["matchingPrecedence"] = json!(1000);
-            }
-        }
+        "FlowSchema" => js::default_int(spec, "matchingPrecedence", 1000),
         "PriorityLevelConfiguration" => {
             if let Some(limited) = spec.get_mut("limited").filter(|v| v.is_object()) {
                 js::default_nil(limited, "nominalConcurrencyShares", json!(30));
