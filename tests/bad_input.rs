@@ -996,15 +996,17 @@ fn requests_past_the_request_timeout_get_a_504() {
     assert_eq!(before["data"]["k"], "v");
 }
 
-/// API Priority and Fairness (on by default): 200 concurrent writers as one user fill their own
-/// queue and get 429 with Retry-After beyond it, never a 5xx, while another user's write is
-/// admitted in its turn and answers within a second; the rejections show in kube's metrics.
+/// API Priority and Fairness (on by default): 400 concurrent writers as one user fill the
+/// queues their flow is dealt and get 429 with Retry-After beyond them, never a 5xx, while
+/// another user's write is admitted in its turn and answers within a second; the rejections
+/// show in kube's metrics.
 #[test]
 fn a_noisy_user_cannot_starve_another() {
     let dir = tempfile::tempdir().expect("temp dir");
     let tokens = dir.path().join("tokens.csv");
     std::fs::write(&tokens, "noisy-token,noisy,1001\nquiet-token,quiet,1002\n").expect("tokens");
-    // 10 seats in all: workload-high (users) gets ceil(10 × 40 / 205) = 2.
+    // 10 seats in all: global-default (users) gets ceil(10 × 20 / 245) = 1; each flow is dealt
+    // 6 of its 128 queues of 50.
     let s = Server::start_with(
         support::Backend::Embedded,
         &[
@@ -1054,7 +1056,7 @@ fn a_noisy_user_cannot_starve_another() {
         // Connected before the storm, so the measured write is the admission, not a handshake.
         assert_eq!(post(quiet.clone(), "quiet-first".into()).await.0, 201);
         let until = std::time::Instant::now() + std::time::Duration::from_secs(4);
-        let writers: Vec<_> = (0..200)
+        let writers: Vec<_> = (0..400)
             .map(|w| {
                 let noisy = noisy.clone();
                 tokio::spawn(async move {
@@ -1090,7 +1092,7 @@ fn a_noisy_user_cannot_starve_another() {
     assert!(created > 0, "no noisy write got through");
     assert!(
         !rejected.is_empty(),
-        "200 writers over 2 seats and a 50-deep queue: some are rejected"
+        "400 writers over 1 seat and 6 queues of 50: some are rejected"
     );
     assert!(
         rejected.iter().all(|(_, retry_after)| *retry_after),
@@ -1107,12 +1109,12 @@ fn a_noisy_user_cannot_starve_another() {
         .filter(|l| l.contains("flowcontrol"))
         .collect();
     assert!(
-        metrics.contains("apiserver_flowcontrol_rejected_requests_total{flow_schema=\"workload-users\",priority_level=\"workload-high\",reason=\"queue-full\"}"),
+        metrics.contains("apiserver_flowcontrol_rejected_requests_total{flow_schema=\"global-default\",priority_level=\"global-default\",reason=\"queue-full\"}"),
         "{flow:?}"
     );
     assert!(
         metrics.contains(
-            "apiserver_flowcontrol_nominal_limit_seats{priority_level=\"workload-high\"} 2"
+            "apiserver_flowcontrol_nominal_limit_seats{priority_level=\"global-default\"} 1"
         ),
         "{flow:?}"
     );

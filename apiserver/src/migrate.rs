@@ -260,7 +260,7 @@ pub async fn check(
         };
         let Some(def) = def else {
             let resource = unserved_resource(&keys, &kv.key, &key);
-            match not_served(&resource, &key, &kv.value) {
+            match not_served(&resource, &key) {
                 Ok(why) => {
                     let e = report.kept.entry(resource).or_insert((0, why));
                     e.0 += 1;
@@ -403,23 +403,11 @@ fn unserved_resource(keys: &StorageKeys, key: &str, logical: &str) -> String {
 
 /// Why an object of a resource this server does not serve can be left as it is (`Ok`), or
 /// why losing it matters (`Err`).
-fn not_served(resource: &str, key: &str, value: &[u8]) -> Result<String, String> {
-    let meta = metadata(value).unwrap_or_default();
-    let kube_maintained = meta
-        .annotations
-        .contains_key("apf.kubernetes.io/autoupdate-spec");
+fn not_served(resource: &str, key: &str) -> Result<String, String> {
     match resource {
-        "masterleases" | "ranges" => Ok("kube-apiserver's own bookkeeping, not an API resource".into()),
-        "flowschemas.flowcontrol.apiserver.k8s.io"
-        | "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io"
-            if kube_maintained =>
-        {
-            Ok("kube-apiserver's API Priority and Fairness bootstrap configuration; karmada-rs runs the same, fixed".into())
+        "masterleases" | "ranges" => {
+            Ok("kube-apiserver's own bookkeeping, not an API resource".into())
         }
-        "flowschemas.flowcontrol.apiserver.k8s.io"
-        | "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io" => Err(
-            "karmada-rs's API Priority and Fairness configuration is fixed (kube's bootstrap one)".into(),
-        ),
         "endpointslices.discovery.k8s.io" if key.ends_with("/default/kubernetes") => {
             Ok("kube-apiserver's own endpoints".into())
         }

@@ -178,7 +178,6 @@ impl ApiState {
                 )
                 .unwrap_or(0)
                 .max(1),
-                queue_length_limit: 50,
                 // kube: a quarter of the request timeout.
                 max_wait: config.request_timeout / 4,
             })

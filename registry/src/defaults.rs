@@ -60,6 +60,7 @@ pub(crate) fn default_object(group: &str, kind: &str, obj: &mut Value) {
                 default_nil(p, "scope", json!("Cluster"));
             }
         }
+        (super::flowcontrol::GROUP, _) => super::flowcontrol::default_object(kind, obj),
         ("storage.k8s.io", "CSIDriver") => super::csi::default_csi_driver(obj),
         ("discovery.k8s.io", "EndpointSlice") => super::endpointslice::default(obj),
         ("scheduling.k8s.io", "PriorityClass") => {

@@ -32,6 +32,7 @@ mod defaults;
 mod endpointslice;
 mod events;
 mod field;
+mod flowcontrol;
 mod hpa_v1;
 mod ingressclass;
 mod json;
@@ -188,6 +189,10 @@ pub(crate) fn validate(group: &str, kind: &str, obj: &Value, old: Option<&Value>
         ("discovery.k8s.io", "EndpointSlice") => endpointslice::validate(obj, old, &mut errs),
         ("networking.k8s.io", "IngressClass") => ingressclass::validate(obj, old, &mut errs),
         ("node.k8s.io", "RuntimeClass") => runtimeclass::validate(obj, old, &mut errs),
+        (flowcontrol::GROUP, "FlowSchema") => flowcontrol::validate_flow_schema(obj, &mut errs),
+        (flowcontrol::GROUP, "PriorityLevelConfiguration") => {
+            flowcontrol::validate_priority_level(obj, &mut errs)
+        }
         (csi::GROUP, "CSIDriver") => csi::validate_csi_driver(obj, old, &mut errs),
         (csi::GROUP, "CSINode") => csi::validate_csi_node(obj, old, &mut errs),
         (csi::GROUP, "CSIStorageCapacity") => {

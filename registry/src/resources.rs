@@ -246,12 +246,6 @@ pub fn legacy_storage_prefix(group: &str, plural: &str) -> String {
 /// (relative to the root), so that their keys are named for what they are (encryption
 /// rules, metrics, `migrate check`).
 const KUBE_ONLY: &[(&str, &str, &str)] = &[
-    ("flowschemas", "flowcontrol.apiserver.k8s.io", "flowschemas"),
-    (
-        "prioritylevelconfigurations",
-        "flowcontrol.apiserver.k8s.io",
-        "prioritylevelconfigurations",
-    ),
     ("ipaddresses", "networking.k8s.io", "ipaddresses"),
     ("servicecidrs", "networking.k8s.io", "servicecidrs"),
     (
@@ -651,6 +645,26 @@ const BUILT_IN: &[Spec] = &[
         &[],
         false,
     ),
+    spec(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "flowschemas",
+        "FlowSchema",
+        &[],
+        false,
+    )
+    .status()
+    .generation(),
+    spec(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "prioritylevelconfigurations",
+        "PriorityLevelConfiguration",
+        &[],
+        false,
+    )
+    .status()
+    .generation(),
     spec(
         "discovery.k8s.io",
         "v1",

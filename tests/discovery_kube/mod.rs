@@ -16,12 +16,6 @@ const EXPECTED: &str = include_str!("../data/kube-1.32-discovery.txt");
 /// covers a whole group/version), with why.
 const NOT_LIKE_KUBE: &[(&str, &str, &str)] = &[
     (
-        "flowcontrol.apiserver.k8s.io/v1",
-        "*",
-        "priority and fairness runs on its built-in FlowSchemas and priority levels; the API \
-         objects that configure them are not served yet",
-    ),
-    (
         "v1",
         "pods/attach",
         "no containers run behind this control plane (Karmada's has no nodes)",

@@ -239,6 +239,18 @@ const KINDS: &[(&str, &str, &str, Register)] = &[
         reg::<api::node::v1::RuntimeClass>,
     ),
     (
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "FlowSchema",
+        reg::<api::flowcontrol::v1::FlowSchema>,
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "PriorityLevelConfiguration",
+        reg::<api::flowcontrol::v1::PriorityLevelConfiguration>,
+    ),
+    (
         "storage.k8s.io",
         "v1",
         "CSIDriver",

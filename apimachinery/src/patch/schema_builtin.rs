@@ -733,6 +733,26 @@ fn build() -> Table {
         json!({"metadata": {"creationTimestamp": null}, "handler": ""}),
     );
 
+    // flowcontrol.apiserver.k8s.io/v1: rules and subjects are atomic lists; status conditions
+    // merge by type.
+    for kind in ["FlowSchema", "PriorityLevelConfiguration"] {
+        let fc_conditions = conditions(&mut b);
+        let fc_status = b.strukt(&[("conditions", fc_conditions)]);
+        let root = kind_root(&mut b, &[("status", fc_status)]);
+        let spec = if kind == "FlowSchema" {
+            json!({"priorityLevelConfiguration": {"name": ""}, "matchingPrecedence": 0})
+        } else {
+            json!({"type": ""})
+        };
+        add(
+            "flowcontrol.apiserver.k8s.io",
+            "v1",
+            kind,
+            root,
+            json!({"metadata": {"creationTimestamp": null}, "spec": spec, "status": {}}),
+        );
+    }
+
     // storage.k8s.io/v1 CSI objects: a CSIDriver's lifecycle modes are a set, a CSINode's
     // drivers merge by name, a capacity's node topology is an atomic selector.
     let modes = b.set_of_scalars(false);
@@ -877,6 +897,11 @@ mod tests {
             ("events.k8s.io/v1", "Event"),
             ("networking.k8s.io/v1", "IngressClass"),
             ("node.k8s.io/v1", "RuntimeClass"),
+            ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema"),
+            (
+                "flowcontrol.apiserver.k8s.io/v1",
+                "PriorityLevelConfiguration",
+            ),
             ("storage.k8s.io/v1", "CSIDriver"),
             ("storage.k8s.io/v1", "CSINode"),
             ("storage.k8s.io/v1", "CSIStorageCapacity"),

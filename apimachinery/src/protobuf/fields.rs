@@ -2174,6 +2174,104 @@ super::json::messages! {
         count: "count" Always,
         last_observed_time: "lastObservedTime" Always,
     }
+    k8s_pb::api::flowcontrol::v1::ExemptPriorityLevelConfiguration {
+        nominal_concurrency_shares: "nominalConcurrencyShares" PtrNull,
+        lendable_percent: "lendablePercent" Ptr,
+    }
+    k8s_pb::api::flowcontrol::v1::FlowDistinguisherMethod {
+        r#type: "type" Always,
+    }
+    k8s_pb::api::flowcontrol::v1::FlowSchema {
+        metadata: "metadata" Omit,
+        spec: "spec" Omit,
+        status: "status" Omit,
+    }
+    k8s_pb::api::flowcontrol::v1::FlowSchemaCondition {
+        r#type: "type" Omit,
+        status: "status" Omit,
+        last_transition_time: "lastTransitionTime" Omit,
+        reason: "reason" Omit,
+        message: "message" Omit,
+    }
+    k8s_pb::api::flowcontrol::v1::FlowSchemaSpec {
+        priority_level_configuration: "priorityLevelConfiguration" Always,
+        matching_precedence: "matchingPrecedence" Always,
+        distinguisher_method: "distinguisherMethod" Ptr,
+        rules: "rules" Omit,
+    }
+    k8s_pb::api::flowcontrol::v1::FlowSchemaStatus {
+        conditions: "conditions" Omit,
+    }
+    k8s_pb::api::flowcontrol::v1::GroupSubject {
+        name: "name" Always,
+    }
+    k8s_pb::api::flowcontrol::v1::LimitResponse {
+        r#type: "type" Always,
+        queuing: "queuing" Ptr,
+    }
+    k8s_pb::api::flowcontrol::v1::LimitedPriorityLevelConfiguration {
+        nominal_concurrency_shares: "nominalConcurrencyShares" PtrNull,
+        limit_response: "limitResponse" Omit,
+        lendable_percent: "lendablePercent" Ptr,
+        borrowing_limit_percent: "borrowingLimitPercent" Ptr,
+    }
+    k8s_pb::api::flowcontrol::v1::NonResourcePolicyRule {
+        verbs: "verbs" Always,
+        non_resource_ur_ls: "nonResourceURLs" Always,
+    }
+    k8s_pb::api::flowcontrol::v1::PolicyRulesWithSubjects {
+        subjects: "subjects" Always,
+        resource_rules: "resourceRules" Omit,
+        non_resource_rules: "nonResourceRules" Omit,
+    }
+    k8s_pb::api::flowcontrol::v1::PriorityLevelConfiguration {
+        metadata: "metadata" Omit,
+        spec: "spec" Omit,
+        status: "status" Omit,
+    }
+    k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationCondition {
+        r#type: "type" Omit,
+        status: "status" Omit,
+        last_transition_time: "lastTransitionTime" Omit,
+        reason: "reason" Omit,
+        message: "message" Omit,
+    }
+    k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationReference {
+        name: "name" Always,
+    }
+    k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationSpec {
+        r#type: "type" Always,
+        limited: "limited" Ptr,
+        exempt: "exempt" Ptr,
+    }
+    k8s_pb::api::flowcontrol::v1::PriorityLevelConfigurationStatus {
+        conditions: "conditions" Omit,
+    }
+    k8s_pb::api::flowcontrol::v1::QueuingConfiguration {
+        queues: "queues" Always,
+        hand_size: "handSize" Always,
+        queue_length_limit: "queueLengthLimit" Always,
+    }
+    k8s_pb::api::flowcontrol::v1::ResourcePolicyRule {
+        verbs: "verbs" Always,
+        api_groups: "apiGroups" Always,
+        resources: "resources" Always,
+        cluster_scope: "clusterScope" Omit,
+        namespaces: "namespaces" Always,
+    }
+    k8s_pb::api::flowcontrol::v1::ServiceAccountSubject {
+        namespace: "namespace" Always,
+        name: "name" Always,
+    }
+    k8s_pb::api::flowcontrol::v1::Subject {
+        kind: "kind" Always,
+        user: "user" Ptr,
+        group: "group" Ptr,
+        service_account: "serviceAccount" Ptr,
+    }
+    k8s_pb::api::flowcontrol::v1::UserSubject {
+        name: "name" Always,
+    }
     k8s_pb::api::networking::v1::HttpIngressPath {
         path: "path" Omit,
         path_type: "pathType" PtrNull,

@@ -62,6 +62,7 @@ API_GROUPS = [
     "scheduling/v1",
     "discovery/v1",
     "node/v1",
+    "flowcontrol/v1",
     "storage/v1",
     "apidiscovery/v2",
     "apidiscovery/v2beta1",
@@ -151,6 +152,8 @@ ROOTS = [
     "api::storage::v1::CSIStorageCapacity",
     "api::storage::v1::VolumeAttachment",
     "api::node::v1::RuntimeClass",
+    "api::flowcontrol::v1::FlowSchema",
+    "api::flowcontrol::v1::PriorityLevelConfiguration",
     # Kinds of responses rather than stored objects: errors, metadata-only views, discovery.
     "apimachinery::pkg::apis::meta::v1::Status",
     "apimachinery::pkg::apis::meta::v1::PartialObjectMetadata",

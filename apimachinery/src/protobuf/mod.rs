@@ -302,6 +302,8 @@ kinds! { KINDS:
     "storage.k8s.io/v1" "CSIStorageCapacity" => api::storage::v1::CSIStorageCapacity,
     "storage.k8s.io/v1" "VolumeAttachment" => api::storage::v1::VolumeAttachment,
     "node.k8s.io/v1" "RuntimeClass" => api::node::v1::RuntimeClass,
+    "flowcontrol.apiserver.k8s.io/v1" "FlowSchema" => api::flowcontrol::v1::FlowSchema,
+    "flowcontrol.apiserver.k8s.io/v1" "PriorityLevelConfiguration" => api::flowcontrol::v1::PriorityLevelConfiguration,
 }
 
 // What responses carry besides objects (never request bodies): errors, metadata-only views and

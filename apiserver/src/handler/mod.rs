@@ -258,24 +258,26 @@ async fn keep_body_for_audit(
     Ok(http::Request::from_parts(parts, Body::from(bytes)))
 }
 
-/// A seat of the request's priority level, or kube's 429 when its queue is full or it waited
-/// too long.
-async fn admit_flow<'a>(
-    fc: &'a flowcontrol::FlowControl,
+/// A seat of the request's priority level, or kube's 429 when its level rejects, its queue is
+/// full or it waited too long.
+async fn admit_flow(
+    fc: &flowcontrol::FlowControl,
     user: &UserInfo,
     info: &RequestInfo,
-) -> Result<flowcontrol::Seat<'a>, ApiError> {
-    let class = flowcontrol::classify(&flowcontrol::RequestDigest {
+) -> Result<flowcontrol::Seat, ApiError> {
+    let class = fc.classify(&flowcontrol::RequestDigest {
         user: &user.name,
         groups: &user.groups,
         verb: &info.verb,
         api_group: &info.api_group,
         resource: &info.resource,
+        subresource: &info.subresource,
+        namespace: &info.namespace,
         path: &info.path,
         is_resource_request: info.is_resource_request,
     });
     fc.admit(&class).await.map_err(|rejection| {
-        tracing::debug!(user = %user.name, flow_schema = class.flow_schema, reason = rejection.reason(), "request rejected by priority and fairness");
+        tracing::debug!(user = %user.name, flow_schema = %class.flow_schema, priority_level = %class.priority_level, reason = rejection.reason(), "request rejected by priority and fairness");
         too_many_requests()
     })
 }
@@ -646,6 +648,18 @@ async fn non_resource(
             Ok(resp)
         }
         "/healthz" | "/livez" | "/readyz" => health(state, path, parts.uri.query()).await,
+        "/debug/api_priority_and_fairness/dump_priority_levels"
+        | "/debug/api_priority_and_fairness/dump_requests" => {
+            let Some(fc) = &state.flow_control else {
+                return Err(ApiError::path_not_found());
+            };
+            let text = if path.ends_with("dump_requests") {
+                fc.dump_requests()
+            } else {
+                fc.dump_priority_levels()
+            };
+            Ok((StatusCode::OK, text).into_response())
+        }
         "/api" | "/apis" => {
             let core = path == "/api";
             if core && snapshot.get("", "v1", "namespaces").is_none() {

@@ -463,6 +463,15 @@ pub async fn start_with(
     .await;
     crate::controller::rbac::spawn(Arc::downgrade(&state), auth.authorizer.clone());
     roles_made.done();
+    // API Priority and Fairness's configuration objects, ensured before the first request
+    // is served and followed from then on.
+    if state.flow_control.is_some() {
+        startup::retrying("priority and fairness configuration", || {
+            crate::controller::apf::ensure(&state)
+        })
+        .await;
+        crate::controller::apf::spawn(Arc::downgrade(&state));
+    }
     // The kube-controller-manager controllers, the service-account token controller among
     // them, unless the caller runs them under leader election.
     let kcm = crate::controller::kcm::start(&chain, &opts.kcm);

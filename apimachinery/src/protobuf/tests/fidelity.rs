@@ -265,6 +265,8 @@ fidelity! {
     "storage.k8s.io/v1" "CSIStorageCapacity" => pb::storage::v1::CSIStorageCapacity, oa::storage::v1::CSIStorageCapacity;
     "storage.k8s.io/v1" "VolumeAttachment" => pb::storage::v1::VolumeAttachment, oa::storage::v1::VolumeAttachment;
     "node.k8s.io/v1" "RuntimeClass" => pb::node::v1::RuntimeClass, oa::node::v1::RuntimeClass;
+    "flowcontrol.apiserver.k8s.io/v1" "FlowSchema" => pb::flowcontrol::v1::FlowSchema, oa::flowcontrol::v1::FlowSchema;
+    "flowcontrol.apiserver.k8s.io/v1" "PriorityLevelConfiguration" => pb::flowcontrol::v1::PriorityLevelConfiguration, oa::flowcontrol::v1::PriorityLevelConfiguration;
     "v1" "ComponentStatus" => pb::core::v1::ComponentStatus, oa::core::v1::ComponentStatus;
     "v1" "Status" => pb_meta::Status, oa_meta::Status;
     "v1" "APIVersions" => pb_meta::APIVersions, oa_meta::APIVersions;

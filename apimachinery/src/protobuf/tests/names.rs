@@ -13,6 +13,11 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("NonResourceRule", "non_resource_ur_ls", "nonResourceURLs"),
     ("PolicyRule", "non_resource_ur_ls", "nonResourceURLs"),
     (
+        "NonResourcePolicyRule",
+        "non_resource_ur_ls",
+        "nonResourceURLs",
+    ),
+    (
         "HorizontalPodAutoscalerSpec",
         "target_cpu_utilization_percentage",
         "targetCPUUtilizationPercentage",

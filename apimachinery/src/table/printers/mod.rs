@@ -12,6 +12,7 @@ mod certificates;
 mod coordination;
 mod core;
 mod events;
+mod flowcontrol;
 mod network;
 mod pod;
 mod policy;
@@ -246,6 +247,18 @@ static PRINTERS: &[BuiltinPrinter] = &[
         "RuntimeClass",
         storage::RUNTIME_CLASS_COLUMNS,
         storage::runtime_class,
+    ),
+    printer(
+        "flowcontrol.apiserver.k8s.io",
+        "FlowSchema",
+        flowcontrol::FLOW_SCHEMA_COLUMNS,
+        flowcontrol::flow_schema,
+    ),
+    printer(
+        "flowcontrol.apiserver.k8s.io",
+        "PriorityLevelConfiguration",
+        flowcontrol::PRIORITY_LEVEL_COLUMNS,
+        flowcontrol::priority_level,
     ),
     printer(
         "storage.k8s.io",

@@ -189,3 +189,61 @@ fn core_and_network_additions() {
         ],
     );
 }
+
+#[test]
+fn flow_control_cells() {
+    check(
+        "flowcontrol.apiserver.k8s.io",
+        "FlowSchema",
+        vec![
+            (
+                "dangling",
+                json!({"metadata": meta("fs", 60),
+                       "spec": {"priorityLevelConfiguration": {"name": "gone"}, "matchingPrecedence": 500,
+                                "distinguisherMethod": {"type": "ByUser"}},
+                       "status": {"conditions": [{"type": "Dangling", "status": "True"}]}}),
+                json!(["fs", "gone", 500, "ByUser", "60s", "True"]),
+            ),
+            (
+                "no status yet",
+                json!({"metadata": meta("exempt", 60),
+                       "spec": {"priorityLevelConfiguration": {"name": "exempt"}, "matchingPrecedence": 1}}),
+                json!(["exempt", "exempt", 1, "<none>", "60s", "?"]),
+            ),
+        ],
+    );
+    check(
+        "flowcontrol.apiserver.k8s.io",
+        "PriorityLevelConfiguration",
+        vec![
+            (
+                "queued",
+                json!({"metadata": meta("workload-low", 60), "spec": {"type": "Limited", "limited": {
+                    "nominalConcurrencyShares": 100,
+                    "limitResponse": {"type": "Queue", "queuing": {"queues": 128, "handSize": 6, "queueLengthLimit": 50}}}}}),
+                json!(["workload-low", "Limited", 100, 128, 6, 50, "60s"]),
+            ),
+            (
+                "rejecting",
+                json!({"metadata": meta("catch-all", 60), "spec": {"type": "Limited", "limited": {
+                    "nominalConcurrencyShares": 5, "limitResponse": {"type": "Reject"}}}}),
+                json!([
+                    "catch-all",
+                    "Limited",
+                    5,
+                    "<none>",
+                    "<none>",
+                    "<none>",
+                    "60s"
+                ]),
+            ),
+            (
+                "exempt",
+                json!({"metadata": meta("exempt", 60), "spec": {"type": "Exempt", "exempt": {}}}),
+                json!([
+                    "exempt", "Exempt", "<none>", "<none>", "<none>", "<none>", "60s"
+                ]),
+            ),
+        ],
+    );
+}
