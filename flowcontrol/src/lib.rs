@@ -434,15 +434,23 @@ impl FlowControl {
                 flow: s.flow(d),
                 level: level.clone(),
             },
-            // The mandatory catch-all matches every request; without it nothing is admitted.
+            // The mandatory catch-all matches every request that is authenticated or not (every
+            // request has one of its groups); a request with neither is still given its level,
+            // as kube's controller does ("should never happen").
             None => Classification {
                 flow_schema: bootstrap::CATCH_ALL.into(),
                 priority_level: bootstrap::CATCH_ALL.into(),
                 flow: d.user.to_string(),
-                level: Arc::new(new_level(
-                    bootstrap::CATCH_ALL,
-                    Level::new(0, Some(LimitResponse::Reject)),
-                )),
+                level: running
+                    .levels
+                    .get(bootstrap::CATCH_ALL)
+                    .cloned()
+                    .unwrap_or_else(|| {
+                        Arc::new(new_level(
+                            bootstrap::CATCH_ALL,
+                            Level::new(0, Some(LimitResponse::Reject)),
+                        ))
+                    }),
             },
         }
     }

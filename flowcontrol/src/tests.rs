@@ -230,6 +230,29 @@ async fn a_rejecting_level_answers_at_once() {
     assert_eq!(fc.admit(&c).await.err(), Some(Rejection::ConcurrencyLimit));
 }
 
+/// A request in neither `system:authenticated` nor `system:unauthenticated` matches no schema
+/// (not even catch-all's); it still gets catch-all's seats, as kube's controller gives it.
+#[tokio::test]
+async fn a_request_no_schema_matches_takes_catch_alls_seats() {
+    let fc = fc(600, Duration::from_secs(30));
+    let c = fc.classify(&digest(
+        "system:bootstrap:abcdef",
+        &groups(&["system:bootstrappers"]),
+        "create",
+    ));
+    assert_eq!(
+        (c.flow_schema.as_str(), c.priority_level.as_str()),
+        ("catch-all", "catch-all")
+    );
+    let seats = fc.limit("catch-all").expect("catch-all level");
+    assert!(seats > 0, "catch-all has seats: {seats}");
+    let mut held = Vec::new();
+    for _ in 0..seats {
+        held.push(fc.admit(&c).await.expect("a catch-all seat"));
+    }
+    assert_eq!(fc.admit(&c).await.err(), Some(Rejection::ConcurrencyLimit));
+}
+
 #[tokio::test]
 async fn a_request_waiting_too_long_is_rejected_and_leaves_its_queue() {
     let fc = fc(5, Duration::from_millis(50));

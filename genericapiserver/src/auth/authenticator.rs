@@ -74,7 +74,7 @@ impl Authenticator {
         let mut failures: Vec<String> = Vec::new();
         if let Some(peer) = parts.extensions.get::<PeerCertificates>() {
             match self.x509.authenticate(peer) {
-                Ok(Some(u)) => return Ok(u),
+                Ok(Some(u)) => return Ok(with_authenticated_group(u)),
                 Ok(None) => {}
                 Err(e) => failures.push(e),
             }
@@ -89,7 +89,7 @@ impl Authenticator {
             let outcome = self.authenticate_token(state, token, &[]).await;
             if let Some(u) = outcome.user {
                 parts.headers.remove(AUTHORIZATION);
-                return Ok(u);
+                return Ok(with_authenticated_group(u));
             }
             failures.push(outcome.error);
         }

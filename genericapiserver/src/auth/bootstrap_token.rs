@@ -108,11 +108,13 @@ async fn check(state: &ApiState, token: &BootstrapToken) -> Result<UserInfo, Str
         }
         groups.push(g.to_owned());
     }
-    Ok(UserInfo {
+    // kube's AuthenticatedGroupAdder puts every authenticated user in system:authenticated:
+    // API Priority and Fairness and RBAC bindings of that group count bootstrap users too.
+    Ok(super::authenticator::with_authenticated_group(UserInfo {
         name: token.user(),
         groups,
         ..Default::default()
-    })
+    }))
 }
 
 #[cfg(test)]
