@@ -26,10 +26,17 @@ impl std::fmt::Debug for Condition {
     }
 }
 
-/// The CEL environment of the conditions (the standard library).
+/// The CEL environment of the conditions (the standard library, its `matches` over cached
+/// patterns).
 fn env() -> Arc<cel::Env> {
     static ENV: std::sync::OnceLock<Arc<cel::Env>> = std::sync::OnceLock::new();
-    ENV.get_or_init(|| Arc::new(cel::Env::stdlib())).clone()
+    ENV.get_or_init(|| {
+        let mut env = cel::Env::stdlib();
+        admission_policy::library::regex::register_matches(&mut env)
+            .unwrap_or_else(|e| panic!("CEL's matches: {e}"));
+        Arc::new(env)
+    })
+    .clone()
 }
 
 impl Condition {

@@ -168,6 +168,14 @@ fn regex_library() {
         ("'1 2 3'.findAll('[0-9]', 0)", Ok(json!([]))),
         ("'abc'.find('[')", Err("error parsing regexp")),
         ("'abc'.matches('^a')", Ok(json!(true))),
+        ("'abc'.matches('^b')", Ok(json!(false))),
+        ("'xabcx'.matches('b')", Ok(json!(true))),
+        ("matches('abc', 'c$')", Ok(json!(true))),
+        (
+            "['a1', 'bb'].all(k, k.matches('^[a-z]+$'))",
+            Ok(json!(false)),
+        ),
+        ("'abc'.matches('(')", Err("error parsing regexp")),
     ]);
 }
 

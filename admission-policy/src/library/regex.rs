@@ -1,10 +1,12 @@
 //! kube's regex library (pkg/cel/library/regex.go): `find` and `findAll` with RE2 syntax
-//! (the `regex` crate's, which is RE2's). Patterns are compiled once per thread and kept.
+//! (the `regex` crate's, which is RE2's), and CEL's standard `matches` (global and member).
+//! Patterns are compiled once per thread and kept, as cel-go compiles a constant pattern once
+//! with the program rather than on every evaluation.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use cel::common::types::{CelList, CelString, INT_TYPE, STRING_TYPE};
+use cel::common::types::{CelBool, CelList, CelString, INT_TYPE, STRING_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError};
 
@@ -14,6 +16,7 @@ use super::{charge_len, err, int_arg, str_arg, string_val};
 const CACHE_LIMIT: usize = 256;
 
 pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
+    register_matches(env)?;
     env.add_member_overload(
         "find",
         "string_find_string",
@@ -38,6 +41,24 @@ pub fn register(env: &mut Env) -> Result<(), cel::DeclarationError> {
     Ok(())
 }
 
+/// CEL's standard `matches`: `s.matches(re)` and `matches(s, re)`, true when `re` (RE2)
+/// matches anywhere in `s`.
+pub fn register_matches(env: &mut Env) -> Result<(), cel::DeclarationError> {
+    env.add_overload(
+        "matches",
+        "matches",
+        vec![STRING_TYPE, STRING_TYPE],
+        matches,
+    )?;
+    env.add_member_overload(
+        "matches",
+        "matches_string",
+        STRING_TYPE,
+        vec![STRING_TYPE],
+        matches,
+    )
+}
+
 thread_local! {
     static PATTERNS: RefCell<HashMap<String, regex::Regex>> = RefCell::new(HashMap::new());
 }
@@ -55,6 +76,13 @@ fn with_regex<T>(pattern: &str, f: impl FnOnce(&regex::Regex) -> T) -> Result<T,
         }
         Ok(f(&p[pattern]))
     })
+}
+
+fn matches<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (s, pattern) = (str_arg(&args, 0, "matches")?, str_arg(&args, 1, "matches")?);
+    charge_len(s.len())?;
+    let found = with_regex(pattern, |re| re.is_match(s))?;
+    Ok(CowVal::owned(CelBool::from(found)))
 }
 
 fn find<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
