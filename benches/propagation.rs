@@ -35,32 +35,9 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use serde_json::json;
 use support::{
-    Process, client, cpu_seconds, env_or, first_time_count_reaches, join_ready, rss_kib, spawn,
-    spawn_members,
+    Conditions, Lite, Process, ReadyReplicas, client, cpu_seconds, env_or,
+    first_time_count_reaches, join_ready, rss_kib, spawn, spawn_members,
 };
-
-/// An object of which only the metadata and the parts of the status the bench checks are
-/// decoded.
-type Lite<S> = kube::core::Object<kube::core::NotUsed, S>;
-
-#[derive(Clone, Debug, Default, serde::Deserialize)]
-struct Conditions {
-    #[serde(default)]
-    conditions: Vec<Condition>,
-}
-
-#[derive(Clone, Debug, Default, serde::Deserialize)]
-struct Condition {
-    #[serde(rename = "type")]
-    type_: String,
-    status: String,
-}
-
-#[derive(Clone, Debug, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ReadyReplicas {
-    ready_replicas: Option<i32>,
-}
 
 fn deployment(name: &str) -> Deployment {
     serde_json::from_value(json!({

@@ -29,32 +29,9 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 use serde_json::json;
 use support::{
-    client, env_or, first_time_count_reaches, join_ready, metrics_text, request_counts, rss_mib,
-    spawn, spawn_members,
+    Conditions, Lite, ReadyReplicas, client, env_or, first_time_count_reaches, join_ready,
+    metrics_text, request_counts, rss_mib, spawn, spawn_members,
 };
-
-/// An object of which only the metadata and the parts of the status the bench checks are
-/// decoded.
-type Lite<S> = kube::core::Object<kube::core::NotUsed, S>;
-
-#[derive(Clone, Debug, Default, serde::Deserialize)]
-struct Conditions {
-    #[serde(default)]
-    conditions: Vec<Condition>,
-}
-
-#[derive(Clone, Debug, Default, serde::Deserialize)]
-struct Condition {
-    #[serde(rename = "type")]
-    type_: String,
-    status: String,
-}
-
-#[derive(Clone, Debug, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ReadyReplicas {
-    ready_replicas: Option<i32>,
-}
 
 const NS: &str = "bench";
 const MEMBERS: [&str; 2] = ["member1", "member2"];

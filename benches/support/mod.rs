@@ -312,3 +312,29 @@ pub async fn request_counts(cp: &kube::Client) -> std::collections::HashMap<Stri
     }
     counts
 }
+
+/// An object of which only the metadata and the parts of the status a bench checks are
+/// decoded (a whole Work carries its manifest; the client shares the machine it measures).
+pub type Lite<S> = kube::core::Object<kube::core::NotUsed, S>;
+
+/// A status's conditions, type and status only.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+pub struct Conditions {
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+}
+
+/// One condition: its type and status.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+}
+
+/// A workload status's ready replicas.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadyReplicas {
+    pub ready_replicas: Option<i32>,
+}
