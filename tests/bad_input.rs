@@ -4,7 +4,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::Server;
+use support::{Server, kube_client_without_retries, post_configmap};
 
 struct Case {
     name: &'static str,
@@ -1029,32 +1029,15 @@ fn a_noisy_user_cannot_starve_another() {
     }
     let noisy_kc = s.token_kubeconfig("noisy", "noisy-token");
     let quiet_kc = s.token_kubeconfig("quiet", "quiet-token");
-    let client = |kc: std::path::PathBuf| async move {
-        let kc = kube::config::Kubeconfig::read_from(&kc).expect("kubeconfig");
-        let mut cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-            .await
-            .expect("config");
-        // Answers as sent: no client-side retries of 429.
-        cfg.default_retry = false;
-        kube::Client::try_from(cfg).expect("client")
-    };
-    async fn post(c: kube::Client, name: String) -> (u16, bool) {
-        let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
-        let req = http::Request::post("/api/v1/namespaces/default/configmaps")
-            .header("content-type", "application/json")
-            .body(serde_json::to_vec(&body).expect("json"))
-            .expect("request");
-        let resp = c.send(req.map(Into::into)).await.expect("an answer");
-        (
-            resp.status().as_u16(),
-            resp.headers().contains_key("retry-after"),
-        )
-    }
+    let client = |kc: std::path::PathBuf| async move { kube_client_without_retries(&kc).await };
     let (codes, quiet) = s.block_on(async {
         let noisy = client(noisy_kc).await;
         let quiet = client(quiet_kc).await;
         // Connected before the storm, so the measured write is the admission, not a handshake.
-        assert_eq!(post(quiet.clone(), "quiet-first".into()).await.0, 201);
+        assert_eq!(
+            post_configmap(quiet.clone(), "quiet-first".into()).await.0,
+            201
+        );
         let until = std::time::Instant::now() + std::time::Duration::from_secs(4);
         let writers: Vec<_> = (0..400)
             .map(|w| {
@@ -1063,7 +1046,7 @@ fn a_noisy_user_cannot_starve_another() {
                     let mut seen = Vec::new();
                     let mut i = 0;
                     while std::time::Instant::now() < until {
-                        seen.push(post(noisy.clone(), format!("noisy-{w}-{i}")).await);
+                        seen.push(post_configmap(noisy.clone(), format!("noisy-{w}-{i}")).await);
                         i += 1;
                     }
                     seen
@@ -1072,7 +1055,7 @@ fn a_noisy_user_cannot_starve_another() {
             .collect();
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
         let started = std::time::Instant::now();
-        let answer = post(quiet, "quiet".into()).await;
+        let answer = post_configmap(quiet, "quiet".into()).await;
         let quiet = (answer, started.elapsed());
         let mut codes = Vec::new();
         for w in writers {

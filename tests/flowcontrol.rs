@@ -9,7 +9,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{Backend, Server, wait_for};
+use support::{Backend, Server, kube_client_without_retries, post_configmap, wait_for};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -309,33 +309,16 @@ fn a_users_flow_schema_limits_its_user_only() {
         let fs = s.get_json(&["flowschema", "greedy"]);
         (fs["status"]["conditions"][0]["status"] == "False").then_some(())
     });
-    let client = |kc: std::path::PathBuf| async move {
-        let kc = kube::config::Kubeconfig::read_from(&kc).expect("kubeconfig");
-        let mut cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-            .await
-            .expect("config");
-        // Answers as sent: no client-side retries of 429.
-        cfg.default_retry = false;
-        kube::Client::try_from(cfg).expect("client")
-    };
-    async fn post(c: kube::Client, name: String) -> (u16, bool) {
-        let body = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
-        let req = http::Request::post("/api/v1/namespaces/default/configmaps")
-            .header("content-type", "application/json")
-            .body(serde_json::to_vec(&body).expect("json"))
-            .expect("request");
-        let resp = c.send(req.map(Into::into)).await.expect("an answer");
-        (
-            resp.status().as_u16(),
-            resp.headers().contains_key("retry-after"),
-        )
-    }
+    let client = |kc: std::path::PathBuf| async move { kube_client_without_retries(&kc).await };
     let (greedy_client, other_client) = s.block_on(async {
         let g = client(s.token_kubeconfig("greedy", "greedy-token")).await;
         let o = client(s.token_kubeconfig("other", "other-token")).await;
         // Connected before the bursts, so what is measured is the admission.
-        assert_eq!(post(g.clone(), "greedy-first".into()).await.0, 201);
-        assert_eq!(post(o.clone(), "other-first".into()).await.0, 201);
+        assert_eq!(
+            post_configmap(g.clone(), "greedy-first".into()).await.0,
+            201
+        );
+        assert_eq!(post_configmap(o.clone(), "other-first".into()).await.0, 201);
         (g, o)
     });
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
@@ -348,10 +331,20 @@ fn a_users_flow_schema_limits_its_user_only() {
         round += 1;
         let answers = s.block_on(async {
             let greedy: Vec<_> = (0..40)
-                .map(|i| tokio::spawn(post(greedy_client.clone(), format!("greedy-{round}-{i}"))))
+                .map(|i| {
+                    tokio::spawn(post_configmap(
+                        greedy_client.clone(),
+                        format!("greedy-{round}-{i}"),
+                    ))
+                })
                 .collect();
             let other: Vec<_> = (0..3)
-                .map(|i| tokio::spawn(post(other_client.clone(), format!("other-{round}-{i}"))))
+                .map(|i| {
+                    tokio::spawn(post_configmap(
+                        other_client.clone(),
+                        format!("other-{round}-{i}"),
+                    ))
+                })
                 .collect();
             let mut g = Vec::new();
             for t in greedy {

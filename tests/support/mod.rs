@@ -592,6 +592,32 @@ pub async fn kube_client(kubeconfig: &Path) -> kube::Client {
     kube::Client::try_from(cfg).expect("client")
 }
 
+/// A kube-rs client that answers as sent: no client-side retries of 429 (priority and
+/// fairness tests count them).
+pub async fn kube_client_without_retries(kubeconfig: &Path) -> kube::Client {
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
+    let mut cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .expect("config");
+    cfg.default_retry = false;
+    kube::Client::try_from(cfg).expect("client")
+}
+
+/// POSTs a ConfigMap `name` to `default`: the status code and whether `Retry-After` came.
+pub async fn post_configmap(c: kube::Client, name: String) -> (u16, bool) {
+    let body =
+        serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+    let req = http::Request::post("/api/v1/namespaces/default/configmaps")
+        .header("content-type", "application/json")
+        .body(serde_json::to_vec(&body).expect("json"))
+        .expect("request");
+    let resp = c.send(req.map(Into::into)).await.expect("an answer");
+    (
+        resp.status().as_u16(),
+        resp.headers().contains_key("retry-after"),
+    )
+}
+
 /// The DER bytes of the first certificate of a PEM bundle.
 pub fn pem_to_der(pem: &str) -> Vec<u8> {
     use base64::Engine;
