@@ -1,7 +1,9 @@
 //! End to end: ValidatingAdmissionPolicy and its binding on the control plane, with stock
 //! kubectl — a policy forbidding `Duplicated` replica scheduling in the PropagationPolicies of
 //! the namespaces a binding selects, the forbidden type read from a ConfigMap param, in Deny
-//! and then Warn mode, with kube's messages and metrics.
+//! and then Warn mode, with kube's messages and metrics; `matchPolicy: Equivalent` judging an
+//! `autoscaling/v1` HorizontalPodAutoscaler as the `v2` one its rules name, and the Audit
+//! action recording failures on the request's audit event.
 
 mod support;
 
@@ -260,4 +262,263 @@ fn a_policy_with_a_type_error_shows_it_in_its_status_until_fixed() {
         (p["status"]["observedGeneration"] == 2).then(|| p["status"].clone())
     });
     assert_eq!(status["typeChecking"], serde_json::json!({}), "{status}");
+}
+
+const HPA_POLICIES: &str = "apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: v2-utilization}
+spec:
+  matchConstraints:
+    resourceRules:
+    - operations: [CREATE]
+      apiGroups: [autoscaling]
+      apiVersions: [v2]
+      resources: [horizontalpodautoscalers]
+  validations:
+  - expression: >-
+      !has(object.spec.metrics) || object.spec.metrics.all(m, m.type != 'Resource' ||
+      !has(m.resource.target.averageUtilization) || m.resource.target.averageUtilization <= 80)
+    message: a utilization target above 80%
+  auditAnnotations:
+  - key: versions
+    valueExpression: \"request.requestKind.version + ' as ' + request.kind.version\"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: v1-exact}
+spec:
+  matchConstraints:
+    matchPolicy: Exact
+    resourceRules:
+    - operations: [CREATE]
+      apiGroups: [autoscaling]
+      apiVersions: [v1]
+      resources: [horizontalpodautoscalers]
+  validations:
+  - expression: object.spec.targetCPUUtilizationPercentage <= 90
+    message: a CPU target above 90%
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: v1-exact}
+spec: {policyName: v1-exact, validationActions: [Deny]}
+";
+
+fn utilization_binding(actions: &str) -> String {
+    format!(
+        "apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {{name: v2-utilization}}
+spec: {{policyName: v2-utilization, validationActions: [{actions}]}}
+"
+    )
+}
+
+/// An `autoscaling/v1` HorizontalPodAutoscaler with a CPU target.
+fn hpa_v1(name: &str, percent: u32) -> String {
+    format!(
+        "apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {{name: {name}, namespace: default}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  maxReplicas: 5
+  targetCPUUtilizationPercentage: {percent}
+"
+    )
+}
+
+/// The stderr of a server-side dry run of `manifest` that fails, once one does.
+fn dry_run_refusal(cp: &Server, what: &str, manifest: &str) -> String {
+    support::wait_for(what, support::DEADLINE, || {
+        let out = cp.kubectl_stdin(&["create", "--dry-run=server", "-f", "-"], manifest);
+        (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
+    })
+}
+
+#[test]
+fn an_equivalent_version_is_judged_as_the_matched_one_and_audit_records_failures() {
+    let audit_dir = tempfile::tempdir().expect("audit dir");
+    let audit_log = audit_dir.path().join("audit.log");
+    let cp = Server::start_with(
+        support::Backend::Embedded,
+        &[&format!("--audit-log-path={}", audit_log.display())],
+    );
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], HPA_POLICIES);
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], &utilization_binding("Deny"));
+
+    // Created through autoscaling/v1, the object reaches the v2 policy converted to v2 (the
+    // CPU target becomes a Resource metric), and the Exact v1 policy as v1.
+    let denied = dry_run_refusal(&cp, "the v2 policy in force", &hpa_v1("hot", 85));
+    assert!(
+        // Without a reason the denial is Invalid (422), which kubectl prints from the
+        // details and the cause.
+        denied.contains(
+            "The horizontalpodautoscalers \"hot\" is invalid: : ValidatingAdmissionPolicy \
+             'v2-utilization' with binding 'v2-utilization' denied request: a utilization target \
+             above 80%"
+        ),
+        "{denied}"
+    );
+    cp.kubectl_stdin_ok(&["create", "-f", "-"], &hpa_v1("cool", 50));
+    let denied = dry_run_refusal(&cp, "the v1 policy in force", &hpa_v1("hotter", 95));
+    assert!(
+        denied.contains("ValidatingAdmissionPolicy 'v1-exact' with binding 'v1-exact' denied request: a CPU target above 90%"),
+        "{denied}"
+    );
+
+    // Audit: the write goes through, the failure is on its audit event with the policy's
+    // own audit annotation, and the check is counted as audited.
+    cp.kubectl_stdin_ok(&["apply", "-f", "-"], &utilization_binding("Audit"));
+    support::wait_for("the Audit binding in force", support::DEADLINE, || {
+        let out = cp.kubectl_stdin(
+            &["create", "--dry-run=server", "-f", "-"],
+            &hpa_v1("hot", 85),
+        );
+        out.status.success().then_some(())
+    });
+    cp.kubectl_stdin_ok(&["create", "-f", "-"], &hpa_v1("hot", 85));
+    let annotations = support::wait_for("the create's audit event", support::DEADLINE, || {
+        std::fs::read_to_string(&audit_log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|e| {
+                e["verb"] == "create"
+                    && e["objectRef"]["name"] == "hot"
+                    && e["responseStatus"]["code"] == 201
+                    && e["stage"] == "ResponseComplete"
+            })
+            .map(|e| e["annotations"].clone())
+    });
+    let failures: Value = serde_json::from_str(
+        annotations["validation.policy.admission.k8s.io/validation_failure"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no validation failure in {annotations}")),
+    )
+    .expect("a JSON list of failures");
+    assert_eq!(
+        failures,
+        serde_json::json!([{
+            "message": "a utilization target above 80%",
+            "policy": "v2-utilization",
+            "binding": "v2-utilization",
+            "expressionIndex": 0,
+            "validationActions": ["Audit"],
+        }])
+    );
+    assert_eq!(
+        annotations["v2-utilization/versions"], "v1 as v2",
+        "{annotations}"
+    );
+    let metrics = cp.kubectl_ok(&["get", "--raw", "/metrics"]);
+    let audited = support::metric(
+        &metrics,
+        "apiserver_validating_admission_policy_check_total{enforcement_action=\"audit\",error_type=\"invalid_error\",policy=\"v2-utilization\",policy_binding=\"v2-utilization\"}",
+    );
+    assert!(audited >= Some(1.0), "{metrics}");
+    let stored = cp.get_json(&[
+        "horizontalpodautoscalers.v1.autoscaling",
+        "hot",
+        "-n",
+        "default",
+    ]);
+    assert_eq!(stored["spec"]["targetCPUUtilizationPercentage"], 85);
+}
+
+#[test]
+fn a_policys_authorizer_checks_are_decided_by_the_servers_rbac() {
+    let cp = Server::start();
+    cp.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        "apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: hpa-writer, namespace: default}
+rules: [{apiGroups: [autoscaling], resources: [horizontalpodautoscalers], verbs: [create]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: hpa-writers, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: hpa-writer}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: big-scaler, namespace: default}
+rules: [{apiGroups: [autoscaling], resources: [horizontalpodautoscalers], verbs: [scale-past-three]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: big-scalers, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: big-scaler}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: big-scale}
+spec:
+  matchConstraints:
+    resourceRules:
+    - operations: [CREATE]
+      apiGroups: [autoscaling]
+      apiVersions: ['*']
+      resources: [horizontalpodautoscalers]
+  validations:
+  - expression: >-
+      object.spec.maxReplicas <= 3 || authorizer.group('autoscaling')
+      .resource('horizontalpodautoscalers').namespace(request.namespace)
+      .check('scale-past-three').allowed()
+    messageExpression: \"request.userInfo.username + ' may not allow more than 3 replicas'\"
+    reason: Forbidden
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: big-scale}
+spec: {policyName: big-scale, validationActions: [Deny]}
+",
+    );
+    let hpa = |name: &str, max: u32| {
+        format!(
+            "apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {{name: {name}, namespace: default}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}
+  maxReplicas: {max}
+"
+        )
+    };
+    let create_as = |user: &str, manifest: &str| {
+        cp.kubectl_stdin(&[&format!("--as={user}"), "create", "-f", "-"], manifest)
+    };
+    let denied = support::wait_for("the policy in force", support::DEADLINE, || {
+        let out = cp.kubectl_stdin(
+            &["--as=alice", "create", "--dry-run=server", "-f", "-"],
+            &hpa("alices", 5),
+        );
+        (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
+    });
+    assert!(
+        denied.contains(
+            "horizontalpodautoscalers.autoscaling \"alices\" is forbidden: \
+             ValidatingAdmissionPolicy 'big-scale' with binding 'big-scale' denied request: \
+             alice may not allow more than 3 replicas"
+        ),
+        "{denied}"
+    );
+    // RBAC grants bob the custom verb; alice may still create within the limit.
+    let out = create_as("bob", &hpa("bobs", 5));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = create_as("alice", &hpa("alices", 3));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

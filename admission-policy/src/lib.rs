@@ -65,6 +65,12 @@ pub trait Cluster {
     fn equivalent_resources(&self, _resource: &Gvr, _subresource: &str) -> Vec<(Gvr, Gvk)> {
         Vec::new()
     }
+    /// The request's object as `resource` serves it (kube's VersionedAttributes: the matched
+    /// version, which differs from the request's under `matchPolicy: Equivalent`); `None` when
+    /// that is the object as given.
+    fn versioned(&self, _object: &Value, _resource: &Gvr) -> Option<Value> {
+        None
+    }
     /// The authorizer `authorizer` checks ask.
     fn authorizer(&self) -> Option<Arc<dyn Authorizer>> {
         None
@@ -301,7 +307,7 @@ impl Engine {
                 .namespace(&attrs.namespace)
                 .map(|ns| request::namespace_object(&ns))
         };
-        let mut requests: Vec<((Gvr, Gvk), Value)> = Vec::new();
+        let mut requests: Vec<Versioned> = Vec::new();
 
         for policy in &policies {
             let Some(bound) = bindings.get(&policy.policy.metadata.name) else {
@@ -360,22 +366,28 @@ impl Engine {
                         continue;
                     }
                 };
-                // The `request` variable, once per matched kind.
+                // The `request` variable and the objects in the matched version, once per
+                // matched kind.
                 let key = (gvr.clone(), gvk.clone());
-                let index = match requests.iter().position(|(k, _)| *k == key) {
+                let index = match requests.iter().position(|r| r.key == key) {
                     Some(i) => i,
                     None => {
-                        requests.push((key, attrs.request_json(&gvk, &gvr)));
+                        requests.push(Versioned {
+                            request: attrs.request_json(&gvk, &gvr),
+                            object: attrs.object.and_then(|o| cluster.versioned(o, &gvr)),
+                            old_object: attrs.old_object.and_then(|o| cluster.versioned(o, &gvr)),
+                            key,
+                        });
                         requests.len() - 1
                     }
                 };
-                let request = &requests[index].1;
+                let versioned = &requests[index];
                 let actions = &binding.spec.validation_actions;
                 for param in &params {
                     let result = evaluate(
                         policy,
                         attrs,
-                        request,
+                        versioned,
                         namespace.as_ref(),
                         param.as_ref(),
                         authorizer.as_ref(),
@@ -556,11 +568,21 @@ fn or_null(v: Option<&Value>) -> Box<dyn Val + '_> {
     }
 }
 
+/// The request as one matched resource sees it.
+struct Versioned {
+    key: (Gvr, Gvk),
+    /// The `request` variable.
+    request: Value,
+    /// The object and old object converted to the matched version (`None`: as given).
+    object: Option<Value>,
+    old_object: Option<Value>,
+}
+
 /// Evaluates one policy for one param, with the request's variables bound.
 fn evaluate(
     policy: &CompiledPolicy,
     attrs: &Attributes<'_>,
-    request: &Value,
+    versioned: &Versioned,
     namespace: Option<&Value>,
     param: Option<&Value>,
     authorizer: Option<&Arc<dyn Authorizer>>,
@@ -581,9 +603,15 @@ fn evaluate(
         (p, _) => p,
     };
     let mut vals: HashMap<&'static str, Box<dyn Val + '_>> = HashMap::with_capacity(8);
-    vals.insert("object", or_null(attrs.object));
-    vals.insert("oldObject", or_null(attrs.old_object));
-    vals.insert("request", json_to_val(request));
+    vals.insert(
+        "object",
+        or_null(versioned.object.as_ref().or(attrs.object)),
+    );
+    vals.insert(
+        "oldObject",
+        or_null(versioned.old_object.as_ref().or(attrs.old_object)),
+    );
+    vals.insert("request", json_to_val(&versioned.request));
     vals.insert("namespaceObject", or_null(namespace));
     vals.insert("params", or_null(param));
     if let Some(a) = authorizer {

@@ -21,13 +21,14 @@ use genericapiserver::admission_plugin::{
 };
 use genericapiserver::conversion;
 use genericapiserver::error::ApiError;
-use genericapiserver::resources::{ResourceDef, Source};
+use genericapiserver::resources::ResourceDef;
 use genericapiserver::state::ApiState;
 use serde_json::{Value, json};
 
 use crate::client::ClientManager;
 use crate::conditions::{self, Outcome};
 use crate::config::{HookType, Manager, Webhook};
+use crate::equivalent;
 use crate::metrics;
 use crate::review::{self, ReviewRequest, Target};
 use crate::rules;
@@ -41,13 +42,15 @@ pub(crate) fn exempt(def: &ResourceDef) -> bool {
 }
 
 /// Whether any webhook could take writes of `def` with `op` (the version and subresource are
-/// looked at later): the cheap test that keeps other writes off the plugin.
+/// looked at later): the cheap test that keeps other writes off the plugin. Equivalent
+/// resources share the plural but not always the group (core and `events.k8s.io` Events), so
+/// a hook with `matchPolicy: Equivalent` is kept whatever groups its rules name.
 fn could_match(hooks: &[Arc<Webhook>], def: &ResourceDef, op: AdmissionOperation) -> bool {
     let op = op.as_str();
     hooks.iter().any(|h| {
         h.rules.iter().any(|r| {
             r.operations.iter().any(|o| o == "*" || o == op)
-                && r.api_groups.iter().any(|g| g == "*" || *g == def.group)
+                && (h.equivalent || r.api_groups.iter().any(|g| g == "*" || *g == def.group))
                 && r.resources.iter().any(|res| {
                     let name = res.split('/').next().unwrap_or("");
                     name == "*" || name == def.plural
@@ -105,32 +108,25 @@ impl Dispatcher {
     ) -> Result<Option<Invocation>, ApiError> {
         let a = call.attrs;
         let def = a.def;
-        let matches = |version: &str| {
+        let matches = |d: &ResourceDef| {
             let req = rules::Request {
                 operation: a.operation.as_str(),
-                group: &def.group,
-                version,
-                resource: &def.plural,
+                group: &d.group,
+                version: &d.version,
+                resource: &d.plural,
                 subresource: a.subresource,
                 namespace: a.namespace,
             };
             hook.rules.iter().any(|r| r.matches(&req))
         };
         let snapshot = call.state.catalog.snapshot();
-        let target = if matches(&def.version) {
+        let target = if matches(def) {
             snapshot.get(&def.group, &def.version, &def.plural).cloned()
-        } else if hook.equivalent && def.source != Source::BuiltIn {
-            // Another served version of the same resource, which objects convert to.
-            snapshot
-                .resources
-                .iter()
-                .find(|d| {
-                    d.group == def.group
-                        && d.plural == def.plural
-                        && d.version != def.version
-                        && matches(&d.version)
-                })
-                .cloned()
+        } else if hook.equivalent {
+            // The same objects served by another resource, which they convert to.
+            equivalent::equivalents(&snapshot, def, a.subresource)
+                .into_iter()
+                .find(|d| matches(d))
         } else {
             None
         };
@@ -313,18 +309,14 @@ impl Dispatcher {
     }
 }
 
-/// The object as `target` serves it, from the form admission holds it in (the storage
-/// version for resources served by conversion).
+/// The object as `target` serves it, from the form admission holds it in.
 fn view(def: &ResourceDef, target: &ResourceDef, obj: &Value) -> Value {
-    if target.version == def.version && !conversion::converts(def) {
-        return obj.clone();
-    }
-    conversion::served(target, obj.clone())
+    equivalent::view(def, target, obj).unwrap_or_else(|| obj.clone())
 }
 
 /// A webhook's result back in the form admission holds the object in.
 fn unview(def: &ResourceDef, target: &ResourceDef, mut obj: Value) -> Result<Value, ApiError> {
-    if target.version == def.version && !conversion::converts(def) {
+    if equivalent::same(def, target) && !conversion::converts(def) {
         return Ok(obj);
     }
     conversion::to_storage(target, &mut obj)?;

@@ -8,8 +8,9 @@
 //! - [`config`]: the configurations as the watch cache holds them, compiled once per change
 //!   (kube's configuration manager, which watches them).
 //! - [`rules`]: which requests a webhook's rules take (operations, groups, versions,
-//!   resources and subresources, scope; `matchPolicy: Equivalent` over the other served
-//!   versions of the resource).
+//!   resources and subresources, scope; `matchPolicy: Equivalent` over the equivalent resources).
+//! - [`equivalent`]: the resources that hold the same objects (kube's
+//!   EquivalentResourceMapper), and an object as each of them serves it.
 //! - [`selectors`]: namespaceSelector and objectSelector.
 //! - [`conditions`]: `matchConditions`, CEL over `object`, `oldObject`, `request` and
 //!   `authorizer`-free Kubernetes variables.
@@ -20,6 +21,7 @@
 //!   the validating one (in parallel), failurePolicy, timeouts, side effects and dry-run,
 //!   warnings and audit annotations.
 //! - [`metrics`]: kube's `apiserver_admission_webhook_*` series.
+//! - [`authorizer`]: the server's RBAC as the policies' `authorizer` variable asks it.
 //! - [`policy`]: the ValidatingAdmissionPolicy plugin (the engine and its metrics are
 //!   `admission-policy`'s).
 //! - [`policy_status`]: the policies' `status.typeChecking` (kube-controller-manager's
@@ -28,10 +30,12 @@
 //! The crate plugs into the generic server through `genericapiserver::admission_plugin`; it
 //! must not depend on the `apiserver` crate, which installs it at launch.
 
+pub mod authorizer;
 pub mod client;
 pub mod conditions;
 pub mod config;
 pub mod dispatch;
+pub mod equivalent;
 pub mod metrics;
 pub mod policy;
 pub mod policy_status;
@@ -45,8 +49,13 @@ use genericapiserver::admission_plugin::{AdmissionPlugins, UserSource};
 use genericapiserver::state::ApiState;
 
 /// The dynamic admission plugins of a server in kube's order (the policy plugin before the
-/// validating webhooks), reading their configurations from its watch caches.
-pub fn plugins(state: &Arc<ApiState>, user: UserSource) -> AdmissionPlugins {
+/// validating webhooks), reading their configurations from its watch caches; policies ask
+/// `authorizer` what their `authorizer` checks ask.
+pub fn plugins(
+    state: &Arc<ApiState>,
+    user: UserSource,
+    authorizer: Arc<genericapiserver::auth::Authorizer>,
+) -> AdmissionPlugins {
     let weak: Weak<ApiState> = Arc::downgrade(state);
     let clients = Arc::new(client::ClientManager::default());
     AdmissionPlugins {
@@ -55,7 +64,10 @@ pub fn plugins(state: &Arc<ApiState>, user: UserSource) -> AdmissionPlugins {
             clients.clone(),
         ))],
         validating: vec![
-            Arc::new(policy::ValidatingAdmissionPolicy::new(weak.clone())),
+            Arc::new(policy::ValidatingAdmissionPolicy::new(
+                weak.clone(),
+                Arc::new(authorizer::ServerAuthorizer(authorizer)),
+            )),
             Arc::new(dispatch::ValidatingWebhook::new(weak, clients)),
         ],
         user,

@@ -12,19 +12,20 @@
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use admission_policy::{
-    Attributes as PolicyAttributes, Cluster, Engine, Gvk, Gvr, Operation, ParamKind, ParamScope,
-    UserInfo,
+    Attributes as PolicyAttributes, Authorizer, Cluster, Engine, Gvk, Gvr, Operation, ParamKind,
+    ParamScope, UserInfo,
 };
 use genericapiserver::admission_plugin::{
     AdmissionOperation, Attributes, Record, ValidationPlugin,
 };
 use genericapiserver::error::ApiError;
-use genericapiserver::resources::ResourceDef;
+use genericapiserver::resources::{CatalogSnapshot, ResourceDef};
 use genericapiserver::state::ApiState;
 use genericapiserver::watch_cache::{CachedObject, WatchCache};
 use serde_json::Value;
 
 use crate::dispatch::exempt;
+use crate::equivalent;
 
 const GROUP: &str = "admissionregistration.k8s.io";
 
@@ -34,6 +35,8 @@ type Versions = Vec<(String, i64)>;
 /// The ValidatingAdmissionPolicy plugin of one server.
 pub struct ValidatingAdmissionPolicy {
     state: Weak<ApiState>,
+    /// What the policies' `authorizer` checks ask.
+    authorizer: Arc<dyn Authorizer>,
     engine: Engine,
     caches: OnceLock<(Arc<WatchCache>, Arc<WatchCache>)>,
     /// What the engine holds.
@@ -50,9 +53,13 @@ struct Synced {
 
 impl ValidatingAdmissionPolicy {
     /// The plugin over the server's policies and bindings.
-    pub fn new(state: Weak<ApiState>) -> ValidatingAdmissionPolicy {
+    pub fn new(
+        state: Weak<ApiState>,
+        authorizer: Arc<dyn Authorizer>,
+    ) -> ValidatingAdmissionPolicy {
         ValidatingAdmissionPolicy {
             state,
+            authorizer,
             engine: Engine::default(),
             caches: OnceLock::new(),
             synced: Mutex::default(),
@@ -116,16 +123,19 @@ impl ValidatingAdmissionPolicy {
     }
 }
 
-/// The server's objects as the engine reads them: namespaces and params from the watch caches.
+/// The server's objects as the engine reads them: namespaces and params from the watch caches,
+/// the request's resource and those equivalent to it from the catalog.
 struct Objects<'a> {
     state: &'a ApiState,
+    /// The resource written.
+    def: &'a ResourceDef,
+    snapshot: Arc<CatalogSnapshot>,
+    authorizer: &'a Arc<dyn Authorizer>,
 }
 
 impl Objects<'_> {
     fn def(&self, kind: &ParamKind) -> Option<Arc<ResourceDef>> {
-        self.state
-            .catalog
-            .snapshot()
+        self.snapshot
             .by_api_version_kind(&kind.api_version, &kind.kind)
             .cloned()
     }
@@ -137,8 +147,7 @@ impl Objects<'_> {
 
 impl Cluster for Objects<'_> {
     fn namespace(&self, name: &str) -> Option<Value> {
-        let snapshot = self.state.catalog.snapshot();
-        let def = snapshot.get("", "v1", "namespaces")?;
+        let def = self.snapshot.get("", "v1", "namespaces")?;
         let key = def.key("", name)?;
         Some(self.cache(def)?.get(&key)?.value())
     }
@@ -156,6 +165,35 @@ impl Cluster for Objects<'_> {
         let def = self.def(kind)?;
         let key = def.key(namespace, name)?;
         Some(self.cache(&def)?.get(&key)?.value())
+    }
+
+    fn equivalent_resources(&self, resource: &Gvr, subresource: &str) -> Vec<(Gvr, Gvk)> {
+        let Some(def) = self
+            .snapshot
+            .get(&resource.group, &resource.version, &resource.resource)
+        else {
+            return Vec::new();
+        };
+        equivalent::equivalents(&self.snapshot, def, subresource)
+            .iter()
+            .map(|d| {
+                (
+                    Gvr::new(&d.group, &d.version, &d.plural),
+                    Gvk::new(&d.group, &d.version, &d.kind),
+                )
+            })
+            .collect()
+    }
+
+    fn authorizer(&self) -> Option<Arc<dyn Authorizer>> {
+        Some(self.authorizer.clone())
+    }
+
+    fn versioned(&self, object: &Value, resource: &Gvr) -> Option<Value> {
+        let target = self
+            .snapshot
+            .get(&resource.group, &resource.version, &resource.resource)?;
+        equivalent::view(self.def, target, object)
     }
 
     fn params(&self, kind: &ParamKind, namespace: &str) -> Vec<Value> {
@@ -257,7 +295,13 @@ impl ValidationPlugin for ValidatingAdmissionPolicy {
             options: Some(attrs.options),
             user: user_info(attrs.user),
         };
-        let outcome = self.engine.validate(&request, &Objects { state: &state });
+        let objects = Objects {
+            state: &state,
+            def,
+            snapshot: state.catalog.snapshot(),
+            authorizer: &self.authorizer,
+        };
+        let outcome = self.engine.validate(&request, &objects);
         record.warnings.extend(outcome.warnings);
         record.audit_annotations.extend(outcome.audit_annotations);
         let Some(denial) = outcome.denial else {

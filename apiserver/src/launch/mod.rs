@@ -437,9 +437,11 @@ pub async fn start_with(
         auth.authorizer.clone(),
     )));
     // Dynamic admission: the webhooks of Mutating- and ValidatingWebhookConfigurations.
-    let mut plugins = admission_webhook::plugins(&state, || {
-        crate::auth::current_user().and_then(|u| serde_json::to_value(&*u).ok())
-    });
+    let mut plugins = admission_webhook::plugins(
+        &state,
+        || crate::auth::current_user().and_then(|u| serde_json::to_value(&*u).ok()),
+        auth.authorizer.clone(),
+    );
     let disabled = |name: &str| opts.disable_admission_plugins.iter().any(|d| d == name);
     plugins.mutating.retain(|p| !disabled(p.name()));
     plugins.validating.retain(|p| !disabled(p.name()));
