@@ -427,45 +427,11 @@ fn version_reports_the_real_build() {
 /// the certificate the server refuses to start, with a clear error.
 #[test]
 fn etcd_with_client_certificates() {
-    use storage::etcd::EtcdTls;
-    use storage::testing::{EtcdProcess, EtcdServerTls};
-    let ca = certs::Ca::generate().expect("CA");
-    let serving = ca
-        .issue_serving("etcd", &["127.0.0.1".into(), "localhost".into()])
-        .expect("serving cert");
-    let client = ca.issue_client("karmada-rs", &[]).expect("client cert");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let etcd = rt
-        .block_on(
-            EtcdProcess::builder()
-                .tls(EtcdServerTls {
-                    cert_pem: serving.cert_pem.clone().into_bytes(),
-                    key_pem: serving.key_pem.clone().into_bytes(),
-                    client_ca_pem: ca.cert_pem().as_bytes().to_vec(),
-                    client_cert_auth: true,
-                    client: EtcdTls {
-                        ca_pem: Some(ca.cert_pem().as_bytes().to_vec()),
-                        cert_pem: Some(client.cert_pem.clone().into_bytes()),
-                        key_pem: Some(client.key_pem.clone().into_bytes()),
-                        server_name: None,
-                    },
-                })
-                .start(),
-        )
-        .expect("start etcd with TLS");
-    let endpoint = etcd.endpoint();
+    let tls = support::TlsEtcd::start(&rt);
+    let (etcd, endpoint) = (&tls.etcd, tls.endpoint());
     assert!(endpoint.starts_with("https://"), "{endpoint}");
-    let files = tempfile::tempdir().expect("tempdir");
-    let write = |name: &str, pem: &str| {
-        let p = files.path().join(name);
-        std::fs::write(&p, pem).expect("write PEM");
-        p.display().to_string()
-    };
-    let (ca_file, cert_file, key_file) = (
-        write("ca.crt", ca.cert_pem()),
-        write("client.crt", &client.cert_pem),
-        write("client.key", &client.key_pem),
-    );
+    let (ca_file, cert_file, key_file) = (&tls.ca_file, &tls.cert_file, &tls.key_file);
 
     let s = Server::start_with(
         Backend::Embedded,
@@ -473,11 +439,11 @@ fn etcd_with_client_certificates() {
             "--etcd-servers",
             &endpoint,
             "--etcd-cafile",
-            &ca_file,
+            ca_file,
             "--etcd-certfile",
-            &cert_file,
+            cert_file,
             "--etcd-keyfile",
-            &key_file,
+            key_file,
         ],
     );
     crud_roundtrip(&s);
@@ -511,12 +477,12 @@ fn etcd_with_client_certificates() {
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
     // etcd refuses a client without a certificate.
-    let err = serve(&["--etcd-cafile", &ca_file]);
+    let err = serve(&["--etcd-cafile", ca_file]);
     assert!(err.contains("etcd"), "{err}");
     // A certificate without its key, or a file that cannot be read, is refused up front.
-    let err = serve(&["--etcd-cafile", &ca_file, "--etcd-certfile", &cert_file]);
+    let err = serve(&["--etcd-cafile", ca_file, "--etcd-certfile", cert_file]);
     assert!(err.contains("--etcd-keyfile"), "{err}");
-    let missing = files.path().join("missing.crt").display().to_string();
+    let missing = tls.files.path().join("missing.crt").display().to_string();
     let err = serve(&["--etcd-cafile", &missing]);
     assert!(
         err.contains("reading the etcd TLS files") && err.contains(&missing),

@@ -1356,3 +1356,43 @@ fn a_fresh_karmada_rs_takes_over_a_stopped_control_planes_etcd() {
     }
     assert_eq!(bindings(&env), bindings_before);
 }
+
+/// `migrate check` reaches an etcd that requires client certificates with the flags `serve`
+/// takes (`--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`); without a certificate etcd
+/// refuses it, and the check says it could not check (exit 2) rather than finding nothing.
+#[test]
+fn migrate_check_reads_an_etcd_that_requires_client_certificates() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let tls = support::TlsEtcd::start(&rt);
+    let store = rt
+        .block_on(tls.etcd.store())
+        .expect("a client of the test's own");
+    rt.block_on(store.create(
+        "/registry/deployments/shop/web",
+        Bytes::from(envelope("apps/v1", "Deployment", &deployment())),
+    ))
+    .expect("write the Deployment");
+    let endpoint = tls.endpoint();
+    let (code, out) = migrate(&[
+        "--etcd-servers",
+        &endpoint,
+        "--etcd-cafile",
+        &tls.ca_file,
+        "--etcd-certfile",
+        &tls.cert_file,
+        "--etcd-keyfile",
+        &tls.key_file,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        counts(&out, "deployments.apps"),
+        vec![1, 0, 0, 0, 0],
+        "{out}"
+    );
+    let (code, out) = migrate(&["--etcd-servers", &endpoint, "--etcd-cafile", &tls.ca_file]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains(&format!("connecting to etcd at {endpoint}")),
+        "{out}"
+    );
+}

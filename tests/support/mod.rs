@@ -835,3 +835,62 @@ pub fn https_acceptor(cert: &certs::IssuedCert) -> tokio_rustls::TlsAcceptor {
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config))
 }
+
+/// An etcd that serves TLS and requires client certificates (kubeadm's flags), with the
+/// client's CA, certificate and key written to files as `serve` and `migrate check` take them.
+pub struct TlsEtcd {
+    pub etcd: storage::testing::EtcdProcess,
+    /// `--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`.
+    pub ca_file: String,
+    pub cert_file: String,
+    pub key_file: String,
+    /// Where the files are (a directory for more of the test's files).
+    pub files: tempfile::TempDir,
+}
+
+impl TlsEtcd {
+    pub fn start(rt: &tokio::runtime::Runtime) -> TlsEtcd {
+        use storage::etcd::EtcdTls;
+        use storage::testing::{EtcdProcess, EtcdServerTls};
+        let ca = certs::Ca::generate().expect("CA");
+        let serving = ca
+            .issue_serving("etcd", &["127.0.0.1".into(), "localhost".into()])
+            .expect("serving cert");
+        let client = ca.issue_client("karmada-rs", &[]).expect("client cert");
+        let etcd = rt
+            .block_on(
+                EtcdProcess::builder()
+                    .tls(EtcdServerTls {
+                        cert_pem: serving.cert_pem.clone().into_bytes(),
+                        key_pem: serving.key_pem.clone().into_bytes(),
+                        client_ca_pem: ca.cert_pem().as_bytes().to_vec(),
+                        client_cert_auth: true,
+                        client: EtcdTls {
+                            ca_pem: Some(ca.cert_pem().as_bytes().to_vec()),
+                            cert_pem: Some(client.cert_pem.clone().into_bytes()),
+                            key_pem: Some(client.key_pem.clone().into_bytes()),
+                            server_name: None,
+                        },
+                    })
+                    .start(),
+            )
+            .expect("start etcd with TLS");
+        let files = tempfile::tempdir().expect("tempdir");
+        let write = |name: &str, pem: &str| {
+            let p = files.path().join(name);
+            std::fs::write(&p, pem).expect("write PEM");
+            p.display().to_string()
+        };
+        TlsEtcd {
+            ca_file: write("ca.crt", ca.cert_pem()),
+            cert_file: write("client.crt", &client.cert_pem),
+            key_file: write("client.key", &client.key_pem),
+            etcd,
+            files,
+        }
+    }
+
+    pub fn endpoint(&self) -> String {
+        self.etcd.endpoint()
+    }
+}
