@@ -8,14 +8,12 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, PostParams};
-use support::{client, percentile};
+use kube::api::Api;
+use support::{client, ms, percentile};
 
 const CONFIG: &str = "apiVersion: apiserver.config.k8s.io/v1
 kind: EncryptionConfiguration
@@ -45,35 +43,7 @@ fn secret(name: &str) -> Secret {
 
 /// Creates `total` Secrets with [`WORKERS`] clients; creates/s and sorted latencies.
 async fn creates(api: &Api<Secret>, total: usize) -> (f64, Vec<Duration>) {
-    let next = Arc::new(AtomicU64::new(0));
-    let start = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..WORKERS {
-        let api = api.clone();
-        let next = next.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut lat = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                if i >= total {
-                    break;
-                }
-                let t = Instant::now();
-                api.create(&PostParams::default(), &secret(&format!("s-{i}")))
-                    .await
-                    .expect("create");
-                lat.push(t.elapsed());
-            }
-            lat
-        }));
-    }
-    let mut lat = Vec::new();
-    for t in tasks {
-        lat.extend(t.await.expect("task"));
-    }
-    let rate = total as f64 / start.elapsed().as_secs_f64();
-    lat.sort();
-    (rate, lat)
+    support::create_at_full_speed(api, total, WORKERS, |i| secret(&format!("s-{i}"))).await
 }
 
 /// One run on a fresh server: (creates/s, p50, p99).
@@ -100,10 +70,6 @@ async fn run(encrypted: bool, total: usize) -> (f64, Duration, Duration) {
     let api: Api<Secret> = Api::namespaced(client(&server.kubeconfig).await, "kube-public");
     let (rate, lat) = creates(&api, total).await;
     (rate, percentile(&lat, 0.5), percentile(&lat, 0.99))
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

@@ -235,6 +235,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         cmd::pki::seed(shared, &args.data_dir.join("pki"))?;
     }
     let etcd_prefix = args.etcd.etcd_prefix.clone();
+    apiserver::storage_codec::set_media_type(args.etcd.storage_media_type);
     let store = match args.etcd.options()? {
         None => apiserver::launch::StoreChoice::Embedded,
         Some(etcd) => apiserver::launch::StoreChoice::Etcd(Box::new(etcd)),

@@ -1396,3 +1396,75 @@ fn migrate_check_reads_an_etcd_that_requires_client_certificates() {
         "{out}"
     );
 }
+
+/// Runs `karmada-rs storage rewrite --resource RESOURCE` against a server.
+fn storage_rewrite(s: &Server, resource: &str) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+        .args(["storage", "rewrite", "--resource", resource, "--kubeconfig"])
+        .arg(&s.kubeconfig)
+        .output()
+        .expect("run storage rewrite");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// kube-apiserver's `--storage-media-type`: with `application/json` built-in kinds are
+/// written as JSON of their storage version (a value kube-apiserver reads), protobuf values
+/// already stored are served and rewritten as JSON by their next update; back on the default,
+/// the JSON values are served and rewritten as protobuf. Custom resources are JSON either
+/// way. A media type kube does not know stops the start with kube's message.
+#[test]
+fn storage_media_type_json_writes_built_in_kinds_as_json_and_back() {
+    let mut s = Server::start_with(Backend::Etcd, &[]);
+    s.kubectl_ok(&["create", "configmap", "before", "--from-literal=k=v"]);
+    let etcd = s.take_etcd().expect("an etcd");
+    let db = Etcd::connect(etcd.endpoints());
+    let value = |key: &str| db.get(key).unwrap_or_else(|| panic!("no {key}")).value;
+    assert!(apimachinery::protobuf::is_protobuf(&value(
+        "/registry/configmaps/default/before"
+    )));
+
+    let mut s = Server::start_on(etcd, &["--storage-media-type", "application/json"]);
+    s.kubectl_ok(&["create", "configmap", "after", "--from-literal=k=v"]);
+    let after = value("/registry/configmaps/default/after");
+    let stored: Value = serde_json::from_slice(&after).expect("JSON");
+    assert_eq!(stored["kind"], "ConfigMap");
+    assert_eq!(stored["apiVersion"], "v1");
+    assert_eq!(stored["data"]["k"], "v");
+    // The protobuf value is served, and its next update writes JSON.
+    assert_eq!(s.get_json(&["configmap", "before"])["data"]["k"], "v");
+    storage_rewrite(&s, "configmaps");
+    let before = value("/registry/configmaps/default/before");
+    assert!(
+        !apimachinery::protobuf::is_protobuf(&before),
+        "rewritten as JSON"
+    );
+    assert_eq!(
+        serde_json::from_slice::<Value>(&before).expect("JSON")["metadata"]["name"],
+        "before"
+    );
+
+    // Back on protobuf: JSON values are served and rewritten as protobuf.
+    let etcd = s.take_etcd().expect("an etcd");
+    let s = Server::start_on(etcd, &[]);
+    assert_eq!(s.get_json(&["configmap", "after"])["data"]["k"], "v");
+    storage_rewrite(&s, "configmaps");
+    let (_, kind, _) = open_envelope(&value("/registry/configmaps/default/after"));
+    assert_eq!(kind, "ConfigMap");
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+        .args(["serve", "--storage-media-type", "text/plain"])
+        .output()
+        .expect("run serve");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "--storage-media-type \"text/plain\" invalid, allowed values: application/json, application/vnd.kubernetes.protobuf, application/yaml"
+        ),
+        "{err}"
+    );
+}

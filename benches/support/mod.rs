@@ -338,3 +338,49 @@ pub struct Condition {
 pub struct ReadyReplicas {
     pub ready_replicas: Option<i32>,
 }
+
+/// Creates `total` objects made by `make(i)` through `workers` concurrent clients at full
+/// speed; creates/s and the sorted latencies.
+pub async fn create_at_full_speed<K, F>(
+    api: &kube::Api<K>,
+    total: usize,
+    workers: usize,
+    make: F,
+) -> (f64, Vec<Duration>)
+where
+    K: kube::Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Send + Sync + 'static,
+    F: Fn(usize) -> K + Send + Sync + 'static,
+{
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = Arc::new(AtomicUsize::new(0));
+    let make = Arc::new(make);
+    let start = std::time::Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..workers {
+        let (api, next, make) = (api.clone(), next.clone(), make.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= total {
+                    break;
+                }
+                let t = std::time::Instant::now();
+                api.create(&kube::api::PostParams::default(), &make(i))
+                    .await
+                    .expect("create");
+                lat.push(t.elapsed());
+            }
+            lat
+        }));
+    }
+    let mut lat = Vec::new();
+    for t in tasks {
+        lat.extend(t.await.expect("task"));
+    }
+    let rate = total as f64 / start.elapsed().as_secs_f64();
+    lat.sort();
+    (rate, lat)
+}

@@ -2,8 +2,9 @@
 //! same etcd can be served by either (k8s.io/apiserver pkg/server/storage: the storage
 //! serializer and encoding version the storage factory gives each resource):
 //!
-//! - built-in kinds: protobuf (kube-apiserver's `--storage-media-type`), `k8s\0` and a
-//!   `runtime.Unknown` naming the storage version's kind around its message;
+//! - built-in kinds: protobuf (kube-apiserver's `--storage-media-type` default), `k8s\0` and a
+//!   `runtime.Unknown` naming the storage version's kind around its message; or, with
+//!   `--storage-media-type=application/json`, JSON of the kind in its storage version;
 //! - custom resources and Karmada's CRD kinds: JSON as apiextensions-apiserver writes an
 //!   unstructured object (Go's `json.Encoder`: sorted keys, HTML-safe escaping, a newline);
 //! - CustomResourceDefinitions (in `v1beta1`), APIServices and Clusters: JSON of a typed Go
@@ -21,6 +22,7 @@
 //! a write is encoded, then encrypted; a read is decrypted, then decoded.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use apimachinery::protobuf::{self, Codec, ProtobufError};
 use apimachinery::serializer::json as go_json;
@@ -30,6 +32,46 @@ use serde_json::Value;
 use crate::error::ApiError;
 use crate::object;
 use crate::resources::{ResourceDef, Source};
+
+/// kube-apiserver's `--storage-media-type`: how built-in kinds are written (custom resources
+/// are JSON whatever it says, as in kube).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StorageMediaType {
+    /// `application/vnd.kubernetes.protobuf`, kube's default.
+    #[default]
+    Protobuf,
+    /// `application/json`.
+    Json,
+}
+
+impl std::str::FromStr for StorageMediaType {
+    type Err = String;
+
+    /// kube's values, and its message for others; `application/yaml`, which kube accepts,
+    /// is refused with what to use instead.
+    fn from_str(s: &str) -> Result<StorageMediaType, String> {
+        match s {
+            "application/vnd.kubernetes.protobuf" => Ok(StorageMediaType::Protobuf),
+            "application/json" => Ok(StorageMediaType::Json),
+            "application/yaml" => Err(
+                "--storage-media-type \"application/yaml\" is not supported by this server: use application/json or application/vnd.kubernetes.protobuf".into(),
+            ),
+            _ => Err(format!(
+                "--storage-media-type {s:?} invalid, allowed values: application/json, application/vnd.kubernetes.protobuf, application/yaml"
+            )),
+        }
+    }
+}
+
+/// Whether built-in kinds are written as JSON: one setting for the process, as kube's
+/// storage factory has one default media type, chosen before any server starts.
+static JSON_STORAGE: AtomicBool = AtomicBool::new(false);
+
+/// Sets how built-in kinds are written from now on. Values in the other encoding stay
+/// readable and are rewritten by their next update (or `storage rewrite`).
+pub fn set_media_type(media_type: StorageMediaType) {
+    JSON_STORAGE.store(media_type == StorageMediaType::Json, Ordering::Relaxed);
+}
 
 /// How the objects of one resource are written.
 #[derive(Clone, Copy, Debug)]
@@ -47,7 +89,8 @@ pub enum Encoding {
 pub enum Typed {
     /// A CustomResourceDefinition, stored in `apiextensions.k8s.io/v1beta1`.
     CustomResourceDefinition,
-    /// An APIService or a Cluster, stored in the version served.
+    /// An APIService or a Cluster, stored in the version served, or a built-in kind under
+    /// `--storage-media-type=application/json`, stored in its storage version.
     Served,
 }
 
@@ -65,6 +108,7 @@ impl Encoding {
             }
             // A kind stored in another form (events.k8s.io Events) is encoded as that form.
             Source::BuiltIn => match Codec::for_kind(&def.storage_api_version(), &def.kind) {
+                Some(_) if JSON_STORAGE.load(Ordering::Relaxed) => Encoding::Typed(Typed::Served),
                 Some(codec) => Encoding::Protobuf(codec),
                 None => Encoding::Unstructured,
             },

@@ -36,6 +36,8 @@ pub async fn run(cmd: MigrateCommand) -> anyhow::Result<bool> {
 }
 
 async fn check(args: CheckArgs) -> anyhow::Result<bool> {
+    // What would be rewritten depends on how the server would write.
+    apiserver::storage_codec::set_media_type(args.etcd.storage_media_type);
     let options = args
         .etcd
         .options()?

@@ -109,6 +109,15 @@ pub struct EtcdFlags {
     /// plane's keys are under its kube-apiserver's --etcd-prefix.
     #[arg(long, env = "KARMADA_RS_ETCD_PREFIX", default_value = apiserver::launch::DEFAULT_ETCD_PREFIX)]
     pub etcd_prefix: String,
+    /// How built-in kinds are stored (kube-apiserver's flag): application/vnd.kubernetes.protobuf
+    /// or application/json; custom resources and Karmada's kinds are JSON either way. Values
+    /// written the other way stay readable and are rewritten by their next update.
+    #[arg(
+        long,
+        env = "KARMADA_RS_STORAGE_MEDIA_TYPE",
+        default_value = "application/vnd.kubernetes.protobuf"
+    )]
+    pub storage_media_type: apiserver::storage_codec::StorageMediaType,
 }
 
 impl EtcdFlags {
