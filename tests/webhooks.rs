@@ -474,7 +474,8 @@ fn failure_policies_conditions_selectors_reinvocation_and_dry_run() {
         "fail-open not counted"
     );
 
-    // matchConditions, objectSelector and namespaceSelector decide who is sent to the webhook.
+    // matchConditions (one asking the server's RBAC through `authorizer`), objectSelector and
+    // namespaceSelector decide who is sent to the webhook.
     cp.kubectl_ok(&["create", "namespace", "quiet"]);
     cp.kubectl_ok(&["label", "namespace", "quiet", "webhooks=skip"]);
     apply_ok(&configuration(
@@ -493,6 +494,8 @@ fn failure_policies_conditions_selectors_reinvocation_and_dry_run() {
     expression: \"!object.metadata.name.startsWith('kube-')\"
   - name: admin-only
     expression: \"request.userInfo.username == 'karmada-admin'\"
+  - name: may-create
+    expression: \"authorizer.group('').resource('configmaps').namespace(request.namespace).check('create').allowed()\"
 ",
         }],
     ));

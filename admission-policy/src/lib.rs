@@ -16,6 +16,7 @@
 
 pub mod api;
 pub mod checker;
+pub mod conditions;
 pub mod cost;
 pub mod environment;
 pub mod library;
@@ -35,6 +36,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 pub use api::{ParamKind, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding};
+pub use conditions::{ConditionsOutcome, MatchConditions};
 pub use library::authz::{AuthorizationAttributes, AuthorizationDecision, Authorizer, Verdict};
 pub use request::{Attributes, Gvk, Gvr, Operation, UserInfo};
 

@@ -90,7 +90,7 @@ pub struct CompiledPolicy {
 }
 
 /// The types kube declares for `request` (BuildRequestType).
-fn request_type() -> Ty {
+pub(crate) fn request_type() -> Ty {
     let f = |pairs: &[(&str, Ty)]| {
         pairs
             .iter()
@@ -236,7 +236,7 @@ pub fn declarations(
 }
 
 /// Compiles an expression that must evaluate to one of `want` (kube's ReturnTypes).
-fn compile_as(source: &str, vars: &HashMap<String, Ty>, want: &[Ty]) -> Expr {
+pub(crate) fn compile_as(source: &str, vars: &HashMap<String, Ty>, want: &[Ty]) -> Expr {
     let c = environment::compile(source, vars)
         .map_err(|issues| format!("compilation failed: {issues}"))?;
     if !want.is_empty() && !want.contains(&c.output) {

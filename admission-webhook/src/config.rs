@@ -12,8 +12,8 @@ use genericapiserver::watch_cache::WatchCache;
 use serde_json::Value;
 
 use crate::client::ClientConfig;
-use crate::conditions::Condition;
 use crate::rules::Rule;
+use admission_policy::MatchConditions;
 
 /// Which configurations a manager reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +57,7 @@ pub struct Webhook {
     /// objectSelector.
     pub object_selector: Value,
     /// matchConditions.
-    pub conditions: Vec<Condition>,
+    pub conditions: MatchConditions,
     /// `failurePolicy: Ignore`.
     pub ignore_failures: bool,
     /// timeoutSeconds.
@@ -96,18 +96,16 @@ impl Webhook {
             equivalent: s("matchPolicy") != "Exact",
             namespace_selector: w.get("namespaceSelector").cloned().unwrap_or(Value::Null),
             object_selector: w.get("objectSelector").cloned().unwrap_or(Value::Null),
-            conditions: w
-                .get("matchConditions")
-                .and_then(Value::as_array)
-                .map(|cs| {
-                    cs.iter()
-                        .map(|c| {
-                            let f = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("");
-                            Condition::compile(f("name"), f("expression"))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
+            conditions: MatchConditions::compile(
+                w.get("matchConditions")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|c| {
+                        let f = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("");
+                        (f("name"), f("expression"))
+                    }),
+            ),
             ignore_failures: s("failurePolicy") == "Ignore",
             timeout: Duration::from_secs(
                 w.get("timeoutSeconds")

@@ -26,13 +26,13 @@ use genericapiserver::state::ApiState;
 use serde_json::{Value, json};
 
 use crate::client::ClientManager;
-use crate::conditions::{self, Outcome};
 use crate::config::{HookType, Manager, Webhook};
 use crate::equivalent;
 use crate::metrics;
 use crate::review::{self, ReviewRequest, Target};
 use crate::rules;
 use crate::selectors;
+use admission_policy::{Authorizer, ConditionsOutcome as Outcome};
 
 const GROUP: &str = "admissionregistration.k8s.io";
 
@@ -67,6 +67,8 @@ struct Invocation {
 /// What both dispatchers share.
 struct Dispatcher {
     manager: Manager,
+    /// What the conditions' `authorizer` checks ask.
+    authorizer: Arc<dyn Authorizer>,
     clients: Arc<ClientManager>,
     hook_type: HookType,
 }
@@ -81,10 +83,12 @@ impl Dispatcher {
     fn new(
         state: std::sync::Weak<ApiState>,
         clients: Arc<ClientManager>,
+        authorizer: Arc<dyn Authorizer>,
         hook_type: HookType,
     ) -> Dispatcher {
         Dispatcher {
             manager: Manager::new(state, hook_type),
+            authorizer,
             clients,
             hook_type,
         }
@@ -199,7 +203,9 @@ impl Dispatcher {
         let request_json = request.request_json();
         if !hook.conditions.is_empty() {
             let t = Instant::now();
-            let outcome = conditions::evaluate(&hook.conditions, object, &old_view, &request_json);
+            let outcome =
+                hook.conditions
+                    .evaluate(object, &old_view, &request_json, Some(&self.authorizer));
             let (excluded, error) = match &outcome {
                 Outcome::Match => (false, false),
                 Outcome::NoMatch(_) => (true, false),
@@ -333,8 +339,17 @@ pub struct MutatingWebhook(Dispatcher);
 
 impl MutatingWebhook {
     /// The plugin over the server's MutatingWebhookConfigurations.
-    pub fn new(state: std::sync::Weak<ApiState>, clients: Arc<ClientManager>) -> MutatingWebhook {
-        MutatingWebhook(Dispatcher::new(state, clients, HookType::Mutating))
+    pub fn new(
+        state: std::sync::Weak<ApiState>,
+        clients: Arc<ClientManager>,
+        authorizer: Arc<dyn Authorizer>,
+    ) -> MutatingWebhook {
+        MutatingWebhook(Dispatcher::new(
+            state,
+            clients,
+            authorizer,
+            HookType::Mutating,
+        ))
     }
 }
 
@@ -418,8 +433,17 @@ pub struct ValidatingWebhook(Dispatcher);
 
 impl ValidatingWebhook {
     /// The plugin over the server's ValidatingWebhookConfigurations.
-    pub fn new(state: std::sync::Weak<ApiState>, clients: Arc<ClientManager>) -> ValidatingWebhook {
-        ValidatingWebhook(Dispatcher::new(state, clients, HookType::Validating))
+    pub fn new(
+        state: std::sync::Weak<ApiState>,
+        clients: Arc<ClientManager>,
+        authorizer: Arc<dyn Authorizer>,
+    ) -> ValidatingWebhook {
+        ValidatingWebhook(Dispatcher::new(
+            state,
+            clients,
+            authorizer,
+            HookType::Validating,
+        ))
     }
 }
 

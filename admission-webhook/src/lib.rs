@@ -11,9 +11,8 @@
 //!   resources and subresources, scope; `matchPolicy: Equivalent` over the equivalent resources).
 //! - [`equivalent`]: the resources that hold the same objects (kube's
 //!   EquivalentResourceMapper), and an object as each of them serves it.
-//! - [`selectors`]: namespaceSelector and objectSelector.
-//! - [`conditions`]: `matchConditions`, CEL over `object`, `oldObject`, `request` and
-//!   `authorizer`-free Kubernetes variables.
+//! - [`selectors`]: namespaceSelector and objectSelector; `matchConditions` are compiled and
+//!   evaluated by `admission-policy` (kube's CEL libraries, `authorizer` included).
 //! - [`client`]: the HTTPS client of a webhook (`url` or `service`, caBundle, proxies from the
 //!   environment as Go's transport reads them), with the aggregator's Service resolution.
 //! - [`review`]: AdmissionReview v1 (and v1beta1) requests and the checks of responses.
@@ -21,7 +20,8 @@
 //!   the validating one (in parallel), failurePolicy, timeouts, side effects and dry-run,
 //!   warnings and audit annotations.
 //! - [`metrics`]: kube's `apiserver_admission_webhook_*` series.
-//! - [`authorizer`]: the server's RBAC as the policies' `authorizer` variable asks it.
+//! - [`authorizer`]: the server's RBAC as the `authorizer` variable of policies and of
+//!   webhooks' conditions asks it.
 //! - [`policy`]: the ValidatingAdmissionPolicy plugin (the engine and its metrics are
 //!   `admission-policy`'s).
 //! - [`policy_status`]: the policies' `status.typeChecking` (kube-controller-manager's
@@ -32,7 +32,6 @@
 
 pub mod authorizer;
 pub mod client;
-pub mod conditions;
 pub mod config;
 pub mod dispatch;
 pub mod equivalent;
@@ -58,17 +57,20 @@ pub fn plugins(
 ) -> AdmissionPlugins {
     let weak: Weak<ApiState> = Arc::downgrade(state);
     let clients = Arc::new(client::ClientManager::default());
+    let authorizer: Arc<dyn admission_policy::Authorizer> =
+        Arc::new(authorizer::ServerAuthorizer(authorizer));
     AdmissionPlugins {
         mutating: vec![Arc::new(dispatch::MutatingWebhook::new(
             weak.clone(),
             clients.clone(),
+            authorizer.clone(),
         ))],
         validating: vec![
             Arc::new(policy::ValidatingAdmissionPolicy::new(
                 weak.clone(),
-                Arc::new(authorizer::ServerAuthorizer(authorizer)),
+                authorizer.clone(),
             )),
-            Arc::new(dispatch::ValidatingWebhook::new(weak, clients)),
+            Arc::new(dispatch::ValidatingWebhook::new(weak, clients, authorizer)),
         ],
         user,
     }
