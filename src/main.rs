@@ -58,6 +58,13 @@ enum Command {
     /// Taking over the etcd of a Karmada control plane: what would be served, read-only.
     #[command(subcommand)]
     Migrate(cmd::migrate::MigrateCommand),
+    /// Mark a member cluster unschedulable (as `karmadactl cordon`).
+    Cordon(cmd::taint::CordonArgs),
+    /// Mark a member cluster schedulable again (as `karmadactl uncordon`).
+    Uncordon(cmd::taint::CordonArgs),
+    /// Update the taints of member clusters (as `karmadactl taint`):
+    /// `taint clusters NAME... KEY[=VALUE]:EFFECT[-]...`.
+    Taint(cmd::taint::TaintArgs),
     /// Create the CAs and the service-account key that `serve` replicas share
     /// (`serve --shared-pki-dir`).
     Certs(cmd::pki::CertsArgs),
@@ -415,7 +422,10 @@ async fn main() -> anyhow::Result<()> {
         | Command::Certs(_)
         | Command::Token(_)
         | Command::Register(_)
-        | Command::Unregister(_) => "warn",
+        | Command::Unregister(_)
+        | Command::Cordon(_)
+        | Command::Uncordon(_)
+        | Command::Taint(_) => "warn",
     });
     match cli.command {
         Command::Serve(a) => serve(*a).await,
@@ -444,5 +454,8 @@ async fn main() -> anyhow::Result<()> {
         Command::Token(c) => cmd::token::run(c).await,
         Command::Register(a) => cmd::register::register(*a).await,
         Command::Unregister(a) => cmd::register::unregister(a).await,
+        Command::Cordon(a) => cmd::taint::cordon(a, true).await,
+        Command::Uncordon(a) => cmd::taint::cordon(a, false).await,
+        Command::Taint(a) => cmd::taint::taint(a).await,
     }
 }

@@ -11,6 +11,7 @@ pub mod pki;
 pub mod register;
 pub mod scheduler;
 pub mod storage;
+pub mod taint;
 pub mod token;
 pub mod up;
 
