@@ -1005,8 +1005,8 @@ fn a_noisy_user_cannot_starve_another() {
     let dir = tempfile::tempdir().expect("temp dir");
     let tokens = dir.path().join("tokens.csv");
     std::fs::write(&tokens, "noisy-token,noisy,1001\nquiet-token,quiet,1002\n").expect("tokens");
-    // 10 seats in all: global-default (users) gets ceil(10 × 20 / 245) = 1; each flow is dealt
-    // 6 of its 128 queues of 50.
+    // 10 seats in all: global-default (users) gets ceil(10 × 20 / 245) = 1 nominal seat and
+    // borrows at most 10 more; each flow is dealt 6 of its 128 queues of 50.
     let s = Server::start_with(
         support::Backend::Embedded,
         &[
@@ -1075,7 +1075,7 @@ fn a_noisy_user_cannot_starve_another() {
     assert!(created > 0, "no noisy write got through");
     assert!(
         !rejected.is_empty(),
-        "400 writers over 1 seat and 6 queues of 50: some are rejected"
+        "400 writers over at most 11 seats and 6 queues of 50: some are rejected"
     );
     assert!(
         rejected.iter().all(|(_, retry_after)| *retry_after),

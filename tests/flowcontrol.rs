@@ -2,7 +2,8 @@
 //! kube-apiserver 1.32 does: the bootstrap FlowSchemas and PriorityLevelConfigurations after
 //! start, the mandatory ones restored, the suggested ones left alone once their
 //! `apf.kubernetes.io/autoupdate-spec` is "false", users' objects routing requests to their
-//! own levels, kube's validation messages and the debugging dump.
+//! own levels, seats lent and borrowed between levels, kube's validation messages and the
+//! debugging dump.
 
 mod support;
 
@@ -441,4 +442,67 @@ fn a_users_flow_schema_limits_its_user_only() {
         )
         .expect("an answer");
     assert_eq!(refused.status, 403, "{}", refused.body);
+}
+
+/// The value of a per-level flow-control gauge in a /metrics text.
+fn level_gauge(metrics: &str, name: &str, level: &str) -> Option<f64> {
+    let prefix = format!("apiserver_flowcontrol_{name}{{priority_level=\"{level}\"}} ");
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.parse().ok())
+}
+
+/// Levels borrow what others lend, as kube 1.32's: an idle level lending all its seats runs on
+/// none of them, and one that may borrow half as many again gets more than its nominal seats
+/// while the others are idle; the periodic adjustment measures each level's demand.
+#[test]
+fn idle_levels_lend_their_seats_to_others() {
+    let s = Server::start();
+    let level = |name: &str, lendable: u32, borrowing: u32| {
+        format!(
+            "apiVersion: flowcontrol.apiserver.k8s.io/v1\nkind: PriorityLevelConfiguration\nmetadata: {{name: {name}}}\nspec:\n  type: Limited\n  limited:\n    nominalConcurrencyShares: 20\n    lendablePercent: {lendable}\n    borrowingLimitPercent: {borrowing}\n    limitResponse: {{type: Queue, queuing: {{queues: 16, handSize: 4, queueLengthLimit: 50}}}}\n"
+        )
+    };
+    s.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        &format!(
+            "{}---\n{}",
+            level("lends-all", 100, 0),
+            level("borrows", 0, 50)
+        ),
+    );
+    let seats = |metrics: &str, level: &str| {
+        [
+            "nominal_limit_seats",
+            "lower_limit_seats",
+            "upper_limit_seats",
+            "current_limit_seats",
+        ]
+        .map(|name| level_gauge(metrics, name, level))
+    };
+    // 600 seats over 285 shares: 43 nominal seats each. The lender may lend all of them and
+    // borrows none; the borrower lends none and may borrow round(43 × 50%) = 22.
+    let exempt_average =
+        |metrics: &str| level_gauge(metrics, "demand_seats_average", "exempt").unwrap_or(0.0);
+    let (lender, borrower, average) = wait_for("both levels in /metrics", WAIT, || {
+        let metrics = s.kubectl_ok(&["get", "--raw", "/metrics"]);
+        let (l, b) = (seats(&metrics, "lends-all"), seats(&metrics, "borrows"));
+        (l[0].is_some() && b[0].is_some()).then(|| (l, b, exempt_average(&metrics)))
+    });
+    assert_eq!(lender, [Some(43.0), Some(0.0), Some(43.0), Some(0.0)]);
+    assert_eq!(borrower[..3], [Some(43.0), Some(43.0), Some(65.0)]);
+    let current = borrower[3].expect("the borrower's current limit");
+    assert!(
+        current > 43.0 && current <= 65.0,
+        "the borrower runs on lent seats: {current}"
+    );
+    // The configuration taken, only the periodic adjustment (every 10 s) measures demand
+    // again: this test's own requests are exempt (the admin is in system:masters), so the
+    // exempt level's average demand over the next period is another one, above zero.
+    wait_for("the periodic adjustment", WAIT, || {
+        let metrics = s.kubectl_ok(&["get", "--raw", "/metrics"]);
+        let now = exempt_average(&metrics);
+        (now > 0.0 && now != average).then_some(())
+    });
 }

@@ -1,7 +1,8 @@
 //! The configuration API Priority and Fairness runs on, read from `flowcontrol.apiserver.k8s.io/v1`
 //! FlowSchema and PriorityLevelConfiguration objects (k8s.io/apiserver
 //! pkg/util/flowcontrol/apf_controller.go's digest of them, and its rule matching in
-//! pkg/util/flowcontrol/rule.go), and the seats each level gets of the server's concurrency.
+//! pkg/util/flowcontrol/rule.go), and the seats each level gets of the server's concurrency:
+//! its nominal limit and the bounds borrowing keeps its current limit within.
 
 use serde_json::Value;
 
@@ -105,6 +106,11 @@ pub struct PriorityLevel {
     pub name: String,
     /// Nominal concurrency shares (an exempt level's count in the sum too).
     pub shares: u64,
+    /// The percentage of its nominal seats other levels may borrow.
+    pub lendable_percent: u64,
+    /// How many seats it may borrow, as a percentage of its nominal seats; `None` for no
+    /// limit (as always for an exempt level).
+    pub borrowing_limit_percent: Option<u64>,
     /// `None` when exempt.
     pub limit_response: Option<LimitResponse>,
 }
@@ -325,6 +331,8 @@ impl PriorityLevel {
             "Exempt" => Some(PriorityLevel {
                 name,
                 shares: number(spec, "/exempt/nominalConcurrencyShares", 0),
+                lendable_percent: number(spec, "/exempt/lendablePercent", 0),
+                borrowing_limit_percent: None,
                 limit_response: None,
             }),
             "Limited" => {
@@ -353,6 +361,10 @@ impl PriorityLevel {
                 Some(PriorityLevel {
                     name,
                     shares: number(limited, "/nominalConcurrencyShares", 30),
+                    lendable_percent: number(limited, "/lendablePercent", 0),
+                    borrowing_limit_percent: limited
+                        .get("borrowingLimitPercent")
+                        .and_then(Value::as_u64),
                     limit_response: Some(response),
                 })
             }
@@ -402,6 +414,50 @@ impl Configuration {
                     usize::try_from(n).unwrap_or(usize::MAX)
                 };
                 (l.name.clone(), limit)
+            })
+            .collect()
+    }
+}
+
+/// A level's seats (kube's NominalCL and the bounds of its CurrentCL): borrowing keeps its
+/// current limit between `min` (its nominal seats less those it lends) and `max` (its nominal
+/// seats plus those it may borrow).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SeatLimits {
+    /// NominalCL.
+    pub nominal: usize,
+    /// MinCL = NominalCL - LendableCL.
+    pub min: usize,
+    /// MaxCL = NominalCL + BorrowingCL.
+    pub max: usize,
+}
+
+/// `n × percent / 100` rounded half away from zero, as Go's math.Round.
+fn percent_of(n: usize, percent: u64) -> usize {
+    let n = u128::try_from(n).unwrap_or(u128::MAX);
+    let scaled = n.saturating_mul(u128::from(percent));
+    usize::try_from((scaled.saturating_mul(2) + 100) / 200).unwrap_or(usize::MAX)
+}
+
+impl Configuration {
+    /// Each level's seats: its nominal limit; LendableCL = round(NominalCL × lendablePercent /
+    /// 100); BorrowingCL = round(NominalCL × borrowingLimitPercent / 100), or the server's
+    /// whole limit without a `borrowingLimitPercent`.
+    pub fn seat_limits(&self, server_concurrency_limit: usize) -> Vec<(String, SeatLimits)> {
+        self.nominal_limits(server_concurrency_limit)
+            .into_iter()
+            .zip(&self.priority_levels)
+            .map(|((name, nominal), l)| {
+                let lendable = percent_of(nominal, l.lendable_percent.min(100));
+                let borrowing = l
+                    .borrowing_limit_percent
+                    .map_or(server_concurrency_limit, |p| percent_of(nominal, p));
+                let limits = SeatLimits {
+                    nominal,
+                    min: nominal - lendable.min(nominal),
+                    max: nominal.saturating_add(borrowing),
+                };
+                (name, limits)
             })
             .collect()
     }
@@ -560,5 +616,48 @@ mod tests {
         );
         // ceil(10 × 5 / 100) = 1: a small share still gets a seat.
         assert_eq!(cfg.nominal_limits(10)[1].1, 1);
+    }
+
+    #[test]
+    fn lending_and_borrowing_bound_the_seats() {
+        let pl = |name: &str, shares: u64, extra: Value| {
+            let mut limited = json!({"nominalConcurrencyShares": shares,
+                                     "limitResponse": {"type": "Reject"}});
+            for (k, v) in extra.as_object().expect("object") {
+                limited[k] = v.clone();
+            }
+            json!({"metadata": {"name": name}, "spec": {"type": "Limited", "limited": limited}})
+        };
+        let objs = [
+            pl("lends", 49, json!({"lendablePercent": 50})),
+            pl(
+                "borrows",
+                25,
+                json!({"lendablePercent": 33, "borrowingLimitPercent": 200}),
+            ),
+            pl("neither", 26, json!({"borrowingLimitPercent": 0})),
+            json!({"metadata": {"name": "exempt"}, "spec": {"type": "Exempt",
+                   "exempt": {"nominalConcurrencyShares": 10, "lendablePercent": 25}}}),
+        ];
+        let cfg = Configuration::from_objects([], objs.iter());
+        let limits: Vec<(String, SeatLimits)> = cfg.seat_limits(100);
+        let seats = |nominal, min, max| SeatLimits { nominal, min, max };
+        assert_eq!(
+            limits,
+            [
+                // ceil(100 × 49 / 110) = 45; round(22.5) = 23 lendable, half away from zero
+                // as Go's; no borrowing limit: up to the server's 100 more.
+                ("lends".to_string(), seats(45, 22, 145)),
+                // ceil(22.7) = 23; round(7.59) = 8 lendable; round(46) borrowable.
+                ("borrows".to_string(), seats(23, 15, 69)),
+                ("neither".to_string(), seats(24, 24, 24)),
+                // An exempt level lends too and borrows without limit.
+                ("exempt".to_string(), seats(10, 7, 110)),
+            ]
+        );
+        assert_eq!(
+            (percent_of(49, 50), percent_of(3, 50), percent_of(1, 49)),
+            (25, 2, 0)
+        );
     }
 }

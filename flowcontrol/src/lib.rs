@@ -1,7 +1,8 @@
 //! API Priority and Fairness (k8s.io/apiserver/pkg/util/flowcontrol), simplified: requests are
 //! classified by the FlowSchemas of the running [`Configuration`] (the first match in matching
-//! precedence, ties by name) into a priority level and a flow; each limited level gets its
-//! nominal share of the server's concurrency; within a level the flows are shuffle-sharded over
+//! precedence, ties by name) into a priority level and a flow; each level gets its nominal
+//! share of the server's concurrency, and levels borrow the seats others can lend as their
+//! demand calls for ([`borrowing`]); within a level the flows are shuffle-sharded over
 //! the level's queues and free seats go to the queues in turn, so a noisy client fills only its
 //! own queues and cannot starve the others. A request beyond its queue's length, at a level
 //! that rejects instead of queuing, or waiting longer than the limit, is rejected (the server
@@ -15,12 +16,20 @@
 //! JSON values of the objects).
 
 pub mod bootstrap;
+pub mod borrowing;
 pub mod config;
+mod demand;
 mod dump;
+pub mod fairalloc;
 
+pub use borrowing::BORROWING_ADJUSTMENT_PERIOD;
 pub use config::{
     Configuration, Distinguisher, FlowSchema, LimitResponse, PriorityLevel, RequestDigest,
+    SeatLimits,
 };
+pub use demand::{DemandStats, SEAT_DEMAND_SMOOTHING};
+
+use demand::{Clock, Integrator};
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -79,7 +88,8 @@ impl Rejection {
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
     /// The server's concurrency limit (kube: max-requests-inflight +
-    /// max-mutating-requests-inflight), shared by the levels by their nominal shares.
+    /// max-mutating-requests-inflight), shared by the levels by their nominal shares and
+    /// lent among them.
     pub server_concurrency_limit: usize,
     /// Longest wait in a queue (kube: a quarter of the request timeout).
     pub max_wait: Duration,
@@ -102,10 +112,22 @@ struct Queue {
 /// A level's state under its lock.
 #[derive(Default)]
 struct Level {
+    /// CurrentCL: the seats its requests may take now, as borrowing last set it (an exempt
+    /// level's is reported, not enforced).
     limit: usize,
+    /// Its nominal seats and the bounds of `limit`.
+    seats: SeatLimits,
     /// `None` when exempt.
     response: Option<LimitResponse>,
     executing: usize,
+    /// Requests in its queues.
+    waiting: usize,
+    /// Its seat demand (executing and waiting requests) over the current adjustment period.
+    demand: Integrator,
+    /// The demand of the last adjustment period.
+    stats: DemandStats,
+    /// The seats borrowing last aimed at for it.
+    target: f64,
     /// Exempt and rejecting levels have none.
     queues: Vec<Queue>,
     /// Queues with waiting requests, in the order they get the next free seats.
@@ -119,7 +141,9 @@ struct Level {
 }
 
 impl Level {
-    fn new(limit: usize, response: Option<LimitResponse>) -> Level {
+    /// A level of these seats; until borrowing first adjusts it, it lends half of what it can
+    /// (kube's initial CurrentCL).
+    fn new(seats: SeatLimits, response: Option<LimitResponse>, clock: Clock) -> Level {
         let queues = match response {
             Some(LimitResponse::Queue { queues, .. }) => std::iter::repeat_with(Queue::default)
                 .take(queues)
@@ -127,11 +151,26 @@ impl Level {
             _ => Vec::new(),
         };
         Level {
-            limit,
+            limit: seats.nominal - (seats.nominal - seats.min) / 2,
+            seats,
             response,
             queues,
+            demand: Integrator::new(clock),
             ..Default::default()
         }
+    }
+
+    /// Whether one more request may execute: under the current limit, or, with a limit of
+    /// none, when nothing executes (kube's queue set lets a request wider than its limit run
+    /// alone rather than never).
+    fn has_free_seat(&self) -> bool {
+        self.executing < self.limit.max(1)
+    }
+
+    /// Records the demand after executing or waiting changed.
+    fn note_demand(&mut self) {
+        let demand = self.executing + self.waiting;
+        self.demand.set(demand as f64);
     }
 
     fn shape(&self) -> (bool, usize) {
@@ -183,9 +222,9 @@ impl LevelState {
 
     /// Hands free seats to the queues in turn (their oldest requests).
     fn dispatch(l: &mut Level) {
-        while l.executing < l.limit {
+        while l.has_free_seat() {
             let Some(q) = l.turn.pop_front() else {
-                return;
+                break;
             };
             let Some(waiter) = l
                 .queues
@@ -194,6 +233,7 @@ impl LevelState {
             else {
                 continue;
             };
+            l.waiting = l.waiting.saturating_sub(1);
             if !l.queues[q].waiting.is_empty() {
                 l.turn.push_back(q);
             }
@@ -206,17 +246,19 @@ impl LevelState {
                 l.cancelled += 1;
             }
         }
+        l.note_demand();
     }
 
-    /// Takes the limits of `fresh` when it has the same shape (exempt or not, number of
-    /// queues), keeping the queued requests; else marks this level as draining (false).
+    /// Takes the seats of `fresh` when it has the same shape (exempt or not, number of
+    /// queues), keeping the queued requests, the current limit (until borrowing adjusts it)
+    /// and the demand; else marks this level as draining (false).
     fn reconfigure(&self, fresh: &Level) -> bool {
         let mut l = self.lock();
         if l.shape() != fresh.shape() {
             l.quiescing = true;
             return false;
         }
-        l.limit = fresh.limit;
+        l.seats = fresh.seats;
         l.response = fresh.response;
         l.quiescing = false;
         LevelState::dispatch(&mut l);
@@ -270,6 +312,10 @@ pub struct FlowControl {
     running: RwLock<Arc<Running>>,
     counts: CountsTable,
     next_id: AtomicU64,
+    clock: Clock,
+    /// The fair fraction of the last adjustment; held while adjusting, so adjustments do not
+    /// interleave.
+    borrowing: Mutex<f64>,
 }
 
 /// A request waiting in its queue. Dropped before it settles (the request went away), it
@@ -299,6 +345,8 @@ impl Queued {
             let q = self.queue;
             l.turn.retain(|t| *t != q);
         }
+        l.waiting = l.waiting.saturating_sub(1);
+        l.note_demand();
         if cancelled {
             l.cancelled += 1;
         } else {
@@ -362,6 +410,10 @@ fn with_mandatory(mut cfg: Configuration) -> Configuration {
 impl FlowControl {
     /// A controller running on the bootstrap configuration.
     pub fn new(config: Config) -> FlowControl {
+        FlowControl::with_clock(config, Clock::default())
+    }
+
+    fn with_clock(config: Config, clock: Clock) -> FlowControl {
         let fc = FlowControl {
             config,
             running: RwLock::new(Arc::new(Running {
@@ -370,6 +422,8 @@ impl FlowControl {
             })),
             counts: CountsTable::default(),
             next_id: AtomicU64::new(0),
+            clock,
+            borrowing: Mutex::new(0.0),
         };
         fc.apply(bootstrap::configuration());
         fc
@@ -378,18 +432,19 @@ impl FlowControl {
     /// Runs on `cfg` from now on (plus the mandatory objects it lacks). FlowSchemas naming a
     /// level that does not exist are ignored, as kube ignores dangling ones. A level keeps its
     /// queues and requests when only its limits change; one whose kind or number of queues
-    /// changes starts afresh while the old one drains.
+    /// changes starts afresh while the old one drains. The levels' current limits are
+    /// adjusted at once, as kube adjusts them on every new configuration.
     pub fn apply(&self, cfg: Configuration) {
         let cfg = with_mandatory(cfg);
-        let limits: HashMap<String, usize> = cfg
-            .nominal_limits(self.config.server_concurrency_limit)
+        let limits: HashMap<String, SeatLimits> = cfg
+            .seat_limits(self.config.server_concurrency_limit)
             .into_iter()
             .collect();
         let old = self.current();
         let mut levels = HashMap::new();
         for pl in &cfg.priority_levels {
-            let limit = limits.get(&pl.name).copied().unwrap_or(0);
-            let fresh = Level::new(limit, pl.limit_response);
+            let seats = limits.get(&pl.name).copied().unwrap_or_default();
+            let fresh = Level::new(seats, pl.limit_response, self.clock.clone());
             let state = match old.levels.get(&pl.name) {
                 Some(s) if s.reconfigure(&fresh) => s.clone(),
                 _ => Arc::new(new_level(&pl.name, fresh)),
@@ -410,6 +465,7 @@ impl FlowControl {
         schemas.shrink_to_fit();
         *self.running.write().unwrap_or_else(|e| e.into_inner()) =
             Arc::new(Running { schemas, levels });
+        self.update_borrowing();
     }
 
     fn current(&self) -> Arc<Running> {
@@ -448,7 +504,11 @@ impl FlowControl {
                     .unwrap_or_else(|| {
                         Arc::new(new_level(
                             bootstrap::CATCH_ALL,
-                            Level::new(0, Some(LimitResponse::Reject)),
+                            Level::new(
+                                SeatLimits::default(),
+                                Some(LimitResponse::Reject),
+                                self.clock.clone(),
+                            ),
                         ))
                     }),
             },
@@ -456,7 +516,16 @@ impl FlowControl {
     }
 
     /// The nominal concurrency limit of a level, if it exists.
-    pub fn limit(&self, level: &str) -> Option<usize> {
+    pub fn nominal_limit(&self, level: &str) -> Option<usize> {
+        self.current()
+            .levels
+            .get(level)
+            .map(|s| s.lock().seats.nominal)
+    }
+
+    /// The current concurrency limit of a level (its nominal one as borrowing last adjusted
+    /// it), if it exists.
+    pub fn current_limit(&self, level: &str) -> Option<usize> {
         self.current().levels.get(level).map(|s| s.lock().limit)
     }
 
@@ -494,16 +563,18 @@ impl FlowControl {
             if l.response.is_none() {
                 l.executing += 1;
                 l.dispatched += 1;
+                l.note_demand();
                 drop(l);
                 return Ok(seat(counts, None));
             }
             let queue = l.pick_queue(flow_key(&c.flow_schema, &c.flow));
-            if l.executing < l.limit && l.turn.is_empty() {
+            if l.has_free_seat() && l.turn.is_empty() {
                 l.executing += 1;
                 l.dispatched += 1;
                 if let Some(q) = queue {
                     l.queues[q].executing += 1;
                 }
+                l.note_demand();
                 drop(l);
                 return Ok(seat(counts, queue));
             }
@@ -542,6 +613,8 @@ impl FlowControl {
             if first {
                 l.turn.push_back(q);
             }
+            l.waiting += 1;
+            l.note_demand();
             (q, rx)
         };
         Counts::add(&counts.inqueue, 1);
@@ -636,23 +709,8 @@ impl FlowControl {
             "gauge",
             &|c| &c.executing,
         );
-        let _ = writeln!(
-            out,
-            "# HELP apiserver_flowcontrol_nominal_limit_seats Nominal number of execution seats configured for each priority level\n# TYPE apiserver_flowcontrol_nominal_limit_seats gauge"
-        );
-        let running = self.current();
-        let mut levels: Vec<&Arc<LevelState>> = running.levels.values().collect();
-        levels.sort_by(|a, b| a.name.cmp(&b.name));
-        for s in levels {
-            let l = s.lock();
-            if l.response.is_some() {
-                let _ = writeln!(
-                    out,
-                    "apiserver_flowcontrol_nominal_limit_seats{{priority_level=\"{}\"}} {}",
-                    s.name, l.limit
-                );
-            }
-        }
+        drop(counts);
+        self.render_level_gauges(out);
     }
 
     /// The levels of the running configuration, by name.

@@ -110,7 +110,7 @@ fn limits_follow_kubes_nominal_shares() {
         ("catch-all", 13),
         ("exempt", 0),
     ] {
-        assert_eq!(fc.limit(level), Some(seats), "{level}");
+        assert_eq!(fc.nominal_limit(level), Some(seats), "{level}");
     }
 }
 
@@ -166,7 +166,7 @@ async fn a_noisy_flow_cannot_starve_a_quiet_one() {
         json!({"type": "Queue", "queuing": {"queues": 64, "handSize": 1, "queueLengthLimit": 3}}),
     ));
     // ceil(5 × 1 / 6) = 1 seat.
-    assert_eq!(fc.limit("tiny"), Some(1));
+    assert_eq!(fc.nominal_limit("tiny"), Some(1));
     let users = groups(&["system:authenticated"]);
     let noisy = fc.classify(&digest("noisy", &users, "get"));
     let quiet = fc.classify(&digest("quiet", &users, "get"));
@@ -244,7 +244,7 @@ async fn a_request_no_schema_matches_takes_catch_alls_seats() {
         (c.flow_schema.as_str(), c.priority_level.as_str()),
         ("catch-all", "catch-all")
     );
-    let seats = fc.limit("catch-all").expect("catch-all level");
+    let seats = fc.current_limit("catch-all").expect("catch-all level");
     assert!(seats > 0, "catch-all has seats: {seats}");
     let mut held = Vec::new();
     for _ in 0..seats {
@@ -306,16 +306,16 @@ fn applied_objects_change_classification_and_seats() {
         "global-default"
     );
     // 250 shares in all now.
-    assert_eq!(fc.limit("tiny"), Some(12));
-    assert_eq!(fc.limit("workload-low"), Some(240));
+    assert_eq!(fc.nominal_limit("tiny"), Some(12));
+    assert_eq!(fc.nominal_limit("workload-low"), Some(240));
     // Without any objects the mandatory ones stand in.
     fc.apply(Configuration::default());
     assert_eq!(
         fc.classify(&digest("alice", &users, "get")).priority_level,
         "catch-all"
     );
-    assert_eq!(fc.limit("catch-all"), Some(600));
-    assert_eq!(fc.limit("tiny"), None);
+    assert_eq!(fc.nominal_limit("catch-all"), Some(600));
+    assert_eq!(fc.nominal_limit("tiny"), None);
 }
 
 /// A waiting request that goes away leaves its queue; one granted a seat it can no longer
@@ -363,12 +363,184 @@ fn hands_are_distinct_queues() {
     }
     // With every queue empty the first card is picked.
     let l = Level::new(
-        1,
+        SeatLimits::default(),
         Some(LimitResponse::Queue {
             queues: 64,
             hand_size: 6,
             queue_length_limit: 1,
         }),
+        Clock::default(),
     );
     assert_eq!(l.pick_queue(99), deal(99, 64, 6).first().copied());
+}
+
+/// With no demand anywhere, each level's target is what it does not lend, and the server's
+/// seats are shared in proportion: 602 nominal seats over 258.001 of targets, p ≈ 2.333.
+#[test]
+fn idle_bootstrap_levels_share_the_seats_the_lenders_lend() {
+    let fc = fc(600, Duration::from_secs(15));
+    for (level, nominal, min, current) in [
+        ("system", 74, 50, 117),
+        ("node-high", 98, 73, 170),
+        ("leader-election", 25, 25, 58),
+        ("workload-high", 98, 49, 114),
+        ("workload-low", 245, 24, 56),
+        ("global-default", 49, 24, 56),
+        ("catch-all", 13, 13, 30),
+        ("exempt", 0, 0, 0),
+    ] {
+        let running = fc.current();
+        let l = running.levels[level].lock();
+        assert_eq!(
+            (l.seats.nominal, l.seats.min, l.seats.max, l.limit),
+            (nominal, min, nominal + 600, current),
+            "{level}"
+        );
+    }
+    let mut text = String::new();
+    fc.render_metrics(&mut text);
+    for line in [
+        "apiserver_flowcontrol_nominal_limit_seats{priority_level=\"exempt\"} 0",
+        "apiserver_flowcontrol_lower_limit_seats{priority_level=\"workload-low\"} 24",
+        "apiserver_flowcontrol_upper_limit_seats{priority_level=\"workload-low\"} 845",
+        "apiserver_flowcontrol_current_limit_seats{priority_level=\"catch-all\"} 30",
+        "apiserver_flowcontrol_target_seats{priority_level=\"catch-all\"} 13",
+        "apiserver_flowcontrol_demand_seats_smoothed{priority_level=\"catch-all\"} 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in {text}");
+    }
+    let frac: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("apiserver_flowcontrol_seat_fair_frac "))
+        .expect("fair fraction")
+        .parse()
+        .expect("a number");
+    assert!((frac - 602.0 / 258.001).abs() < 1e-9, "{frac}");
+}
+
+fn level_with(name: &str, shares: u64, lendable: u64, borrowing: u64) -> Value {
+    json!({"metadata": {"name": name}, "spec": {"type": "Limited", "limited": {
+        "nominalConcurrencyShares": shares, "lendablePercent": lendable,
+        "borrowingLimitPercent": borrowing,
+        "limitResponse": {"type": "Queue",
+                          "queuing": {"queues": 1, "handSize": 1, "queueLengthLimit": 50}}}}})
+}
+
+fn executing_and_waiting(fc: &FlowControl, level: &str) -> (usize, usize) {
+    let running = fc.current();
+    let l = running.levels[level].lock();
+    (l.executing, l.waiting)
+}
+
+/// `n` requests of `user` admitted or queued (each task ends with its seat, held until the
+/// task's result is dropped).
+fn requests(
+    fc: &Arc<FlowControl>,
+    user: &str,
+    n: usize,
+) -> tokio::task::JoinSet<Result<Seat, Rejection>> {
+    let c = fc.classify(&digest(user, &[], "get"));
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..n {
+        let (fc, c) = (fc.clone(), c.clone());
+        set.spawn(async move { fc.admit(&c).await });
+    }
+    set
+}
+
+/// A busy level borrows the seats an idle one lends after an adjustment period, and the
+/// lender gets its seats back as soon as it has the demand for them.
+#[tokio::test]
+async fn a_busy_level_borrows_from_an_idle_one_and_gives_back() {
+    let clock = Clock::manual();
+    let fc = Arc::new(FlowControl::with_clock(
+        Config {
+            server_concurrency_limit: 25,
+            max_wait: Duration::from_secs(60),
+        },
+        clock.clone(),
+    ));
+    // busy: 10 nominal seats, lends none, may borrow 10; lender: 10 seats, lends them all,
+    // borrows none; catch-all (mandatory): 5 seats, lends none.
+    fc.apply(Configuration::from_objects(
+        &[
+            schema("busy", "busy", 100, "b"),
+            schema("lender", "lender", 100, "l"),
+        ],
+        &[
+            level_with("busy", 10, 0, 100),
+            level_with("lender", 10, 100, 0),
+        ],
+    ));
+    let seats = |level| {
+        let running = fc.current();
+        let l = running.levels[level].lock();
+        (l.seats.nominal, l.seats.min, l.seats.max)
+    };
+    assert_eq!(
+        (seats("busy"), seats("lender"), seats("catch-all")),
+        ((10, 10, 20), (10, 0, 10), (5, 5, 30))
+    );
+    // Idle, busy and catch-all keep their 15 seats in proportion to 25: p = 25 / 15.002.
+    let current = |level| fc.current_limit(level).expect("level");
+    assert_eq!(
+        (current("busy"), current("lender"), current("catch-all")),
+        (17, 0, 8)
+    );
+    // 30 requests at busy: 17 execute, 13 wait.
+    let mut busy = requests(&fc, "b", 30);
+    until("13 waiting at busy", || {
+        executing_and_waiting(&fc, "busy") == (17, 13)
+    })
+    .await;
+    clock.advance(BORROWING_ADJUSTMENT_PERIOD);
+    fc.update_borrowing();
+    // A demand of 30 for the whole period: busy borrows up to its limit of 20, the lender
+    // keeps nothing, catch-all its 5.
+    assert_eq!(
+        (current("busy"), current("lender"), current("catch-all")),
+        (20, 0, 5)
+    );
+    assert_eq!(executing_and_waiting(&fc, "busy"), (20, 10));
+    let mut text = String::new();
+    fc.render_metrics(&mut text);
+    for line in [
+        "apiserver_flowcontrol_current_limit_seats{priority_level=\"busy\"} 20",
+        "apiserver_flowcontrol_current_limit_seats{priority_level=\"lender\"} 0",
+        "apiserver_flowcontrol_demand_seats_high_watermark{priority_level=\"busy\"} 30",
+        "apiserver_flowcontrol_demand_seats_average{priority_level=\"busy\"} 30",
+        "apiserver_flowcontrol_demand_seats_stdev{priority_level=\"busy\"} 0",
+        "apiserver_flowcontrol_demand_seats_smoothed{priority_level=\"busy\"} 30",
+        "apiserver_flowcontrol_target_seats{priority_level=\"busy\"} 30",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in {text}");
+    }
+    // Busy's requests finish; 10 arrive at the lender, which runs one at a time with no
+    // seats of its own.
+    // Seats are given back as their tasks finish, so those still waiting get theirs.
+    while let Some(done) = busy.join_next().await {
+        drop(done.expect("task").expect("a busy seat"));
+    }
+    assert_eq!(executing_and_waiting(&fc, "busy"), (0, 0));
+    let mut lent = requests(&fc, "l", 10);
+    until("9 waiting at the lender", || {
+        executing_and_waiting(&fc, "lender") == (1, 9)
+    })
+    .await;
+    clock.advance(BORROWING_ADJUSTMENT_PERIOD);
+    fc.update_borrowing();
+    // The lender's demand of 10 raises its lower bound to its nominal seats: every level is at
+    // its lower bound, busy's smoothed demand (29.31) notwithstanding.
+    assert_eq!(
+        (current("busy"), current("lender"), current("catch-all")),
+        (10, 10, 5)
+    );
+    assert_eq!(executing_and_waiting(&fc, "lender"), (10, 0));
+    let running = fc.current();
+    let stats = running.levels["busy"].lock().stats;
+    assert_eq!((stats.high_watermark, stats.average), (30.0, 0.0));
+    assert!((stats.smoothed - 30.0 * SEAT_DEMAND_SMOOTHING).abs() < 1e-9);
+    while let Some(done) = lent.join_next().await {
+        assert!(done.expect("task").is_ok());
+    }
 }

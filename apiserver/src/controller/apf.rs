@@ -6,7 +6,9 @@
 //! maintained that the configuration no longer has; the config consumer
 //! (k8s.io/apiserver pkg/util/flowcontrol/apf_controller.go) hands the objects to the flow
 //! controller and writes each FlowSchema's `Dangling` condition. Both run at start and again
-//! whenever one of the objects changes.
+//! whenever one of the objects changes. Beside them, as kube's controller's periodic
+//! rebalancing, the levels' current limits are adjusted to their demand every borrowing
+//! adjustment period.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
@@ -335,6 +337,21 @@ fn drain(subs: &mut [EventReceiver; 2]) -> bool {
         }
     }
     closed
+}
+
+/// Adjusts the priority levels' current limits every borrowing adjustment period, for as long
+/// as the server runs (kube runs `updateBorrowing` with `wait.Until`: the period counts from
+/// the end of the last adjustment).
+pub fn spawn_borrowing(state: Weak<ApiState>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(flowcontrol::BORROWING_ADJUSTMENT_PERIOD).await;
+            let Some(st) = state.upgrade() else { return };
+            if let Some(fc) = &st.flow_control {
+                fc.update_borrowing();
+            }
+        }
+    })
 }
 
 /// Runs the ensurer and the config consumer once, then again on every change.

@@ -473,6 +473,7 @@ pub async fn start_with(
         })
         .await;
         crate::controller::apf::spawn(Arc::downgrade(&state));
+        crate::controller::apf::spawn_borrowing(Arc::downgrade(&state));
     }
     // The kube-controller-manager controllers, the service-account token controller among
     // them, unless the caller runs them under leader election.
