@@ -57,13 +57,42 @@ struct Forbidden {
     anywhere: &'static [&'static str],
 }
 
-const FORBIDDEN: &[Forbidden] = &[Forbidden {
-    // k8s.io/apiserver knows no Karmada (the api crate, package `api`) and no
-    // kube-controller-manager: the server above installs Karmada's kinds.
-    krate: "genericapiserver",
-    direct: &["api"],
-    anywhere: &["kube-controller-manager", "apiserver", "controllers"],
-}];
+const FORBIDDEN: &[Forbidden] = &[
+    Forbidden {
+        // k8s.io/apiserver knows no Karmada (the api crate, package `api`) and no
+        // kube-controller-manager: the server above registers Karmada's kinds.
+        krate: "genericapiserver",
+        direct: &[],
+        anywhere: &["api", "kube-controller-manager", "apiserver", "controllers"],
+    },
+    // Nor does anything below it: built-in kinds come from the registry, Karmada's from the
+    // layer above, both through the same registration point.
+    Forbidden {
+        krate: "kube-registry",
+        direct: &[],
+        anywhere: &["api"],
+    },
+    Forbidden {
+        krate: "apimachinery",
+        direct: &[],
+        anywhere: &["api"],
+    },
+    Forbidden {
+        krate: "apiextensions-apiserver",
+        direct: &[],
+        anywhere: &["api"],
+    },
+    Forbidden {
+        krate: "openapi-builder",
+        direct: &[],
+        anywhere: &["api"],
+    },
+    Forbidden {
+        krate: "storage",
+        direct: &[],
+        anywhere: &["api"],
+    },
+];
 
 /// The workspace's crates and their normal (non-dev, non-build) dependencies on each other.
 fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {

@@ -4,6 +4,9 @@ use std::fmt;
 
 use serde_json::Value;
 
+/// Go's `strconv.Quote`: how kube-apiserver prints string values in messages.
+pub use apimachinery::strconv::go_quote;
+
 /// The kind of a field error; each maps to a metav1 StatusCause type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FieldErrorKind {
@@ -251,41 +254,6 @@ fn render_value(value: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         other => serde_json::to_string(other).unwrap_or_default(),
     }
-}
-
-/// Quotes a string like Go's `strconv.Quote`.
-/// Go's `strconv.Quote`: how kube-apiserver prints string values in messages.
-pub fn go_quote(s: &str) -> String {
-    use std::fmt::Write;
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() => {
-                let code = c as u32;
-                if code <= 0xffff {
-                    let _ = write!(out, "\\u{code:04x}");
-                } else {
-                    let _ = write!(out, "\\U{code:08x}");
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Builds field paths the way Go's `field.Path` prints them.

@@ -18,13 +18,8 @@ const ALPHANUMS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 #[error("the execution space name is in wrong format")]
 pub struct NotExecutionSpace;
 
-/// Splits `apps/v1` into (`apps`, `v1`) and `v1` into (``, `v1`) (the core group).
-pub fn split_api_version(api_version: &str) -> (&str, &str) {
-    match api_version.split_once('/') {
-        Some((g, v)) => (g, v),
-        None => ("", api_version),
-    }
-}
+/// Splits `apps/v1` into (`apps`, `v1`) and `v1` into (``, `v1`).
+pub use apimachinery::meta::split_api_version;
 
 /// The execution namespace of a member cluster (GenerateExecutionSpaceName).
 pub fn execution_space_name(cluster: &str) -> String {

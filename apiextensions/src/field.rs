@@ -141,7 +141,7 @@ pub fn child(path: &str, name: &str) -> String {
     }
 }
 
-pub use karmada_api::go_quote;
+pub use apimachinery::strconv::go_quote;
 
 /// Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)` with %v's exponent range:
 /// plain notation for exponents in [-4, 21)).

@@ -17,7 +17,8 @@
 //! Everything here is a function over objects in their Kubernetes JSON form and is testable
 //! alone; serving CRDs (the controller, the catalog, storage) stays in the apiserver crate.
 //! It must not depend on an async runtime (tokio), an HTTP stack (hyper, axum), storage or the
-//! apiserver crate (only apimachinery, the registry crate's resource types and api).
+//! apiserver crate (only apimachinery and the registry crate's resource types); it knows no
+//! Karmada.
 
 pub mod custom_resource;
 pub mod defaulting;

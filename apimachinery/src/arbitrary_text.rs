@@ -1,7 +1,8 @@
 //! Test support: arbitrary UTF-8 text for the property tests of the parsers that read a
 //! caller's free text (selectors, names, quantities). A small deterministic generator
 //! (xorshift64*) instead of a crate: the texts lean towards the characters each parser
-//! treats specially, multi-byte characters right next to them, and any Unicode scalar value.
+//! treats specially, multi-byte characters right next to them, and any Unicode scalar value;
+//! and quantities written in Kubernetes' grammar.
 
 /// How many texts each property sees.
 pub const CASES: usize = 4000;
@@ -61,6 +62,25 @@ impl TextGen {
     pub fn text(&mut self, special: &[char], max_chars: usize) -> String {
         let n = self.below(max_chars + 1);
         (0..n).map(|_| self.char(special)).collect()
+    }
+
+    /// A quantity written in Kubernetes' grammar (`[+-]digits[.digits]suffix`), with every
+    /// decimal, binary and exponent suffix.
+    pub fn quantity(&mut self) -> String {
+        const SUFFIXES: &[&str] = &[
+            "", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+            "e3", "E-2", "e+1",
+        ];
+        let sign = ["", "+", "-"][self.below(3)];
+        let int: String = (0..1 + self.below(4))
+            .map(|_| char::from(b'0' + self.below(10) as u8))
+            .collect();
+        let frac: String = (0..self.below(4))
+            .map(|_| char::from(b'0' + self.below(10) as u8))
+            .collect();
+        let dot = if frac.is_empty() { "" } else { "." };
+        let suffix = SUFFIXES[self.below(SUFFIXES.len())];
+        format!("{sign}{int}{dot}{frac}{suffix}")
     }
 }
 

@@ -24,5 +24,6 @@ pub mod quantity;
 pub mod selectors;
 pub mod serializer;
 pub mod status;
+pub mod strconv;
 pub mod table;
 pub mod version;

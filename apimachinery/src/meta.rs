@@ -27,6 +27,15 @@ pub trait Object: Send + Sync {
     fn raw_json(&self) -> Cow<'_, [u8]>;
 }
 
+/// Splits `apps/v1` into (`apps`, `v1`) and `v1` into (``, `v1`) (the core group), as
+/// `schema.ParseGroupVersion` does for a well-formed apiVersion.
+pub fn split_api_version(api_version: &str) -> (&str, &str) {
+    match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    }
+}
+
 /// Finalizer kube's garbage collector uses for foreground deletion (metav1.FinalizerDeleteDependents).
 pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
 /// Finalizer kube's garbage collector uses for orphaning dependents (metav1.FinalizerOrphanDependents).

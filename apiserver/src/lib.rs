@@ -12,9 +12,10 @@
 //! compiled again after an edit of a handler. It must not depend on the controllers crate,
 //! and no lower crate may depend on it.
 //!
-//! Karmada lives here, above the generic library: [`karmada`] is the strategy of Karmada's
-//! kinds (printer columns, schemas, conversion, its admission webhooks), installed into
-//! `genericapiserver::kinds` when a server is assembled, and [`proxy`] is
+//! Karmada lives here, above the generic library: [`karmada`] is Karmada's served resources
+//! and the strategy of its kinds (printer columns, schemas, conversion, its admission
+//! webhooks), registered with the catalog and installed into `genericapiserver::kinds` when a
+//! server is assembled, and [`proxy`] is
 //! karmada-aggregated-apiserver's cluster proxy over the library's proxy transport.
 //!
 //! Inside, modules depend one way (README's Layout section; `scripts/module-cycles` checks

@@ -16,7 +16,7 @@ use prost::Message;
 use serde_json::Value;
 use storage::{KeyValue, RangeRequest, Store};
 
-use crate::resources::{ROOT, ResourceDef, StorageKeys, built_in, karmada};
+use crate::resources::{ROOT, ResourceDef, StorageKeys, built_in};
 use crate::storage_codec;
 
 /// Keys read per request.
@@ -183,7 +183,10 @@ pub async fn check(
     // Keys as the server names them, under `/registry/`.
     let logical = |key: &str| format!("{ROOT}{}", &key[root.len()..]);
 
-    let mut defs: Vec<ResourceDef> = built_in().into_iter().chain(karmada()).collect();
+    let mut defs: Vec<ResourceDef> = built_in()
+        .into_iter()
+        .chain(crate::karmada::resources())
+        .collect();
     let native: Vec<Arc<ResourceDef>> = defs.iter().cloned().map(Arc::new).collect();
     let crds = defs
         .iter()

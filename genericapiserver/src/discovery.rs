@@ -213,75 +213,12 @@ pub fn aggregated(snapshot: &CatalogSnapshot, core: bool, version: &str) -> Valu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::{Catalog, built_in, karmada};
-
-    #[test]
-    fn bindings_are_served_at_both_versions_and_prefer_v1alpha2() {
-        let cat = Catalog::new(karmada());
-        let snap = cat.snapshot();
-        let g = group(&snap, "work.karmada.io").unwrap();
-        assert_eq!(
-            g["preferredVersion"]["groupVersion"],
-            "work.karmada.io/v1alpha2"
-        );
-        let versions: Vec<&str> = g["versions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v["version"].as_str().unwrap())
-            .collect();
-        assert_eq!(versions, ["v1alpha2", "v1alpha1"]);
-        let names = |version: &str| -> Vec<String> {
-            resource_list(&snap, "work.karmada.io", version).unwrap()["resources"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["name"].as_str().unwrap().to_string())
-                .collect()
-        };
-        assert_eq!(
-            names("v1alpha1"),
-            [
-                "works",
-                "works/status",
-                "resourcebindings",
-                "resourcebindings/status",
-                "clusterresourcebindings",
-                "clusterresourcebindings/status"
-            ]
-        );
-        assert_eq!(
-            names("v1alpha2"),
-            [
-                "resourcebindings",
-                "resourcebindings/status",
-                "clusterresourcebindings",
-                "clusterresourcebindings/status"
-            ]
-        );
-        let apis = aggregated(&snap, false, "v2");
-        let work = apis["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["metadata"]["name"] == "work.karmada.io")
-            .unwrap();
-        assert_eq!(work["versions"][0]["version"], "v1alpha2");
-        assert_eq!(work["versions"][1]["version"], "v1alpha1");
-        let list = group_list(&snap);
-        let work = list["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|g| g["name"] == "work.karmada.io")
-            .unwrap();
-        assert_eq!(work["preferredVersion"]["version"], "v1alpha2");
-    }
+    use crate::resources::{Catalog, built_in, registered};
 
     #[test]
     fn documents() {
         let mut all = built_in();
-        all.extend(karmada());
+        all.extend(registered());
         let cat = Catalog::new(all);
         let snap = cat.snapshot();
         let core = aggregated(&snap, true, "v2");

@@ -8,8 +8,8 @@
 //! `pkg/admission`'s `ValidationInterface`.
 //!
 //! Built-in kinds are the registry crate's ([`BuiltIn`], always present). The server above
-//! this library installs the strategy of the registry's other static kinds
-//! ([`Source::Karmada`]) and the delete admission every resource passes ([`install`]) when it
+//! this library registers its own kinds ([`Source::Registered`] resources in the catalog it
+//! assembles) and installs their strategy and the delete admission every resource passes ([`install`]) when it
 //! assembles the server, before any state is created: like kube's scheme, the table is
 //! process-wide, so the conversion and schema helpers need no handle to reach it, and a lookup
 //! is one atomic load and a vtable call.
@@ -94,7 +94,8 @@ pub trait DeleteAdmission: Send + Sync + 'static {
 static INSTALLED: OnceLock<&'static dyn KindStrategy> = OnceLock::new();
 static DELETE_ADMISSION: OnceLock<&'static dyn DeleteAdmission> = OnceLock::new();
 
-/// Installs the strategy of [`Source::Karmada`]'s kinds and the delete admission. The first
+/// Installs the strategy of the registered kinds ([`Source::Registered`]) and the delete
+/// admission. The first
 /// installation holds for the process (a server assembled again installs the same ones).
 pub fn install(kinds: &'static dyn KindStrategy, delete: &'static dyn DeleteAdmission) {
     // Every assembly installs the same ones: a second installation changes nothing.
@@ -107,7 +108,7 @@ pub fn install(kinds: &'static dyn KindStrategy, delete: &'static dyn DeleteAdmi
 pub fn for_resource(def: &ResourceDef) -> Option<&'static dyn KindStrategy> {
     match def.source {
         Source::BuiltIn => Some(&BuiltIn),
-        Source::Karmada => INSTALLED.get().copied(),
+        Source::Registered { .. } => INSTALLED.get().copied(),
         Source::Custom(_) => None,
     }
 }

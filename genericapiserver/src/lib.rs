@@ -8,9 +8,10 @@
 //! controllers and launches the server; this crate must never depend on it (nor on the
 //! controllers crate). Keeping the chain out of here is what lets an edit of a handler
 //! recompile only the small crate on top. It knows no Karmada and no kube-controller-manager
-//! either (it must not depend on the api crate nor on kube-controller-manager): built-in kinds
-//! come from `kube-registry`, and the server above installs Karmada's kinds through the same
-//! registration point ([`kinds`]) and serves Karmada's cluster proxy; the controllers read
+//! either (neither it nor a crate below it may depend on the api crate, nor on
+//! kube-controller-manager): built-in kinds come from `kube-registry`, and the server above
+//! registers Karmada's kinds (their `ResourceDef`s, `Source::Registered`) and installs their
+//! strategy through the same registration point ([`kinds`]) and serves Karmada's cluster proxy; the controllers read
 //! the watch cache through apimachinery's object accessors.
 //!
 //! Pure algorithms (patches, selectors, printers, the protobuf codec) live in `apimachinery`,

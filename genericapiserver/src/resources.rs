@@ -1,21 +1,100 @@
-//! The catalog of served resources: built-in kinds, Karmada's kinds and, dynamically, the
-//! kinds of CustomResourceDefinitions. What one served resource is ([`ResourceDef`]) and the
-//! fixed tables of built-in and Karmada resources are the registry crate's.
+//! The catalog of served resources: built-in kinds, the kinds the server above registers
+//! (Karmada's) and, dynamically, the kinds of CustomResourceDefinitions. What one served
+//! resource is ([`ResourceDef`]) and the fixed table of built-in resources are the registry
+//! crate's; the registered kinds' table is the layer's that registers them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 pub use kube_registry::resources::{
     CustomSource, ROOT, ResourceDef, ScaleDef, Source, Storage, StorageKeys, built_in,
-    built_in_storage_prefix, karmada, legacy_storage_prefix, split_api_version, storage_prefix,
+    built_in_storage_prefix, legacy_storage_prefix, split_api_version, storage_prefix,
 };
 
-/// A served built-in or Karmada resource, by group and plural (for tests).
+/// Registered kinds for this library's tests, shaped as the server above registers Karmada's:
+/// CRD-like namespaced and cluster-scoped kinds, a group served at two versions, and a
+/// cluster-scoped kind with `status` and `proxy` that is not served as a CRD's kind. No
+/// strategy is installed for them here.
+#[cfg(test)]
+pub fn registered() -> Vec<ResourceDef> {
+    let def =
+        |group: &str, version: &str, plural: &str, kind: &str, namespaced: bool| ResourceDef {
+            group: group.into(),
+            version: version.into(),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            kind: kind.into(),
+            list_kind: format!("{kind}List"),
+            short_names: vec![],
+            categories: vec![],
+            namespaced,
+            status: false,
+            scale: None,
+            extra_subresources: vec![],
+            generation: true,
+            strategic_merge: false,
+            storage: Storage::Stored {
+                prefix: storage_prefix(group, plural),
+            },
+            source: Source::Registered {
+                served_as_crd: true,
+            },
+        };
+    let with_status = |mut d: ResourceDef| {
+        d.status = true;
+        d
+    };
+    let mut cluster = with_status(def(
+        "cluster.karmada.io",
+        "v1alpha1",
+        "clusters",
+        "Cluster",
+        false,
+    ));
+    cluster.extra_subresources = vec!["proxy".into()];
+    cluster.source = Source::Registered {
+        served_as_crd: false,
+    };
+    vec![
+        cluster,
+        def(
+            "policy.karmada.io",
+            "v1alpha1",
+            "propagationpolicies",
+            "PropagationPolicy",
+            true,
+        ),
+        def(
+            "policy.karmada.io",
+            "v1alpha1",
+            "clusterpropagationpolicies",
+            "ClusterPropagationPolicy",
+            false,
+        ),
+        with_status(def("work.karmada.io", "v1alpha1", "works", "Work", true)),
+        with_status(def(
+            "work.karmada.io",
+            "v1alpha1",
+            "resourcebindings",
+            "ResourceBinding",
+            true,
+        )),
+        with_status(def(
+            "work.karmada.io",
+            "v1alpha2",
+            "resourcebindings",
+            "ResourceBinding",
+            true,
+        )),
+    ]
+}
+
+/// A served built-in or [`registered`] resource, by group and plural (for tests).
 #[cfg(test)]
 pub fn served(group: &str, plural: &str) -> ResourceDef {
     built_in()
         .into_iter()
-        .chain(karmada())
+        .chain(registered())
         .find(|d| d.group == group && d.plural == plural)
         .unwrap_or_else(|| panic!("{plural}.{group} is not served"))
 }

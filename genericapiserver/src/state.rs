@@ -54,10 +54,10 @@ pub struct ApiConfig {
     /// in-flight limits together are the seats its priority levels share; off, they are
     /// kube's older max-in-flight filter.
     pub priority_and_fairness: bool,
-    /// An APIService for a Karmada group this server serves (Karmada's
+    /// An APIService for a group of registered kinds this server serves (for Karmada's
     /// `v1alpha1.cluster.karmada.io`) routes it to its backend, as kube-aggregator would;
     /// by default such an APIService is left alone and the group served here.
-    pub karmada_groups_from_apiservices: bool,
+    pub registered_groups_from_apiservices: bool,
 }
 
 impl Default for ApiConfig {
@@ -75,7 +75,7 @@ impl Default for ApiConfig {
             max_mutating_requests_inflight: 200,
             request_timeout: Duration::from_secs(60),
             priority_and_fairness: true,
-            karmada_groups_from_apiservices: false,
+            registered_groups_from_apiservices: false,
         }
     }
 }

@@ -89,8 +89,9 @@ pub enum Encoding {
 pub enum Typed {
     /// A CustomResourceDefinition, stored in `apiextensions.k8s.io/v1beta1`.
     CustomResourceDefinition,
-    /// An APIService or a Cluster, stored in the version served, or a built-in kind under
-    /// `--storage-media-type=application/json`, stored in its storage version.
+    /// An APIService, or a registered kind not served as a CRD's (Karmada's Cluster), stored
+    /// in the version served; or a built-in kind under `--storage-media-type=application/json`,
+    /// stored in its storage version.
     Served,
 }
 
@@ -112,8 +113,10 @@ impl Encoding {
                 Some(codec) => Encoding::Protobuf(codec),
                 None => Encoding::Unstructured,
             },
-            Source::Karmada if !def.served_as_crd() => Encoding::Typed(Typed::Served),
-            Source::Karmada | Source::Custom(_) => Encoding::Unstructured,
+            Source::Registered {
+                served_as_crd: false,
+            } => Encoding::Typed(Typed::Served),
+            Source::Registered { .. } | Source::Custom(_) => Encoding::Unstructured,
         }
     }
 
@@ -284,7 +287,7 @@ fn decoded_value(d: Decoded) -> Result<Value, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::{built_in, karmada, served};
+    use crate::resources::{built_in, registered, served};
     use serde_json::json;
 
     #[test]
@@ -309,7 +312,8 @@ mod tests {
                 ),
             }
         }
-        for def in karmada() {
+        // Registered kinds: as the CRDs kube-apiserver serves them from, or typed (Cluster).
+        for def in registered() {
             let want_typed = def.kind == "Cluster";
             assert_eq!(
                 matches!(Encoding::of(&def), Encoding::Typed(Typed::Served)),

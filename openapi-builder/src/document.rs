@@ -15,7 +15,7 @@ use apimachinery::openapi::builtin::{
 };
 use kube_registry::resources::{ResourceDef, Source, Storage};
 
-/// Which OpenAPI document a group-version's schemas are built for: custom and Karmada kinds
+/// Which OpenAPI document a group-version's schemas are built for: custom and registered kinds
 /// differ (kube's CRD builder filters their schemas for kubectl's v2 validation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Flavor {
@@ -83,6 +83,10 @@ fn type_meta_property(name: &str) -> Value {
         .unwrap_or_else(|| json!({"type": "string"}))
 }
 
+/// The OpenAPI v3 schema of a registered kind ([`Source::Registered`]) at a served version, as
+/// the layer that registers it knows it (genericapiserver asks the kind's installed strategy).
+pub type RegisteredSchema<'a> = &'a dyn Fn(&ResourceDef) -> Option<&'static Value>;
+
 fn gvk(def: &ResourceDef, kind: &str) -> Value {
     json!({"group": def.group, "kind": kind, "version": def.version})
 }
@@ -92,6 +96,7 @@ fn kind_schema(
     def: &ResourceDef,
     components: &mut BTreeMap<String, Value>,
     flavor: Flavor,
+    registered: RegisteredSchema<'_>,
 ) -> String {
     match &def.source {
         Source::BuiltIn => {
@@ -106,9 +111,9 @@ fn kind_schema(
             );
             name
         }
-        Source::Karmada => {
+        Source::Registered { .. } => {
             let name = rest_friendly_name(&def.group, &def.version, &def.kind);
-            let schema = karmada_api::schema::openapi_schema_at(&def.version, &def.kind).cloned();
+            let schema = registered(def).cloned();
             let schema = resource_schema(def, schema, components, flavor);
             components.insert(name.clone(), schema);
             name
@@ -731,12 +736,14 @@ const BINDING: &str = "io.k8s.api.core.v1.Binding";
 /// The component name of policy/v1 `Eviction`.
 const EVICTION: &str = "io.k8s.api.policy.v1.Eviction";
 
-/// Builds the document of one group-version from the resources it serves.
+/// Builds the document of one group-version from the resources it serves; `registered` gives
+/// the schemas of its registered kinds.
 pub fn group_version_document(
     group: &str,
     version: &str,
     defs: &[Arc<ResourceDef>],
     flavor: Flavor,
+    registered: RegisteredSchema<'_>,
 ) -> Value {
     let mut components: BTreeMap<String, Value> = BTreeMap::new();
     components.extend(builtin::closure(
@@ -757,7 +764,7 @@ pub fn group_version_document(
         format!("{lower}_{version}")
     };
     for def in defs {
-        let kind = kind_schema(def, &mut components, flavor);
+        let kind = kind_schema(def, &mut components, flavor, registered);
         let list = if def.storage == Storage::Virtual {
             kind.clone()
         } else {
@@ -801,7 +808,12 @@ pub fn group_version_document(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kube_registry::resources::{CustomSource, built_in, karmada};
+    use kube_registry::resources::{CustomSource, built_in};
+
+    /// No registered kinds.
+    fn none(_: &ResourceDef) -> Option<&'static Value> {
+        None
+    }
 
     fn patch_ops<'a>(doc: &'a Value, gvk: &Value) -> Vec<&'a Value> {
         doc["paths"]
@@ -846,7 +858,7 @@ mod tests {
             .filter(|d| d.group.is_empty() && d.version == "v1")
             .map(Arc::new)
             .collect();
-        let doc = group_version_document("", "v1", &defs, Flavor::V3);
+        let doc = group_version_document("", "v1", &defs, Flavor::V3, &none);
         let pod = "/api/v1/namespaces/{namespace}/pods/{name}";
         for (sub, op, gvk, component) in [
             (
@@ -877,7 +889,7 @@ mod tests {
             .filter(|d| d.group == "apps")
             .map(Arc::new)
             .collect();
-        let doc = group_version_document("apps", "v1", &defs, Flavor::V3);
+        let doc = group_version_document("apps", "v1", &defs, Flavor::V3, &none);
         let gvk = json!({"group": "apps", "kind": "Deployment", "version": "v1"});
         let ops = patch_ops(&doc, &gvk);
         assert_eq!(ops.len(), 2, "item and status");
@@ -914,26 +926,55 @@ mod tests {
         }
     }
 
+    /// A kind registered by a layer above, its schema from the layer's lookup.
     #[test]
-    fn karmada_document() {
-        let defs: Vec<Arc<ResourceDef>> = karmada()
-            .into_iter()
-            .filter(|d| d.group == "policy.karmada.io" && d.version == "v1alpha1")
-            .map(Arc::new)
-            .collect();
-        let doc = group_version_document("policy.karmada.io", "v1alpha1", &defs, Flavor::V3);
-        let name = "io.karmada.policy.v1alpha1.PropagationPolicy";
-        let pp = &doc["components"]["schemas"][name];
-        assert_eq!(
-            pp["x-kubernetes-group-version-kind"][0]["kind"],
-            "PropagationPolicy"
+    fn registered_document() {
+        static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+            json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+                "placement": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}})
+        });
+        let def = ResourceDef {
+            group: "policy.example.io".into(),
+            version: "v1alpha1".into(),
+            plural: "placements".into(),
+            singular: "placement".into(),
+            kind: "Placement".into(),
+            list_kind: "PlacementList".into(),
+            short_names: vec![],
+            categories: vec![],
+            namespaced: true,
+            status: true,
+            scale: None,
+            extra_subresources: vec![],
+            generation: true,
+            strategic_merge: false,
+            storage: Storage::Stored {
+                prefix: "/registry/policy.example.io/placements/".into(),
+            },
+            source: Source::Registered {
+                served_as_crd: true,
+            },
+        };
+        let lookup = |d: &ResourceDef| (d.kind == "Placement").then(|| &*SCHEMA);
+        let doc = group_version_document(
+            "policy.example.io",
+            "v1alpha1",
+            &[Arc::new(def)],
+            Flavor::V3,
+            &lookup,
         );
-        assert!(pp["properties"]["spec"]["properties"]["placement"].is_object());
+        let name = "io.example.policy.v1alpha1.Placement";
+        let placement = &doc["components"]["schemas"][name];
         assert_eq!(
-            pp["properties"]["metadata"]["allOf"][0]["$ref"],
+            placement["x-kubernetes-group-version-kind"][0]["kind"],
+            "Placement"
+        );
+        assert!(placement["properties"]["spec"]["properties"]["placement"].is_object());
+        assert_eq!(
+            placement["properties"]["metadata"]["allOf"][0]["$ref"],
             format!("{SCHEMA_REF_PREFIX}{OBJECT_META}")
         );
-        let gvk = json!({"group": "policy.karmada.io", "kind": "PropagationPolicy", "version": "v1alpha1"});
+        let gvk = json!({"group": "policy.example.io", "kind": "Placement", "version": "v1alpha1"});
         let ops = patch_ops(&doc, &gvk);
         assert!(!ops.is_empty() && ops.iter().all(|op| has_inline_field_validation(op)));
     }
@@ -970,7 +1011,13 @@ mod tests {
                 scale: None,
             })),
         };
-        let doc = group_version_document("stable.example.com", "v1", &[Arc::new(def)], Flavor::V3);
+        let doc = group_version_document(
+            "stable.example.com",
+            "v1",
+            &[Arc::new(def)],
+            Flavor::V3,
+            &none,
+        );
         let ct = &doc["components"]["schemas"]["com.example.stable.v1.CronTab"];
         assert_eq!(ct["description"], "A cron tab.");
         assert_eq!(

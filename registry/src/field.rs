@@ -180,7 +180,7 @@ pub(crate) fn not_found(path: &Path, value: Bad) -> Cause {
     cause(NOT_FOUND, path, with_value("Not found", &value, ""))
 }
 
-pub(crate) use karmada_api::go_quote;
+pub(crate) use apimachinery::strconv::go_quote;
 
 /// Go's `%#v` of a `map[string]string` (keys sorted, as fmt prints maps).
 pub(crate) fn go_string_map(m: Option<&BTreeMap<String, String>>) -> String {

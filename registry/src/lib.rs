@@ -11,15 +11,16 @@
 //!   PrepareForUpdate) → [`Strategy::validate`] with `old = Some(stored)`.
 //!
 //! [`resources`] says what one served resource is (`ResourceDef`: names, scope, subresources,
-//! storage prefix, where its behaviour comes from) and holds the fixed tables of the built-in
-//! and Karmada resources the server serves.
+//! storage prefix, where its behaviour comes from) and holds the fixed table of the built-in
+//! resources the server serves; the kinds a layer above registers (Karmada's) are its own.
 //!
 //! Validation expects a defaulted object, as kube validates only after decoding applied the
 //! defaults (`terminationGracePeriodSeconds: Required value` is what an undefaulted pod gets).
 //! Namespace presence/absence and `resourceVersion` are the server's to check.
 //!
 //! This crate has no I/O: it must not depend on an async runtime, an HTTP stack, storage or the
-//! API server itself; of this workspace it uses only `apimachinery` and the Karmada API types.
+//! API server itself; of this workspace it uses only `apimachinery` and `certs`, and it knows
+//! no Karmada.
 
 pub mod admissionregistration;
 mod apps;

@@ -1,9 +1,9 @@
 //! What one served resource is ([`ResourceDef`]: names, scope, subresources, storage and
-//! where its behaviour comes from) and the fixed tables of resources the server serves:
-//! the built-in kinds (named as kube-apiserver 1.32 names them) and Karmada's kinds. The
-//! server's catalog adds the kinds of CustomResourceDefinitions.
+//! where its behaviour comes from) and the fixed table of the built-in kinds (named as
+//! kube-apiserver 1.32 names them). A layer above adds the kinds it registers
+//! ([`Source::Registered`]) and the server's catalog the kinds of CustomResourceDefinitions.
 
-pub use karmada_api::names::split_api_version;
+pub use apimachinery::meta::split_api_version;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -13,9 +13,14 @@ use serde_json::Value;
 pub enum Source {
     /// A Kubernetes built-in kind (compiled-in schema, printers, strategic merge patch).
     BuiltIn,
-    /// One of Karmada's kinds (served here as kube-apiserver serves Karmada's CRDs, or as the
-    /// aggregated apiserver serves Cluster).
-    Karmada,
+    /// A kind a layer above this library registers, with its behaviour (genericapiserver's
+    /// `kinds::KindStrategy`): Karmada's kinds, served as kube-apiserver serves Karmada's CRDs
+    /// or as karmada-aggregated-apiserver serves Cluster.
+    Registered {
+        /// Served as kube-apiserver serves a CustomResourceDefinition's kind rather than from
+        /// a typed registry of its own ([`ResourceDef::served_as_crd`]).
+        served_as_crd: bool,
+    },
     /// A kind defined by a CustomResourceDefinition.
     Custom(Box<CustomSource>),
 }
@@ -174,13 +179,13 @@ impl ResourceDef {
     }
 
     /// True for kinds kube-apiserver serves from a CustomResourceDefinition: custom resources
-    /// and Karmada's kinds but Cluster (which karmada-aggregated-apiserver serves from a typed
-    /// registry). Their objects are decoded unstructured (nothing defaults `kind` or
+    /// and the registered kinds their layer marks so (Karmada's but Cluster, which
+    /// karmada-aggregated-apiserver serves from a typed registry). Their objects are decoded unstructured (nothing defaults `kind` or
     /// `apiVersion`), and apiextensions' rules apply to their field selectors and updates.
     pub fn served_as_crd(&self) -> bool {
         match self.source {
             Source::Custom(_) => true,
-            Source::Karmada => !(self.group == "cluster.karmada.io" && self.kind == "Cluster"),
+            Source::Registered { served_as_crd } => served_as_crd,
             Source::BuiltIn => false,
         }
     }
@@ -883,40 +888,6 @@ pub fn built_in() -> Vec<ResourceDef> {
         .collect()
 }
 
-/// Karmada's resources, from the api crate's kind catalog (served as kube-apiserver serves
-/// Karmada's CRDs, and Cluster as karmada-aggregated-apiserver does), one per served version.
-pub fn karmada() -> Vec<ResourceDef> {
-    karmada_api::kinds()
-        .iter()
-        .flat_map(|k| k.served_versions().map(move |version| (k, version)))
-        .map(|(k, version)| ResourceDef {
-            group: k.group.into(),
-            version: version.into(),
-            plural: k.plural.into(),
-            singular: k.singular.into(),
-            kind: k.kind.into(),
-            list_kind: k.list_kind.into(),
-            short_names: k.short_names.iter().map(|s| s.to_string()).collect(),
-            categories: k.categories.iter().map(|s| s.to_string()).collect(),
-            namespaced: k.namespaced,
-            status: k.status_subresource,
-            scale: None,
-            extra_subresources: if k.proxy_subresource {
-                vec!["proxy".into()]
-            } else {
-                vec![]
-            },
-            // Karmada's kinds are CRDs (or CRD-like): generation tracks every non-metadata change.
-            generation: true,
-            strategic_merge: k.strategic_merge,
-            storage: Storage::Stored {
-                prefix: storage_prefix(k.group, k.plural),
-            },
-            source: Source::Karmada,
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -986,14 +957,6 @@ mod tests {
         for (got, want) in cases {
             assert_eq!(got, want);
         }
-        let work = karmada()
-            .into_iter()
-            .find(|d| d.plural == "works")
-            .and_then(|d| d.key("ns", "w"));
-        assert_eq!(
-            work.as_deref(),
-            Some("/registry/work.karmada.io/works/ns/w")
-        );
     }
 
     #[test]
@@ -1007,7 +970,7 @@ mod tests {
                     &key["/registry".len()..]
                 )
             };
-            for d in built_in().into_iter().chain(karmada()) {
+            for d in built_in() {
                 let Some(key) = d.key("ns", "name") else {
                     continue;
                 };

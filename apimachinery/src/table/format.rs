@@ -1,43 +1,10 @@
 //! Go-compatible text formatting the printers rely on: `%q`, `%v` of floats, `json.Marshal`,
 //! `labels.FormatLabels` and `metav1.FormatLabelSelector`.
 
-use std::fmt::Write as _;
-
 use serde_json::Value;
 
-/// Quotes a string as Go's `strconv.Quote` (`%q`) does.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() || (c.is_whitespace() && c != ' ') => {
-                if (c as u32) < 0x10000 {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                } else {
-                    let _ = write!(out, "\\U{:08x}", c as u32);
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 pub use crate::gofloat::go_float_v;
+pub use crate::strconv::go_quote;
 
 /// Serializes an unstructured value as Go's `json.Marshal` would (sorted keys, HTML escaping,
 /// Go float formatting).

@@ -6,9 +6,13 @@
 //! kube-apiserver: the CRDs' printer columns, schemas and conversion webhook
 //! (pkg/webhook/... `conversion`), its admission webhooks (pkg/webhook: mutating and
 //! validating, resourcedeletionprotection) and the aggregated apiserver's Cluster strategy
-//! (pkg/registry/cluster); the rules themselves are the api crate's.
+//! (pkg/registry/cluster); the rules themselves are the api crate's. Their served resources
+//! ([`resources`]) join the built-in ones in the catalog the server assembles.
 
+mod resources;
 pub mod tables;
+
+pub use resources::resources;
 
 use std::sync::Arc;
 
@@ -151,11 +155,10 @@ fn admission_error(def: &ResourceDef, obj: &Value, e: &karmada_api::AdmissionErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::karmada;
     use serde_json::json;
 
     fn def(kind: &str) -> ResourceDef {
-        karmada()
+        resources()
             .into_iter()
             .find(|d| d.kind == kind)
             .unwrap_or_else(|| panic!("{kind} is served"))

@@ -14,7 +14,7 @@ use super::StoreChoice;
 use crate::aggregated::authn_config::{self, AuthnFlags};
 use crate::aggregated::{Delegated, DelegatedAuth};
 use crate::proxy::{ControlPlane, RemoteSecrets, SecretSource};
-use crate::resources::{Catalog, karmada};
+use crate::resources::Catalog;
 use crate::server::{Serving, TlsFiles};
 use crate::state::{ApiConfig, ApiState, Flavor};
 
@@ -222,7 +222,7 @@ pub async fn start(opts: AggregatedOptions) -> Result<AggregatedServer, Aggregat
         addr.ip().to_string()
     };
 
-    let resources = karmada()
+    let resources = crate::karmada::resources()
         .into_iter()
         .filter(|r| r.group == crate::proxy::CLUSTER_GROUP)
         .collect();

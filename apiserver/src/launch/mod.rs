@@ -15,7 +15,7 @@ use storage::Store;
 
 use crate::auth::UserInfo;
 use crate::registry::{Registry, WriteContext};
-use crate::resources::{Catalog, built_in, karmada};
+use crate::resources::{Catalog, built_in};
 use crate::server::{Serving, TlsFiles};
 use crate::state::{ApiConfig, ApiState, Flavor, Lifecycle};
 
@@ -57,7 +57,7 @@ pub struct ServeOptions {
     /// What every key starts with in the store (kube-apiserver's `--etcd-prefix`).
     pub etcd_prefix: String,
     /// An APIService for Karmada's Cluster API routes it to its backend instead of this
-    /// server serving it (`ApiConfig::karmada_groups_from_apiservices`).
+    /// server serving it (`ApiConfig::registered_groups_from_apiservices`).
     pub cluster_api_from_apiservice: bool,
     /// Dynamic admission plugins not to run (`--disable-admission-plugins`, kube's names:
     /// [`ADMISSION_PLUGINS`]).
@@ -401,7 +401,7 @@ pub async fn start_with(
     .await;
     let mut resources = built_in();
     if opts.flavor == Flavor::ControlPlane {
-        resources.extend(karmada());
+        resources.extend(crate::karmada::resources());
     }
     let catalog = Arc::new(Catalog::new(resources));
     let state = ApiState::with_health(
@@ -414,7 +414,7 @@ pub async fn start_with(
             max_mutating_requests_inflight: opts.limits.max_mutating_requests_inflight,
             request_timeout: opts.limits.request_timeout,
             priority_and_fairness: opts.limits.priority_and_fairness,
-            karmada_groups_from_apiservices: opts.cluster_api_from_apiservice,
+            registered_groups_from_apiservices: opts.cluster_api_from_apiservice,
             ..Default::default()
         },
         health,

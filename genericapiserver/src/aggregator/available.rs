@@ -100,17 +100,17 @@ fn service_object(state: &ApiState, ns: &str, name: &str) -> Option<(Value, i64)
     Some((o.value(), o.rv))
 }
 
-/// The APIServices the aggregator acts on. One for a Karmada group/version this server serves
-/// itself (Karmada's `v1alpha1.cluster.karmada.io`, pointing at karmada-aggregated-apiserver,
+/// The APIServices the aggregator acts on. One for a group/version of registered kinds this
+/// server serves itself (Karmada's `v1alpha1.cluster.karmada.io`, pointing at karmada-aggregated-apiserver,
 /// in the etcd of a Karmada control plane this server took over) is left out unless
 /// configured otherwise: neither routed nor checked, and its object left as it is, so that a
 /// kube-apiserver started on the same etcd again finds it as it was.
 fn api_services(state: &ApiState) -> Vec<ApiService> {
     let snapshot = state.catalog.snapshot();
     let native = |a: &ApiService| {
-        !state.config.karmada_groups_from_apiservices
+        !state.config.registered_groups_from_apiservices
             && snapshot.resources.iter().any(|r| {
-                r.source == crate::resources::Source::Karmada
+                matches!(r.source, crate::resources::Source::Registered { .. })
                     && r.group == a.group
                     && r.version == a.version
             })

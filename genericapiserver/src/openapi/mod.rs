@@ -12,7 +12,7 @@
 //! listed and served in place of local ones, their v2 `/apis/` paths and definitions are
 //! merged into the v2 document.
 //!
-//! Documents are built and serialized once per catalog snapshot (built-in and Karmada
+//! Documents are built and serialized once per catalog snapshot (built-in and registered
 //! group-versions once per process) and shared; v2 is built on its first request after a
 //! change of the catalog (a CRD) or of an aggregated server's documents.
 //!
@@ -144,6 +144,11 @@ fn variant<T>(
     v
 }
 
+/// A registered kind's schema, from the strategy installed for it.
+fn registered_schema(def: &ResourceDef) -> Option<&'static Value> {
+    crate::kinds::for_resource(def).and_then(|k| k.openapi_schema(def))
+}
+
 fn group_document(group: &str, version: &str, defs: &[Arc<ResourceDef>]) -> Arc<Document> {
     static CACHE: OnceLock<VariantCache<Document>> = OnceLock::new();
     variant(
@@ -157,6 +162,7 @@ fn group_document(group: &str, version: &str, defs: &[Arc<ResourceDef>]) -> Arc<
                 version,
                 defs,
                 Flavor::V3,
+                &registered_schema,
             ))
         },
     )
@@ -284,6 +290,7 @@ pub fn swagger(snapshot: &Arc<CatalogSnapshot>, remote: &[Remote]) -> Arc<Swagge
             &version,
             &defs,
             Flavor::V2,
+            &registered_schema,
         ));
     }
     for r in remote {
@@ -567,7 +574,7 @@ mod tests {
     use prost::Message;
 
     use super::*;
-    use crate::resources::{Catalog, built_in, karmada};
+    use crate::resources::{Catalog, built_in, registered};
 
     fn request(uri: &str, accept: Option<&str>) -> http::request::Parts {
         let mut b = http::Request::builder().uri(uri);
@@ -730,7 +737,7 @@ mod tests {
 
     fn catalog() -> Catalog {
         let mut all = built_in();
-        all.extend(karmada());
+        all.extend(registered());
         Catalog::new(all)
     }
 

@@ -3,22 +3,6 @@ use crate::gofloat::go_json_float;
 use serde_json::json;
 
 #[test]
-fn go_quote_escapes_like_strconv_quote() {
-    let cases = [
-        ("foo", r#""foo""#),
-        ("", r#""""#),
-        (r#"a"b\c"#, r#""a\"b\\c""#),
-        ("tab\there\nnl", r#""tab\there\nnl""#),
-        ("\u{1}\u{7f}", r#""\x01\x7f""#),
-        ("héllo", "\"héllo\""),
-        ("\u{2028}", r#""\u2028""#),
-    ];
-    for (input, want) in cases {
-        assert_eq!(go_quote(input), want, "go_quote({input:?})");
-    }
-}
-
-#[test]
 fn go_float_v_matches_fmt_print() {
     let cases: &[(f64, &str)] = &[
         (0.0, "0"),
