@@ -240,10 +240,10 @@ pub struct TaintArgs {
     pub args: Vec<String>,
     /// If true, allow taints to be overwritten, otherwise reject taint updates that overwrite
     /// existing taints.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_OVERWRITE")]
     pub overwrite: bool,
     /// Run the command in dry-run mode, without making any server requests.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_DRY_RUN")]
     pub dry_run: bool,
     #[command(flatten)]
     pub karmada: KarmadaFlags,
@@ -344,7 +344,7 @@ pub struct CordonArgs {
     /// The Cluster.
     pub cluster: String,
     /// Run the command in dry-run mode, without making any server requests.
-    #[arg(long)]
+    #[arg(long, env = "KARMADA_RS_DRY_RUN")]
     pub dry_run: bool,
     #[command(flatten)]
     pub karmada: KarmadaFlags,
