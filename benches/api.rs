@@ -57,43 +57,11 @@ async fn creates(
     workers: usize,
     pace: Option<f64>,
 ) -> (f64, Vec<Duration>) {
-    let next = Arc::new(AtomicU64::new(0));
-    let start = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..workers {
-        let api = api.clone();
-        let next = next.clone();
-        let prefix = prefix.to_string();
-        tasks.push(tokio::spawn(async move {
-            let mut lat = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                if i >= total {
-                    break;
-                }
-                if let Some(rate) = pace {
-                    let due = start + Duration::from_secs_f64(i as f64 / rate);
-                    tokio::time::sleep_until(due.into()).await;
-                }
-                let t = Instant::now();
-                api.create(
-                    &PostParams::default(),
-                    &configmap(&format!("{prefix}-{i}"), 1024),
-                )
-                .await
-                .expect("create");
-                lat.push(t.elapsed());
-            }
-            lat
-        }));
-    }
-    let mut lat = Vec::new();
-    for t in tasks {
-        lat.extend(t.await.expect("task"));
-    }
-    let rate = total as f64 / start.elapsed().as_secs_f64();
-    lat.sort();
-    (rate, lat)
+    let prefix = prefix.to_string();
+    support::create_concurrently(api, total, workers, pace, move |i| {
+        configmap(&format!("{prefix}-{i}"), 1024)
+    })
+    .await
 }
 
 fn now_nanos() -> u128 {

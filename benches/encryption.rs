@@ -43,7 +43,7 @@ fn secret(name: &str) -> Secret {
 
 /// Creates `total` Secrets with [`WORKERS`] clients; creates/s and sorted latencies.
 async fn creates(api: &Api<Secret>, total: usize) -> (f64, Vec<Duration>) {
-    support::create_at_full_speed(api, total, WORKERS, |i| secret(&format!("s-{i}"))).await
+    support::create_concurrently(api, total, WORKERS, None, |i| secret(&format!("s-{i}"))).await
 }
 
 /// One run on a fresh server: (creates/s, p50, p99).

@@ -55,13 +55,15 @@ async fn run(media_type: &str, total: usize) -> (f64, Duration, Duration) {
     );
     let c = client(&server.kubeconfig).await;
     let warm: Api<ConfigMap> = Api::namespaced(c.clone(), "default");
-    let _ =
-        support::create_at_full_speed(&warm, 256, WORKERS, |i| config_map(&format!("warm-{i}")))
-            .await;
+    let _ = support::create_concurrently(&warm, 256, WORKERS, None, |i| {
+        config_map(&format!("warm-{i}"))
+    })
+    .await;
     let api: Api<ConfigMap> = Api::namespaced(c, "kube-public");
-    let (rate, lat) =
-        support::create_at_full_speed(&api, total, WORKERS, |i| config_map(&format!("c-{i}")))
-            .await;
+    let (rate, lat) = support::create_concurrently(&api, total, WORKERS, None, |i| {
+        config_map(&format!("c-{i}"))
+    })
+    .await;
     drop(server);
     drop(etcd);
     (rate, percentile(&lat, 0.5), percentile(&lat, 0.99))

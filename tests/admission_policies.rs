@@ -100,10 +100,7 @@ data: {forbidden: Duplicated}
     // The binding is in force once the server has it; a server-side dry run is admitted
     // like a write, so it shows when without storing anything.
     let dup = propagation_policy("dup", "team-a", "Duplicated");
-    let denied = support::wait_for("the Deny binding in force", support::DEADLINE, || {
-        let out = cp.kubectl_stdin(&["create", "--dry-run=server", "-f", "-"], &dup);
-        (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
-    });
+    let denied = dry_run_refusal(&cp, "the Deny binding in force", &[], &dup);
     let expected = "propagationpolicies.policy.karmada.io \"dup\" is forbidden: \
         ValidatingAdmissionPolicy 'no-duplicated' with binding 'no-duplicated-team-a' denied \
         request: replicaScheduling Duplicated is not allowed in team-a";
@@ -178,10 +175,7 @@ data: {forbidden: Duplicated}
     let warning = "Warning: Validation failed for ValidatingAdmissionPolicy 'no-duplicated' \
         with binding 'no-duplicated-team-a': replicaScheduling Duplicated is not allowed in \
         team-a";
-    support::wait_for("the Warn binding in force", support::DEADLINE, || {
-        let out = cp.kubectl_stdin(&["create", "--dry-run=server", "-f", "-"], &dup);
-        out.status.success().then_some(())
-    });
+    dry_run_admitted(&cp, "the Warn binding in force", &dup);
     let out = cp.kubectl_stdin(&["create", "-f", "-"], &dup);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -196,13 +190,12 @@ data: {forbidden: Duplicated}
 
     // Without the param the binding's parameterNotFoundAction Deny refuses the write.
     cp.kubectl_ok(&["delete", "configmap", "placement-rules", "-n", "team-a"]);
-    let denied = support::wait_for("the param gone", support::DEADLINE, || {
-        let out = cp.kubectl_stdin(
-            &["create", "--dry-run=server", "-f", "-"],
-            &propagation_policy("other", "team-a", "Divided"),
-        );
-        (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
-    });
+    let denied = dry_run_refusal(
+        &cp,
+        "the param gone",
+        &[],
+        &propagation_policy("other", "team-a", "Divided"),
+    );
     assert!(
         denied.contains(
             "ValidatingAdmissionPolicy 'no-duplicated' with binding 'no-duplicated-team-a' \
@@ -328,11 +321,26 @@ spec:
     )
 }
 
+/// A server-side dry run of creating `manifest` (kubectl's `flags` first, `--as=USER` say);
+/// admitted like a write, it shows when a binding is in force without storing anything.
+fn dry_run(cp: &Server, flags: &[&str], manifest: &str) -> std::process::Output {
+    let mut args = flags.to_vec();
+    args.extend(["create", "--dry-run=server", "-f", "-"]);
+    cp.kubectl_stdin(&args, manifest)
+}
+
 /// The stderr of a server-side dry run of `manifest` that fails, once one does.
-fn dry_run_refusal(cp: &Server, what: &str, manifest: &str) -> String {
+fn dry_run_refusal(cp: &Server, what: &str, flags: &[&str], manifest: &str) -> String {
     support::wait_for(what, support::DEADLINE, || {
-        let out = cp.kubectl_stdin(&["create", "--dry-run=server", "-f", "-"], manifest);
+        let out = dry_run(cp, flags, manifest);
         (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
+    })
+}
+
+/// Waits until a server-side dry run of `manifest` is admitted.
+fn dry_run_admitted(cp: &Server, what: &str, manifest: &str) {
+    support::wait_for(what, support::DEADLINE, || {
+        dry_run(cp, &[], manifest).status.success().then_some(())
     })
 }
 
@@ -349,7 +357,7 @@ fn an_equivalent_version_is_judged_as_the_matched_one_and_audit_records_failures
 
     // Created through autoscaling/v1, the object reaches the v2 policy converted to v2 (the
     // CPU target becomes a Resource metric), and the Exact v1 policy as v1.
-    let denied = dry_run_refusal(&cp, "the v2 policy in force", &hpa_v1("hot", 85));
+    let denied = dry_run_refusal(&cp, "the v2 policy in force", &[], &hpa_v1("hot", 85));
     assert!(
         // Without a reason the denial is Invalid (422), which kubectl prints from the
         // details and the cause.
@@ -361,7 +369,7 @@ fn an_equivalent_version_is_judged_as_the_matched_one_and_audit_records_failures
         "{denied}"
     );
     cp.kubectl_stdin_ok(&["create", "-f", "-"], &hpa_v1("cool", 50));
-    let denied = dry_run_refusal(&cp, "the v1 policy in force", &hpa_v1("hotter", 95));
+    let denied = dry_run_refusal(&cp, "the v1 policy in force", &[], &hpa_v1("hotter", 95));
     assert!(
         denied.contains("ValidatingAdmissionPolicy 'v1-exact' with binding 'v1-exact' denied request: a CPU target above 90%"),
         "{denied}"
@@ -370,13 +378,7 @@ fn an_equivalent_version_is_judged_as_the_matched_one_and_audit_records_failures
     // Audit: the write goes through, the failure is on its audit event with the policy's
     // own audit annotation, and the check is counted as audited.
     cp.kubectl_stdin_ok(&["apply", "-f", "-"], &utilization_binding("Audit"));
-    support::wait_for("the Audit binding in force", support::DEADLINE, || {
-        let out = cp.kubectl_stdin(
-            &["create", "--dry-run=server", "-f", "-"],
-            &hpa_v1("hot", 85),
-        );
-        out.status.success().then_some(())
-    });
+    dry_run_admitted(&cp, "the Audit binding in force", &hpa_v1("hot", 85));
     cp.kubectl_stdin_ok(&["create", "-f", "-"], &hpa_v1("hot", 85));
     let annotations = support::wait_for("the create's audit event", support::DEADLINE, || {
         std::fs::read_to_string(&audit_log)
@@ -493,13 +495,12 @@ spec:
     let create_as = |user: &str, manifest: &str| {
         cp.kubectl_stdin(&[&format!("--as={user}"), "create", "-f", "-"], manifest)
     };
-    let denied = support::wait_for("the policy in force", support::DEADLINE, || {
-        let out = cp.kubectl_stdin(
-            &["--as=alice", "create", "--dry-run=server", "-f", "-"],
-            &hpa("alices", 5),
-        );
-        (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
-    });
+    let denied = dry_run_refusal(
+        &cp,
+        "the policy in force",
+        &["--as=alice"],
+        &hpa("alices", 5),
+    );
     assert!(
         denied.contains(
             "horizontalpodautoscalers.autoscaling \"alices\" is forbidden: \

@@ -854,22 +854,7 @@ fn earlier_keys_move_to_kube_keys_and_storage_rewrite_encodes_them_as_kube_does(
     assert!(db.get("/registry/services/specs/default/old").is_some());
 
     // `storage rewrite` stores it again as kube does; nothing else changes.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
-        .args([
-            "storage",
-            "rewrite",
-            "--resource",
-            "deployments.apps",
-            "--kubeconfig",
-        ])
-        .arg(&s.kubeconfig)
-        .output()
-        .expect("run storage rewrite");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    storage_rewrite(&s, "deployments.apps");
     let rewritten = db
         .get("/registry/deployments/default/old")
         .expect("stored")
@@ -890,22 +875,7 @@ fn earlier_keys_move_to_kube_keys_and_storage_rewrite_encodes_them_as_kube_does(
     assert_eq!(after["metadata"]["generation"], 1);
     // Written as kube does, an unchanged update writes nothing more.
     let rev = db.revision_of("/registry/deployments/default/old");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
-        .args([
-            "storage",
-            "rewrite",
-            "--resource",
-            "deployments.apps",
-            "--kubeconfig",
-        ])
-        .arg(&s.kubeconfig)
-        .output()
-        .expect("run storage rewrite");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    storage_rewrite(&s, "deployments.apps");
     assert_eq!(db.revision_of("/registry/deployments/default/old"), rev);
 }
 

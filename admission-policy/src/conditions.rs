@@ -16,7 +16,7 @@ use crate::cost;
 use crate::environment::{Compiled, EvalError};
 use crate::library::authz::{AuthorizerVal, CachingAuthorizer, ResourceCheck};
 use crate::request::UserInfo;
-use crate::validator::{Bindings, compile_as, request_type};
+use crate::validator::{Bindings, compile_as, request_declarations};
 use crate::value::json_to_val;
 
 /// One webhook's conditions, compiled once per configuration change.
@@ -42,23 +42,6 @@ pub enum ConditionsOutcome {
     NoMatch(String),
     /// No condition is false but one could not be evaluated (the first such, named).
     Error(String),
-}
-
-/// The variables of a webhook's conditions.
-fn declarations() -> HashMap<String, Ty> {
-    let mut vars = HashMap::new();
-    vars.insert("object".to_owned(), Ty::Dyn);
-    vars.insert("oldObject".to_owned(), Ty::Dyn);
-    vars.insert("request".to_owned(), request_type());
-    vars.insert(
-        "authorizer".to_owned(),
-        Ty::opaque("kubernetes.authorization.Authorizer"),
-    );
-    vars.insert(
-        "authorizer.requestResource".to_owned(),
-        Ty::opaque("kubernetes.authorization.ResourceCheck"),
-    );
-    vars
 }
 
 /// authentication/v1 UserInfo JSON (as the AdmissionRequest carries it) as the checks' user.
@@ -100,7 +83,8 @@ impl MatchConditions {
     /// Compiles `(name, expression)` pairs; a compile error is kept and reported when the
     /// conditions are evaluated, as kube reports it.
     pub fn compile<'a>(conditions: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
-        let vars = declarations();
+        // kube's webhook conditions: object, oldObject, request and authorizer.
+        let vars = request_declarations(&Ty::Dyn, true);
         let conditions = conditions
             .into_iter()
             .map(|(name, expression)| (name.to_owned(), compile_as(expression, &vars, &[Ty::Bool])))

@@ -90,7 +90,7 @@ pub struct CompiledPolicy {
 }
 
 /// The types kube declares for `request` (BuildRequestType).
-pub(crate) fn request_type() -> Ty {
+fn request_type() -> Ty {
     let f = |pairs: &[(&str, Ty)]| {
         pairs
             .iter()
@@ -201,23 +201,13 @@ fn namespace_type() -> Ty {
     )
 }
 
-/// The variables an expression of a policy may use: `object` and `params` typed as given
-/// (`dyn` at admission), `authorizer` unless for a message expression, and the policy's
-/// `variables` declared so far.
-pub fn declarations(
-    object: &Ty,
-    params: Option<&Ty>,
-    authorizer: bool,
-    variables: &BTreeMap<String, Ty>,
-) -> HashMap<String, Ty> {
+/// The variables every admission expression may use (a webhook's matchConditions too):
+/// `object` and `oldObject` typed as given, `request`, and `authorizer` when asked for.
+pub(crate) fn request_declarations(object: &Ty, authorizer: bool) -> HashMap<String, Ty> {
     let mut vars = HashMap::new();
     vars.insert("object".to_owned(), object.clone());
     vars.insert("oldObject".to_owned(), object.clone());
     vars.insert("request".to_owned(), request_type());
-    vars.insert("namespaceObject".to_owned(), namespace_type());
-    if let Some(p) = params {
-        vars.insert("params".to_owned(), p.clone());
-    }
     if authorizer {
         vars.insert(
             "authorizer".to_owned(),
@@ -227,6 +217,23 @@ pub fn declarations(
             "authorizer.requestResource".to_owned(),
             Ty::opaque("kubernetes.authorization.ResourceCheck"),
         );
+    }
+    vars
+}
+
+/// The variables an expression of a policy may use: `object` and `params` typed as given
+/// (`dyn` at admission), `authorizer` unless for a message expression, and the policy's
+/// `variables` declared so far.
+pub fn declarations(
+    object: &Ty,
+    params: Option<&Ty>,
+    authorizer: bool,
+    variables: &BTreeMap<String, Ty>,
+) -> HashMap<String, Ty> {
+    let mut vars = request_declarations(object, authorizer);
+    vars.insert("namespaceObject".to_owned(), namespace_type());
+    if let Some(p) = params {
+        vars.insert("params".to_owned(), p.clone());
     }
     vars.insert(
         "variables".to_owned(),

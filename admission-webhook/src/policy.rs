@@ -190,9 +190,16 @@ impl Cluster for Objects<'_> {
     }
 
     fn versioned(&self, object: &Value, resource: &Gvr) -> Option<Value> {
-        let target = self
-            .snapshot
-            .get(&resource.group, &resource.version, &resource.resource)?;
+        let own = self.def.group == resource.group
+            && self.def.version == resource.version
+            && self.def.plural == resource.resource;
+        // The request's own resource (nearly every match) needs no catalog lookup.
+        let target = if own {
+            self.def
+        } else {
+            self.snapshot
+                .get(&resource.group, &resource.version, &resource.resource)?
+        };
         equivalent::view(self.def, target, object)
     }
 

@@ -339,12 +339,14 @@ pub struct ReadyReplicas {
     pub ready_replicas: Option<i32>,
 }
 
-/// Creates `total` objects made by `make(i)` through `workers` concurrent clients at full
-/// speed; creates/s and the sorted latencies.
-pub async fn create_at_full_speed<K, F>(
+/// Creates `total` objects made by `make(i)` through `workers` concurrent clients, at full
+/// speed or, with `pace`, the i-th no earlier than i / pace seconds after the start; creates/s
+/// and the sorted latencies.
+pub async fn create_concurrently<K, F>(
     api: &kube::Api<K>,
     total: usize,
     workers: usize,
+    pace: Option<f64>,
     make: F,
 ) -> (f64, Vec<Duration>)
 where
@@ -366,6 +368,10 @@ where
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= total {
                     break;
+                }
+                if let Some(rate) = pace {
+                    let due = start + Duration::from_secs_f64(i as f64 / rate);
+                    tokio::time::sleep_until(due.into()).await;
                 }
                 let t = std::time::Instant::now();
                 api.create(&kube::api::PostParams::default(), &make(i))
