@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 // The API server's write path allocates heavily (JSON trees per request); mimalloc is
 // markedly faster than glibc malloc there and returns memory more readily. The
@@ -68,6 +68,14 @@ enum Command {
     /// Create the CAs and the service-account key that `serve` replicas share
     /// (`serve --shared-pki-dir`).
     Certs(cmd::pki::CertsArgs),
+    /// Display resources of the control plane and member clusters (as `karmadactl get`).
+    Get(Box<cmd::get::GetArgs>),
+    /// Print the supported API resources on the server (as `karmadactl api-resources`).
+    ApiResources(Box<cmd::api_resources::ApiResourcesArgs>),
+    /// Print the supported API versions on the server (as `karmadactl api-versions`).
+    ApiVersions(cmd::api_resources::ApiVersionsArgs),
+    /// Output shell completion code for the specified shell (bash, zsh, fish).
+    Completion(cmd::completion::CompletionArgs),
 }
 
 #[derive(Args)]
@@ -405,6 +413,16 @@ fn build_info() -> apiserver::version::BuildInfo {
     }
 }
 
+/// The name the binary was run as: `kubectl-karmada` when kubectl runs it as a plugin.
+fn bin_name() -> String {
+    std::env::args_os()
+        .next()
+        .as_deref()
+        .and_then(|p| std::path::Path::new(p).file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "karmada-rs".into())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     apiserver::version::set_build(build_info());
@@ -425,7 +443,11 @@ async fn main() -> anyhow::Result<()> {
         | Command::Unregister(_)
         | Command::Cordon(_)
         | Command::Uncordon(_)
-        | Command::Taint(_) => "warn",
+        | Command::Taint(_)
+        | Command::Get(_)
+        | Command::ApiResources(_)
+        | Command::ApiVersions(_)
+        | Command::Completion(_) => "warn",
     });
     match cli.command {
         Command::Serve(a) => serve(*a).await,
@@ -457,5 +479,9 @@ async fn main() -> anyhow::Result<()> {
         Command::Cordon(a) => cmd::taint::cordon(a, true).await,
         Command::Uncordon(a) => cmd::taint::cordon(a, false).await,
         Command::Taint(a) => cmd::taint::taint(a).await,
+        Command::Get(a) => cmd::get::run(*a).await,
+        Command::ApiResources(a) => cmd::api_resources::run_resources(*a).await,
+        Command::ApiVersions(a) => cmd::api_resources::run_versions(a).await,
+        Command::Completion(a) => cmd::completion::completion(&a, Cli::command(), &bin_name()),
     }
 }

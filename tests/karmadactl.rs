@@ -1,4 +1,5 @@
-//! End to end: karmadactl's cluster commands as `karmada-rs` runs them — `cordon` and
+//! End to end: karmadactl's commands as `karmada-rs` runs them — `get` across the fleet,
+//! `api-resources`, `api-versions`, `completion`, the kubectl plugin name, `cordon` and
 //! `uncordon` (the `cluster.karmada.io/unschedulable:NoSchedule` taint, which keeps new
 //! workloads off the cluster) and `taint clusters NAME KEY[=VALUE]:EFFECT[-]`, with
 //! karmadactl's output and refusals.
@@ -159,4 +160,296 @@ fn cordon_keeps_new_workloads_off_a_cluster_and_taint_edits_its_taints() {
     let err = refused(&env, &["cordon", "member9"]);
     assert!(err.contains("member9"), "{err}");
     assert!(err.contains("not found"), "{err}");
+}
+
+/// The whitespace-separated cells of each line (the tables here have no spaces in cells).
+fn cells(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect()
+}
+
+/// Runs the binary with the control plane's kubeconfig in `KUBECONFIG`, as a person does.
+fn run_with_kubeconfig(env: &Env, program: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(program)
+        .args(args)
+        .env("KUBECONFIG", &env.cp.kubeconfig)
+        .output()
+        .expect("run")
+}
+
+#[test]
+fn get_lists_the_fleet_with_karmadactls_columns_and_formats() {
+    let env = Env::start(2);
+    env.apply(&deployment_with_policy("web", 2, &["member1", "member2"]));
+    env.wait_member_object("member1", &["deployment", "web", "-n", "default"]);
+    env.wait_member_object("member2", &["deployment", "web", "-n", "default"]);
+    env.member("member1")
+        .kubectl_ok(&["create", "configmap", "local", "-n", "default"]);
+
+    // The template and both members' copies: CLUSTER after the name, ADOPTION last.
+    let all = cells(&ok(&env, &["get", "deploy", "--operation-scope", "all"]));
+    assert_eq!(
+        all[0],
+        [
+            "NAME",
+            "CLUSTER",
+            "READY",
+            "UP-TO-DATE",
+            "AVAILABLE",
+            "AGE",
+            "ADOPTION"
+        ]
+    );
+    let rows: Vec<(&str, &str, &str)> = all[1..]
+        .iter()
+        .map(|r| (r[0].as_str(), r[1].as_str(), r[6].as_str()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("web", "Karmada", "-"),
+            ("web", "member1", "Y"),
+            ("web", "member2", "Y")
+        ]
+    );
+    // The control plane alone by default; a member's own object is not adopted.
+    let karmada = cells(&ok(&env, &["get", "deploy"]));
+    assert_eq!(karmada.len(), 2, "{karmada:?}");
+    let local = cells(&ok(
+        &env,
+        &["get", "cm", "local", "-s", "members", "-C", "member1"],
+    ));
+    assert_eq!(
+        local[1],
+        ["local", "member1", "0", local[1][3].as_str(), "N"]
+    );
+
+    // -A adds the namespace; -o wide the wide columns; kinds are named when mixed.
+    let wide = cells(&ok(
+        &env,
+        &[
+            "get",
+            "deploy,cm",
+            "-A",
+            "-s",
+            "members",
+            "-C",
+            "member1",
+            "-o",
+            "wide",
+        ],
+    ));
+    assert_eq!(
+        wide[0][..3],
+        ["NAMESPACE".to_owned(), "NAME".into(), "CLUSTER".into()]
+    );
+    // One table per kind, sorted as karmadactl sorts them, a blank line between.
+    assert!(wide[2].is_empty(), "{wide:?}");
+    assert!(wide[3].contains(&"IMAGES".to_owned()), "{wide:?}");
+    assert!(
+        wide.iter()
+            .any(|r| r.len() > 2 && r[1] == "deployment.apps/web" && r[2] == "member1"),
+        "{wide:?}"
+    );
+    assert!(
+        wide.iter()
+            .any(|r| r.len() > 2 && r[1] == "configmap/local" && r[0] == "default"),
+        "{wide:?}"
+    );
+
+    // Object formats print each cluster's objects: one object when one was named.
+    assert_eq!(
+        ok(&env, &["get", "deploy", "web", "-s", "all", "-o", "name"]),
+        "deployment.apps/web\n".repeat(3)
+    );
+    let json = ok(
+        &env,
+        &[
+            "get",
+            "deploy/web",
+            "-s",
+            "members",
+            "-C",
+            "member1",
+            "-o",
+            "json",
+        ],
+    );
+    let object: Value = serde_json::from_str(&json).expect("one JSON object");
+    assert_eq!(object["metadata"]["labels"]["karmada.io/managed"], "true");
+    let list: Value = serde_yaml::from_str(&ok(
+        &env,
+        &[
+            "get", "deploy", "-s", "members", "-C", "member2", "-o", "yaml",
+        ],
+    ))
+    .expect("yaml");
+    assert_eq!(list["kind"], "List");
+    assert_eq!(list["items"][0]["kind"], "Deployment");
+    assert_eq!(
+        ok(
+            &env,
+            &[
+                "get",
+                "deploy",
+                "-s",
+                "all",
+                "-o",
+                r#"jsonpath={range .items[*]}{.metadata.name}={.spec.replicas}{"\n"}{end}"#
+            ]
+        ),
+        // Duplicated: every member runs the template's replicas.
+        "web=2\nweb=2\nweb=2\n"
+    );
+
+    // Refusals name the cluster, as karmadactl's do.
+    let err = refused(&env, &["get", "deploy", "nope", "-s", "members"]);
+    assert_eq!(
+        err,
+        "error: [cluster(member1): deployments.apps \"nope\" not found, cluster(member2): deployments.apps \"nope\" not found]\n"
+    );
+    assert_eq!(
+        ok(
+            &env,
+            &["get", "deploy", "nope", "-s", "all", "--ignore-not-found"]
+        ),
+        ""
+    );
+    assert_eq!(
+        refused(&env, &["get", "deploy", "-s", "members", "-C", "member9"]),
+        "error: clusters don't exist: member9\n"
+    );
+    assert_eq!(
+        refused(&env, &["get", "widgets"]),
+        "error: cluster(Karmada): the server doesn't have a resource type \"widgets\"\n"
+    );
+    let out = karmada_rs(&env, &["get", "deploy", "-n", "empty"]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "No resources found in empty namespace.\n"
+    );
+
+    // Run as `kubectl karmada`: the binary on PATH as kubectl-karmada.
+    let plugin_dir = tempfile::tempdir().expect("temp dir");
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_karmada-rs"),
+        plugin_dir.path().join("kubectl-karmada"),
+    )
+    .expect("symlink");
+    let path = format!(
+        "{}:{}",
+        plugin_dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let plugin = Command::new("kubectl")
+        .args(["karmada", "get", "deploy", "-s", "all", "-o", "name"])
+        .env("PATH", path)
+        .env("KUBECONFIG", &env.cp.kubeconfig)
+        .output()
+        .expect("kubectl karmada");
+    assert!(
+        plugin.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plugin.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&plugin.stdout),
+        "deployment.apps/web\n".repeat(3)
+    );
+    let completion = run_with_kubeconfig(
+        &env,
+        &plugin_dir.path().join("kubectl-karmada"),
+        &["completion", "bash"],
+    );
+    let script = String::from_utf8_lossy(&completion.stdout);
+    assert!(
+        script.contains("-o default kubectl-karmada"),
+        "completes the plugin name: {script}"
+    );
+    assert!(script.contains("api-resources"), "{script}");
+}
+
+#[test]
+fn api_resources_and_versions_answer_as_kubectl_for_the_control_plane_and_a_member() {
+    let env = Env::start(1);
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_karmada-rs"));
+    let same = |ours: &[&str], kubectl: &[&str], kubeconfig: &std::path::Path| {
+        let mine = run_with_kubeconfig(&env, bin, ours);
+        assert!(
+            mine.status.success(),
+            "{ours:?}: {}",
+            String::from_utf8_lossy(&mine.stderr)
+        );
+        let theirs = Command::new("kubectl")
+            .args(kubectl)
+            .env("KUBECONFIG", kubeconfig)
+            .output()
+            .expect("kubectl");
+        assert_eq!(
+            String::from_utf8_lossy(&mine.stdout),
+            String::from_utf8_lossy(&theirs.stdout),
+            "{ours:?} against kubectl {kubectl:?}"
+        );
+    };
+    let cp = env.cp.kubeconfig.clone();
+    same(&["api-resources"], &["api-resources"], &cp);
+    same(
+        &["api-resources", "-o", "wide"],
+        &["api-resources", "-o", "wide"],
+        &cp,
+    );
+    same(
+        &["api-resources", "--namespaced=false", "--sort-by=kind"],
+        &["api-resources", "--namespaced=false", "--sort-by=kind"],
+        &cp,
+    );
+    same(
+        &[
+            "api-resources",
+            "--api-group",
+            "policy.karmada.io",
+            "-o",
+            "name",
+        ],
+        &[
+            "api-resources",
+            "--api-group",
+            "policy.karmada.io",
+            "-o",
+            "name",
+        ],
+        &cp,
+    );
+    same(&["api-versions"], &["api-versions"], &cp);
+    let member = env.member("member1").kubeconfig.clone();
+    same(
+        &["api-resources", "-s", "members", "--cluster", "member1"],
+        &["api-resources"],
+        &member,
+    );
+    same(
+        &[
+            "api-versions",
+            "--operation-scope",
+            "members",
+            "--cluster",
+            "member1",
+        ],
+        &["api-versions"],
+        &member,
+    );
+    assert_eq!(
+        refused(&env, &["api-resources", "-s", "members"]),
+        "error: must specify a member cluster\n"
+    );
+    assert_eq!(
+        refused(&env, &["api-resources", "-o", "json"]),
+        "error: --output json is not available\n"
+    );
+    assert_eq!(
+        refused(&env, &["api-versions", "-s", "all"]),
+        "error: not support operation scope: all\n"
+    );
 }

@@ -387,63 +387,8 @@ fn check(docs: &[Doc], out: &mut impl Write) -> i32 {
             }
         }
     }
-    let _ = out.write_all(tabwriter(&text).as_bytes());
+    let _ = out.write_all(crate::cmd::printer::tabwriter(&text).as_bytes());
     i32::from(failed)
-}
-
-/// Go's `text/tabwriter` as kubectl configures it (minimum width 6, padding 3, spaces):
-/// tab-terminated cells of consecutive lines form columns padded to their widest cell.
-fn tabwriter(text: &str) -> String {
-    const MIN_WIDTH: usize = 6;
-    const PADDING: usize = 3;
-    let lines: Vec<Vec<&str>> = text
-        .split_inclusive('\n')
-        .map(|l| l.strip_suffix('\n').unwrap_or(l).split('\t').collect())
-        .collect();
-    let mut widths: Vec<Vec<usize>> = vec![Vec::new(); lines.len()];
-    // `format`: a column block is a run of lines having a terminated cell in that column.
-    fn format(
-        lines: &[Vec<&str>],
-        widths: &mut [Vec<usize>],
-        from: usize,
-        to: usize,
-        column: usize,
-    ) {
-        let mut this = from;
-        while this < to {
-            if column + 1 >= lines[this].len() {
-                this += 1;
-                continue;
-            }
-            let start = this;
-            let mut width = MIN_WIDTH;
-            while this < to && column + 1 < lines[this].len() {
-                width = width.max(lines[this][column].chars().count() + PADDING);
-                this += 1;
-            }
-            for w in &mut widths[start..this] {
-                w.push(width);
-            }
-            format(lines, widths, start, this, column + 1);
-        }
-    }
-    format(&lines, &mut widths, 0, lines.len(), 0);
-    let mut out = String::new();
-    for (cells, w) in lines.iter().zip(&widths) {
-        for (j, cell) in cells.iter().enumerate() {
-            out.push_str(cell);
-            if j + 1 < cells.len() {
-                let width = w.get(j).copied().unwrap_or(0);
-                let pad = width.saturating_sub(cell.chars().count());
-                out.extend(std::iter::repeat_n(' ', pad));
-            }
-        }
-        out.push('\n');
-    }
-    if !text.ends_with('\n') {
-        out.pop();
-    }
-    out
 }
 
 /// The arguments of a rule (`interpreter.RuleArgs`).
@@ -558,7 +503,7 @@ fn print_results(results: &[(&str, Value)]) -> Vec<u8> {
 mod tests {
     use serde_json::json;
 
-    use super::{status_item, tabwriter};
+    use super::status_item;
 
     /// Each expectation is what Go's decoding into an AggregatedStatusItem and encoding back
     /// gives for the document.
@@ -612,14 +557,5 @@ mod tests {
             let err = status_item(doc.clone()).expect_err("refused");
             assert_eq!(err.to_string(), message, "{doc}");
         }
-    }
-
-    #[test]
-    fn tab_writer_aligns_runs_of_cells_as_go() {
-        let text = "TARGET: apps/v1 Deployment\t\nRULERS:\n    Retain:\tUNSET\n    InterpretReplica:\tERROR: bad\t\n    X:\tPASS\n";
-        assert_eq!(
-            tabwriter(text),
-            "TARGET: apps/v1 Deployment   \nRULERS:\n    Retain:             UNSET\n    InterpretReplica:   ERROR: bad   \n    X:                  PASS\n"
-        );
     }
 }

@@ -1,13 +1,19 @@
 //! Subcommands of the binary that live outside `main.rs`.
 
 pub mod agent;
+pub mod api_resources;
+pub mod completion;
 pub mod controller_manager;
+pub mod fleet;
+pub mod get;
 pub mod interpret;
 pub mod join;
+pub mod jsonpath;
 pub mod leader_election;
 pub mod member;
 pub mod migrate;
 pub mod pki;
+pub mod printer;
 pub mod register;
 pub mod scheduler;
 pub mod storage;

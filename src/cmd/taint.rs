@@ -2,11 +2,11 @@
 //! pkg/karmadactl/cordon, with kubectl's taint parsing that Karmada lifts): a Cluster's
 //! `spec.taints` changed by a JSON merge patch, with karmadactl's arguments, checks and output.
 
-use std::path::PathBuf;
-
 use anyhow::{Context, bail};
 use clap::Args;
-use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+
+use crate::cmd::fleet::{Fleet, KarmadaFlags};
 use serde_json::{Value, json};
 
 /// The taint `cordon` adds (Karmada's `TaintClusterUnscheduler`).
@@ -174,35 +174,6 @@ fn reorganize(
     (operation, taints, errors)
 }
 
-/// Kubeconfig flags of the commands that change Clusters.
-#[derive(Args, Clone, Debug)]
-pub struct KarmadaFlags {
-    /// Kubeconfig of the Karmada control plane; $KUBECONFIG or ~/.kube/config by default.
-    #[arg(long, env = "KARMADA_RS_KUBECONFIG")]
-    pub kubeconfig: Option<PathBuf>,
-    /// Context in the control-plane kubeconfig.
-    #[arg(long, env = "KARMADA_RS_KARMADA_CONTEXT")]
-    pub karmada_context: Option<String>,
-}
-
-impl KarmadaFlags {
-    async fn clusters(&self) -> anyhow::Result<Api<DynamicObject>> {
-        let client = controllers::join::client_from_kubeconfig(
-            self.kubeconfig.as_deref(),
-            self.karmada_context.as_deref(),
-        )
-        .await?;
-        let resource = ApiResource {
-            group: "cluster.karmada.io".into(),
-            version: "v1alpha1".into(),
-            api_version: "cluster.karmada.io/v1alpha1".into(),
-            kind: "Cluster".into(),
-            plural: "clusters".into(),
-        };
-        Ok(Api::all_with(client, &resource))
-    }
-}
-
 /// The Cluster's taints.
 async fn taints_of(clusters: &Api<DynamicObject>, name: &str) -> anyhow::Result<Vec<Taint>> {
     let cluster = clusters.get(name).await?;
@@ -300,7 +271,7 @@ fn taint_plan(args: &[String]) -> anyhow::Result<(Vec<String>, Vec<Taint>, Vec<T
 /// Runs `taint`.
 pub async fn taint(args: TaintArgs) -> anyhow::Result<()> {
     let (names, add, remove) = taint_plan(&args.args)?;
-    let clusters = args.karmada.clusters().await?;
+    let clusters = Fleet::connect(&args.karmada).await?.clusters();
     for name in names {
         let old = taints_of(&clusters, &name).await?;
         if !args.overwrite {
@@ -352,7 +323,7 @@ pub struct CordonArgs {
 
 /// Runs `cordon` (`cordon` true) or `uncordon`.
 pub async fn cordon(args: CordonArgs, cordon: bool) -> anyhow::Result<()> {
-    let clusters = args.karmada.clusters().await?;
+    let clusters = Fleet::connect(&args.karmada).await?.clusters();
     let name = &args.cluster;
     let mut taints = taints_of(&clusters, name).await?;
     let unschedulable = Taint::new(UNSCHEDULABLE, "", "NoSchedule");

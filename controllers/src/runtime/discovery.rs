@@ -1,6 +1,7 @@
 //! Which resources a server serves: aggregated discovery (`/api` and `/apis` as
 //! `apidiscovery.k8s.io/v2` APIGroupDiscoveryList), falling back to per-group discovery for
-//! servers without it. Only each group's preferred version is reported, as client-go's
+//! servers without it. Each resource is reported once, in its group's preferred version or,
+//! for resources the preferred version lacks, the first version serving them, as client-go's
 //! ServerPreferredResources does.
 
 use kube::Client;
@@ -27,6 +28,12 @@ pub struct ServedResource {
     pub verbs: Vec<String>,
     /// Whether the resource has a `status` subresource.
     pub status_subresource: bool,
+    /// The singular name (empty where the server gives none).
+    pub singular: String,
+    /// Short names, as `kubectl get` accepts them.
+    pub short_names: Vec<String>,
+    /// Categories (such as `all`) the resource belongs to.
+    pub categories: Vec<String>,
 }
 
 impl ServedResource {
@@ -110,6 +117,12 @@ struct ResourceDiscovery {
     verbs: Vec<String>,
     #[serde(default)]
     subresources: Vec<SubresourceDiscovery>,
+    #[serde(default)]
+    singular_resource: String,
+    #[serde(default)]
+    short_names: Vec<String>,
+    #[serde(default)]
+    categories: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -124,7 +137,7 @@ struct KindOnly {
     kind: String,
 }
 
-/// Lists the preferred version of every served resource (subresources excluded).
+/// Lists every served resource once, in its preferred version (subresources excluded).
 pub async fn served_resources(client: &Client) -> Result<Vec<ServedResource>, DiscoveryError> {
     let mut out = Vec::new();
     let mut aggregated = true;
@@ -142,25 +155,34 @@ pub async fn served_resources(client: &Client) -> Result<Vec<ServedResource>, Di
             break;
         }
         for g in list.items {
-            let Some(v) = g.versions.into_iter().next() else {
-                continue;
-            };
-            for r in v.resources {
-                if r.resource.contains('/') {
-                    continue;
+            // The preferred (first) version's resources, then those only other versions
+            // serve, as client-go's ServerPreferredResources gives them.
+            let mut seen: Vec<String> = Vec::new();
+            for v in g.versions {
+                for r in v.resources {
+                    if r.resource.contains('/') || seen.contains(&r.resource) {
+                        continue;
+                    }
+                    seen.push(r.resource.clone());
+                    let Some(kind) = r.response_kind.map(|k| k.kind) else {
+                        continue;
+                    };
+                    out.push(ServedResource {
+                        group: g.metadata.name.clone(),
+                        version: v.version.clone(),
+                        kind,
+                        plural: r.resource,
+                        namespaced: r.scope == "Namespaced",
+                        verbs: r.verbs,
+                        status_subresource: r
+                            .subresources
+                            .iter()
+                            .any(|s| s.subresource == "status"),
+                        singular: r.singular_resource,
+                        short_names: r.short_names,
+                        categories: r.categories,
+                    });
                 }
-                let Some(kind) = r.response_kind.map(|k| k.kind) else {
-                    continue;
-                };
-                out.push(ServedResource {
-                    group: g.metadata.name.clone(),
-                    version: v.version.clone(),
-                    kind,
-                    plural: r.resource,
-                    namespaced: r.scope == "Namespaced",
-                    verbs: r.verbs,
-                    status_subresource: r.subresources.iter().any(|s| s.subresource == "status"),
-                });
             }
         }
     }
@@ -187,6 +209,12 @@ struct LegacyResource {
     namespaced: bool,
     #[serde(default)]
     verbs: Vec<String>,
+    #[serde(default)]
+    singular_name: String,
+    #[serde(default)]
+    short_names: Vec<String>,
+    #[serde(default)]
+    categories: Vec<String>,
 }
 
 async fn legacy(client: &Client) -> Result<Vec<ServedResource>, DiscoveryError> {
@@ -234,6 +262,9 @@ async fn legacy(client: &Client) -> Result<Vec<ServedResource>, DiscoveryError> 
                 plural: r.name,
                 namespaced: r.namespaced,
                 verbs: r.verbs,
+                singular: r.singular_name,
+                short_names: r.short_names,
+                categories: r.categories,
             });
         }
     }
