@@ -76,6 +76,9 @@ enum Command {
     ApiVersions(cmd::api_resources::ApiVersionsArgs),
     /// Output shell completion code for the specified shell (bash, zsh, fish).
     Completion(cmd::completion::CompletionArgs),
+    /// Promote an object running in a member cluster to a resource template with a policy
+    /// (as `karmadactl promote`).
+    Promote(Box<cmd::promote::PromoteArgs>),
 }
 
 #[derive(Args)]
@@ -447,7 +450,8 @@ async fn main() -> anyhow::Result<()> {
         | Command::Get(_)
         | Command::ApiResources(_)
         | Command::ApiVersions(_)
-        | Command::Completion(_) => "warn",
+        | Command::Completion(_)
+        | Command::Promote(_) => "warn",
     });
     match cli.command {
         Command::Serve(a) => serve(*a).await,
@@ -482,6 +486,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Get(a) => cmd::get::run(*a).await,
         Command::ApiResources(a) => cmd::api_resources::run_resources(*a).await,
         Command::ApiVersions(a) => cmd::api_resources::run_versions(a).await,
+        Command::Promote(a) => cmd::promote::run(*a).await,
         Command::Completion(a) => cmd::completion::completion(&a, Cli::command(), &bin_name()),
     }
 }

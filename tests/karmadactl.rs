@@ -453,3 +453,145 @@ fn api_resources_and_versions_answer_as_kubectl_for_the_control_plane_and_a_memb
         "error: not support operation scope: all\n"
     );
 }
+
+#[test]
+fn promote_adopts_a_members_object_and_its_dependencies_without_recreating_them() {
+    let env = Env::start(2);
+    let member = env.member("member1");
+    member.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        "apiVersion: v1
+kind: ConfigMap
+metadata: {name: legacy-config, namespace: default}
+data: {a: '1'}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: legacy, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: legacy}}
+  template:
+    metadata: {labels: {app: legacy}}
+    spec:
+      containers:
+      - {name: c, image: nginx, envFrom: [{configMapRef: {name: legacy-config}}]}
+",
+    );
+    let uid = |m: &propagation_env::Member| {
+        m.get_json(&["deployment", "legacy", "-n", "default"])
+            .map(|d| d["metadata"]["uid"].as_str().unwrap_or_default().to_owned())
+    };
+    let before = uid(member).expect("the member's Deployment");
+
+    // -o prints the template and the policy without creating anything.
+    let printed = ok(
+        &env,
+        &[
+            "promote",
+            "deployment",
+            "legacy",
+            "-C",
+            "member1",
+            "-o",
+            "json",
+        ],
+    );
+    let docs: Vec<Value> = serde_json::Deserializer::from_str(&printed)
+        .into_iter::<Value>()
+        .collect::<Result<_, _>>()
+        .expect("two JSON objects");
+    assert_eq!(docs.len(), 2, "{printed}");
+    assert_eq!(
+        docs[0]["metadata"]["annotations"]["work.karmada.io/conflict-resolution"],
+        "overwrite"
+    );
+    assert!(docs[0]["status"].is_null() && docs[0]["metadata"]["uid"].is_null());
+    assert_eq!(docs[1]["kind"], "PropagationPolicy");
+    assert_eq!(docs[1]["spec"]["conflictResolution"], "Overwrite");
+    assert_eq!(
+        docs[1]["spec"]["placement"]["clusterAffinity"]["clusterNames"],
+        serde_json::json!(["member1"])
+    );
+    assert!(
+        !env.cp
+            .kubectl(&["get", "deployment", "legacy"])
+            .status
+            .success(),
+        "-o creates nothing"
+    );
+
+    let out = ok(
+        &env,
+        &[
+            "promote",
+            "deployment",
+            "legacy",
+            "-n",
+            "default",
+            "-C",
+            "member1",
+            "-d",
+        ],
+    );
+    let policy = docs[1]["metadata"]["name"].as_str().expect("policy name");
+    assert_eq!(
+        out,
+        format!(
+            "Dependency resource \"v1, Resource=configmaps\"(default/legacy-config) is promoted successfully\n\
+             ResourceTemplate (default/legacy) is created successfully\n\
+             PropagationPolicy (default/{policy}) is created successfully\n\
+             Resource \"apps/v1, Resource=deployments\"(default/legacy) is promoted successfully\n"
+        )
+    );
+    // Karmada takes the member's object over: same object, now managed, and the template's
+    // status comes from it; the dependency follows through propagateDeps.
+    env.wait("the member's Deployment managed by Karmada", || {
+        member
+            .get_json(&["deployment", "legacy", "-n", "default"])
+            .filter(|d| d["metadata"]["labels"]["karmada.io/managed"] == "true")
+    });
+    assert_eq!(uid(member).as_deref(), Some(before.as_str()));
+    env.wait("the ConfigMap managed by Karmada", || {
+        member
+            .get_json(&["configmap", "legacy-config", "-n", "default"])
+            .filter(|c| c["metadata"]["labels"]["karmada.io/managed"] == "true")
+    });
+    assert!(
+        env.member("member2")
+            .get_json(&["deployment", "legacy", "-n", "default"])
+            .is_none(),
+        "only the cluster it came from runs it"
+    );
+
+    // Again: the control plane has it already.
+    let again = karmada_rs(&env, &["promote", "deployment", "legacy", "-C", "member1"]);
+    assert!(again.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&again.stderr),
+        "Resource \"apps/v1, Resource=deployments\"(default/legacy) already exist in karmada control plane, you can edit PropagationPolicy and OverridePolicy to propagate it\n"
+    );
+    assert_eq!(
+        refused(&env, &["promote", "deployment", "nope", "-C", "member1"]),
+        "error: failed to get resource in cluster(member1). err: the deployment or nope don't exist in cluster(member1)\n"
+    );
+    assert_eq!(
+        refused(&env, &["promote", "deployment", "legacy"]),
+        "error: the cluster cannot be empty\n"
+    );
+    assert_eq!(
+        refused(
+            &env,
+            &[
+                "promote",
+                "deployment",
+                "legacy",
+                "-C",
+                "member1",
+                "-o",
+                "wide"
+            ]
+        ),
+        "error: invalid output format: supported formats are json and yaml\n"
+    );
+}

@@ -126,7 +126,7 @@ fn split_args(args: &[String]) -> anyhow::Result<Vec<(String, Vec<String>)>> {
 
 /// kubectl's RESTMapper lookup: plural, singular, short name or kind, optionally
 /// `.group` or `.version.group` qualified; a category (such as `all`) names its members.
-fn resolve(served: &[ServedResource], arg: &str) -> anyhow::Result<Vec<ServedResource>> {
+pub(crate) fn resolve(served: &[ServedResource], arg: &str) -> anyhow::Result<Vec<ServedResource>> {
     let arg_l = arg.to_lowercase();
     let names_match = |r: &ServedResource, name: &str| {
         r.plural == name
@@ -165,7 +165,11 @@ fn resolve(served: &[ServedResource], arg: &str) -> anyhow::Result<Vec<ServedRes
     Ok(vec![found[0].clone()])
 }
 
-fn resource_path(r: &ServedResource, namespace: Option<&str>, name: Option<&str>) -> String {
+pub(crate) fn resource_path(
+    r: &ServedResource,
+    namespace: Option<&str>,
+    name: Option<&str>,
+) -> String {
     let mut path = if r.group.is_empty() {
         format!("/api/{}", r.version)
     } else {

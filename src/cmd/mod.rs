@@ -14,6 +14,7 @@ pub mod member;
 pub mod migrate;
 pub mod pki;
 pub mod printer;
+pub mod promote;
 pub mod register;
 pub mod scheduler;
 pub mod storage;
