@@ -79,6 +79,9 @@ enum Command {
     /// Promote an object running in a member cluster to a resource template with a policy
     /// (as `karmadactl promote`).
     Promote(Box<cmd::promote::PromoteArgs>),
+    /// Apply a configuration by file name or stdin, and propagate it to member clusters
+    /// with --all-clusters or -C (as `karmadactl apply`).
+    Apply(Box<cmd::apply::ApplyArgs>),
 }
 
 #[derive(Args)]
@@ -451,7 +454,8 @@ async fn main() -> anyhow::Result<()> {
         | Command::ApiResources(_)
         | Command::ApiVersions(_)
         | Command::Completion(_)
-        | Command::Promote(_) => "warn",
+        | Command::Promote(_)
+        | Command::Apply(_) => "warn",
     });
     match cli.command {
         Command::Serve(a) => serve(*a).await,
@@ -487,6 +491,7 @@ async fn main() -> anyhow::Result<()> {
         Command::ApiResources(a) => cmd::api_resources::run_resources(*a).await,
         Command::ApiVersions(a) => cmd::api_resources::run_versions(a).await,
         Command::Promote(a) => cmd::promote::run(*a).await,
+        Command::Apply(a) => cmd::apply::run(*a).await,
         Command::Completion(a) => cmd::completion::completion(&a, Cli::command(), &bin_name()),
     }
 }

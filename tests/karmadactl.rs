@@ -595,3 +595,116 @@ spec:
         "error: invalid output format: supported formats are json and yaml\n"
     );
 }
+
+#[test]
+fn apply_all_clusters_propagates_with_a_generated_policy_and_applies_as_kubectl() {
+    let env = Env::start(2);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("app.yaml");
+    let manifest = |labels: &str, replicas: u32| {
+        format!(
+            "apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: applied, labels: {{{labels}}}}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: applied}}}}
+  template:
+    metadata: {{labels: {{app: applied}}}}
+    spec:
+      containers: [{{name: c, image: nginx:1.25}}]
+---
+apiVersion: v1
+kind: Namespace
+metadata: {{name: team-a}}
+"
+        )
+    };
+    let f = file.to_str().expect("utf-8 path");
+    std::fs::write(&file, manifest("app: applied, tier: web", 2)).expect("write");
+    // The generated policy of an object (`NAME-HASH`, as karmadactl's GeneratePolicyName).
+    let generated = |name: &str| {
+        env.cp
+            .kubectl_ok(&[
+                "get",
+                "propagationpolicies,clusterpropagationpolicies",
+                "-A",
+                "-o",
+                "name",
+            ])
+            .lines()
+            .find(|l| l.contains(&format!("/{name}-")))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("no policy generated for {name}"))
+    };
+    let out = ok(&env, &["apply", "-f", f, "--all-clusters"]);
+    let (pp, cpp) = (generated("applied"), generated("team-a"));
+    assert!(
+        pp.starts_with("propagationpolicy.policy.karmada.io/"),
+        "{pp}"
+    );
+    assert!(
+        cpp.starts_with("clusterpropagationpolicy.policy.karmada.io/"),
+        "{cpp}"
+    );
+    assert_eq!(
+        out,
+        format!(
+            "deployment.apps/applied created\n{pp} created\nnamespace/team-a created\n{cpp} created\n"
+        )
+    );
+    let spec = &env.cp.get_json(&[&pp])["spec"];
+    assert_eq!(spec["placement"]["clusterAffinity"], serde_json::json!({}));
+    assert_eq!(
+        spec["resourceSelectors"][0],
+        serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "applied",
+            "namespace": "default"})
+    );
+    for member in ["member1", "member2"] {
+        env.wait_member_object(member, &["deployment", "applied", "-n", "default"]);
+        env.wait_member_object(member, &["namespace", "team-a"]);
+    }
+    assert_eq!(
+        ok(&env, &["apply", "-f", f, "--all-clusters"]),
+        format!(
+            "deployment.apps/applied unchanged\n{pp} unchanged\nnamespace/team-a unchanged\n{cpp} unchanged\n"
+        )
+    );
+    // kubectl reads the last-applied configuration as its own.
+    assert_eq!(
+        env.cp.kubectl_ok(&["apply", "-f", f]),
+        "deployment.apps/applied unchanged\nnamespace/team-a unchanged\n"
+    );
+
+    // A label someone else set stays; one the file no longer sets goes.
+    env.cp
+        .kubectl_ok(&["label", "deployment", "applied", "owner=ops"]);
+    std::fs::write(&file, manifest("app: applied", 3)).expect("write");
+    assert!(
+        ok(&env, &["apply", "-f", f, "--all-clusters"])
+            .starts_with("deployment.apps/applied configured\n")
+    );
+    let live = env.cp.get_json(&["deployment", "applied"]);
+    let labels = &live["metadata"]["labels"];
+    assert_eq!(labels["owner"], "ops");
+    assert!(labels["tier"].is_null(), "{labels}");
+    assert_eq!(live["spec"]["replicas"], 3);
+    env.wait("member1 runs 3 replicas", || {
+        env.member("member1")
+            .get_json(&["deployment", "applied", "-n", "default"])
+            .filter(|d| d["spec"]["replicas"] == 3)
+    });
+
+    assert_eq!(
+        refused(&env, &["apply", "-f", f, "-C", "member9,member1"]),
+        "error: cluster member9 does not exist\n"
+    );
+    assert_eq!(
+        refused(&env, &["apply", "-f", f, "--all-clusters", "-C", "member1"]),
+        "error: --all-clusters and --cluster cannot be used together\n"
+    );
+    assert_eq!(
+        refused(&env, &["apply"]),
+        "error: must specify one of -f and -k\n"
+    );
+}

@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod api_resources;
+pub mod apply;
 pub mod completion;
 pub mod controller_manager;
 pub mod fleet;
