@@ -82,6 +82,9 @@ enum Command {
     /// Apply a configuration by file name or stdin, and propagate it to member clusters
     /// with --all-clusters or -C (as `karmadactl apply`).
     Apply(Box<cmd::apply::ApplyArgs>),
+    /// Show details of resources of the control plane or a member cluster, with where
+    /// Karmada placed a template (as `karmadactl describe`).
+    Describe(Box<cmd::describe::DescribeArgs>),
 }
 
 #[derive(Args)]
@@ -455,7 +458,8 @@ async fn main() -> anyhow::Result<()> {
         | Command::ApiVersions(_)
         | Command::Completion(_)
         | Command::Promote(_)
-        | Command::Apply(_) => "warn",
+        | Command::Apply(_)
+        | Command::Describe(_) => "warn",
     });
     match cli.command {
         Command::Serve(a) => serve(*a).await,
@@ -492,6 +496,7 @@ async fn main() -> anyhow::Result<()> {
         Command::ApiVersions(a) => cmd::api_resources::run_versions(a).await,
         Command::Promote(a) => cmd::promote::run(*a).await,
         Command::Apply(a) => cmd::apply::run(*a).await,
+        Command::Describe(a) => cmd::describe::run(*a).await,
         Command::Completion(a) => cmd::completion::completion(&a, Cli::command(), &bin_name()),
     }
 }

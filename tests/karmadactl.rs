@@ -708,3 +708,76 @@ metadata: {{name: team-a}}
         "error: must specify one of -f and -k\n"
     );
 }
+
+#[test]
+fn describe_lays_objects_out_as_kubectl_and_shows_where_a_template_runs() {
+    let env = Env::start(2);
+    env.apply(&deployment_with_policy("web", 2, &["member1", "member2"]));
+    env.wait_member_object("member1", &["deployment", "web", "-n", "default"]);
+    env.wait_member_object("member2", &["deployment", "web", "-n", "default"]);
+
+    // Karmada's kinds go through kubectl's generic describer: the same text.
+    for args in [&["propagationpolicy", "web"][..], &["cluster", "member1"]] {
+        let mut describe = vec!["describe"];
+        describe.extend_from_slice(args);
+        assert_eq!(
+            ok(&env, &describe),
+            env.cp.kubectl_ok(&describe),
+            "{args:?}"
+        );
+    }
+
+    // A template shows its policy, binding and each cluster's replicas and state.
+    let text = env.wait("both clusters healthy in the placement", || {
+        let text = ok(&env, &["describe", "deployment", "web"]);
+        (text.matches(" Healthy ").count() == 2).then_some(text)
+    });
+    let placement: Vec<Vec<String>> = cells(
+        text.split("Placement:\n")
+            .nth(1)
+            .and_then(|t| t.split("Events:").next())
+            .expect("a Placement section"),
+    );
+    assert_eq!(
+        placement[0][..3],
+        [
+            "Policy:".to_owned(),
+            "PropagationPolicy".into(),
+            "default/web".into()
+        ]
+    );
+    assert_eq!(
+        placement[1][..3],
+        [
+            "Binding:".to_owned(),
+            "ResourceBinding".into(),
+            "default/web-deployment".into()
+        ]
+    );
+    assert_eq!(
+        placement[4..],
+        [
+            ["Cluster", "Replicas", "Applied", "Health", "Ready"],
+            ["-------", "--------", "-------", "------", "-----"],
+            ["member1", "2", "true", "Healthy", "2"],
+            ["member2", "2", "true", "Healthy", "2"]
+        ]
+    );
+    assert!(text.contains("ScheduleBindingSucceed"), "{text}");
+
+    // A member's copy has no placement; a name prefix describes every match.
+    let member = ok(
+        &env,
+        &["describe", "deploy", "we", "-s", "members", "-C", "member1"],
+    );
+    assert!(member.starts_with("Name:         web\n"), "{member}");
+    assert!(!member.contains("Placement:"), "{member}");
+    assert_eq!(
+        refused(&env, &["describe", "deploy", "nope"]),
+        "error: Error from server (NotFound): deployments.apps \"nope\" not found\n"
+    );
+    assert_eq!(
+        refused(&env, &["describe", "deploy", "web", "-s", "members"]),
+        "error: must specify a member cluster\n"
+    );
+}

@@ -394,7 +394,7 @@ fn add_rows(table: &mut Option<Table>, answer: &Value) -> anyhow::Result<()> {
 }
 
 /// Percent-encodes a query value.
-fn encode(s: &str) -> String {
+pub(crate) fn encode(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
         match b {

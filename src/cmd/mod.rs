@@ -5,6 +5,7 @@ pub mod api_resources;
 pub mod apply;
 pub mod completion;
 pub mod controller_manager;
+pub mod describe;
 pub mod fleet;
 pub mod get;
 pub mod interpret;

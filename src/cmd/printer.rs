@@ -6,11 +6,15 @@
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-/// Go's `text/tabwriter` as kubectl configures it (minimum width 6, padding 3, spaces):
-/// tab-terminated cells of consecutive lines form columns padded to their widest cell.
+/// Go's `text/tabwriter` as kubectl's printers configure it (minimum width 6, padding 3,
+/// spaces).
 pub fn tabwriter(text: &str) -> String {
-    const MIN_WIDTH: usize = 6;
-    const PADDING: usize = 3;
+    tabwriter_with(text, 6, 3)
+}
+
+/// Go's `text/tabwriter` with spaces: tab-terminated cells of consecutive lines form columns
+/// padded to their widest cell plus `padding`, at least `min_width` wide.
+pub fn tabwriter_with(text: &str, min_width: usize, padding: usize) -> String {
     let lines: Vec<Vec<&str>> = text
         .split_inclusive('\n')
         .map(|l| l.strip_suffix('\n').unwrap_or(l).split('\t').collect())
@@ -20,9 +24,8 @@ pub fn tabwriter(text: &str) -> String {
     fn format(
         lines: &[Vec<&str>],
         widths: &mut [Vec<usize>],
-        from: usize,
-        to: usize,
-        column: usize,
+        (from, to, column): (usize, usize, usize),
+        (min_width, padding): (usize, usize),
     ) {
         let mut this = from;
         while this < to {
@@ -31,18 +34,28 @@ pub fn tabwriter(text: &str) -> String {
                 continue;
             }
             let start = this;
-            let mut width = MIN_WIDTH;
+            let mut width = min_width;
             while this < to && column + 1 < lines[this].len() {
-                width = width.max(lines[this][column].chars().count() + PADDING);
+                width = width.max(lines[this][column].chars().count() + padding);
                 this += 1;
             }
             for w in &mut widths[start..this] {
                 w.push(width);
             }
-            format(lines, widths, start, this, column + 1);
+            format(
+                lines,
+                widths,
+                (start, this, column + 1),
+                (min_width, padding),
+            );
         }
     }
-    format(&lines, &mut widths, 0, lines.len(), 0);
+    format(
+        &lines,
+        &mut widths,
+        (0, lines.len(), 0),
+        (min_width, padding),
+    );
     let mut out = String::new();
     for (cells, w) in lines.iter().zip(&widths) {
         for (j, cell) in cells.iter().enumerate() {
