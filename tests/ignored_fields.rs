@@ -66,7 +66,6 @@ fn apply_warns_about_each_field_without_effect() {
         fields(&created),
         [
             "spec.preemption",
-            "spec.activationPreference",
             "spec.schedulePriority",
             "spec.placement.workloadAffinity",
             "spec.resourceSelectors[0].labelSelector",
@@ -115,11 +114,11 @@ fn apply_warns_about_each_field_without_effect() {
     );
     assert_eq!(warnings(&out.stderr), created);
 
-    // Only the fields with no effect: a policy using implemented features is quiet, and
-    // Never / an empty activation preference are the defaults.
+    // Only the fields with no effect: a policy using implemented features (Lazy activation
+    // among them) is quiet, and Never is the default.
     let plain = POLICY
         .replace("preemption: Always", "preemption: Never")
-        .replace("activationPreference: Lazy", "conflictResolution: Overwrite")
+        .replace("activationPreference: Lazy", "activationPreference: Lazy\n  conflictResolution: Overwrite")
         .replace(
             "  schedulePriority:\n    priorityClassSource: KubePriorityClass\n    priorityClassName: high\n",
             "",

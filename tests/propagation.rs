@@ -875,3 +875,50 @@ spec: {currency: EUR, maxItems: 50}
         env.cp.get_json(&["crb", crb]);
     }
 }
+
+#[test]
+fn a_lazy_policy_change_waits_for_the_next_template_change() {
+    let env = Env::start(2);
+    let lazy = |cluster: &str| {
+        pp(
+            "web",
+            "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+            &format!(
+                "    clusterAffinity: {{clusterNames: [{cluster}]}}\n  activationPreference: Lazy"
+            ),
+        )
+    };
+    // A template created under a Lazy policy is propagated at once: its creation is its own
+    // change.
+    env.apply(&lazy("member1"));
+    env.apply(DEPLOY);
+    env.wait_member_object("member1", &["deploy", "web", "-n", "default"]);
+    env.barrier("member1");
+    let applied = || {
+        let text = env.cp.kubectl_ok(&["get", "--raw", "/metrics"]);
+        metric(&text, r#"policy_apply_attempts_total{result="success"}"#).unwrap_or(0.0)
+    };
+    let before = applied();
+
+    // The policy now names member2: the detector goes over the template again, and leaves
+    // its binding as it was.
+    env.apply(&lazy("member2"));
+    env.wait("the policy change gone over", || {
+        (applied() > before).then_some(())
+    });
+    let clusters = |rb: &Value| rb["spec"]["clusters"].clone();
+    let rb = env.cp.get_json(&["rb", "web-deployment"]);
+    assert_eq!(
+        clusters(&rb),
+        serde_json::json!([{"name": "member1", "replicas": 2}])
+    );
+    assert_eq!(
+        rb["spec"]["placement"]["clusterAffinity"]["clusterNames"],
+        serde_json::json!(["member1"])
+    );
+
+    // A change to the template brings the new placement along.
+    env.cp.kubectl_ok(&["label", "deploy", "web", "tier=front"]);
+    env.wait_member_object("member2", &["deploy", "web", "-n", "default"]);
+    env.wait_member_absent("member1", &["deploy", "web", "-n", "default"]);
+}

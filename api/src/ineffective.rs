@@ -58,12 +58,6 @@ pub const OTHERS: &[Ineffective] = &[
         reason: "has no effect: karmada-rs does not implement policy preemption, so templates claimed by another policy are not taken over",
     },
     Ineffective {
-        kinds: PROPAGATION,
-        field: "spec.activationPreference",
-        only_when: Some(Condition::Is("Lazy")),
-        reason: "has no effect: karmada-rs does not implement lazy activation, so policy changes reach the templates at once",
-    },
-    Ineffective {
         kinds: POLICIES_AND_BINDINGS,
         field: "spec.schedulePriority",
         only_when: None,
@@ -273,7 +267,6 @@ mod tests {
             paths,
             [
                 "spec.preemption",
-                "spec.activationPreference",
                 "spec.schedulePriority",
                 "spec.placement.workloadAffinity",
                 "spec.association",

@@ -57,6 +57,10 @@ pub struct Detector {
     /// (`--concurrent-cluster-propagation-policy-syncs`).
     cluster_policies: WorkQueue<PolicyKey>,
     waiting: Mutex<HashSet<ObjectKey>>,
+    /// Templates queued for a change of their own (a user's): the others were queued for a
+    /// policy change or a change only Karmada made, which a Lazy policy does not act on until
+    /// the template changes (Karmada's ResourceChangeByKarmada queue flag).
+    user_changed: Mutex<HashSet<ObjectKey>>,
     index: RwLock<Arc<PolicyIndex>>,
     skipped: Vec<Regex>,
     recorder: Recorder,
@@ -86,6 +90,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
             ctx.settings.rate_limiter,
         ),
         waiting: Mutex::new(HashSet::new()),
+        user_changed: Mutex::new(HashSet::new()),
         index: RwLock::new(Arc::new(PolicyIndex::default())),
         skipped,
         ctx: ctx.clone(),
@@ -165,10 +170,19 @@ impl Detector {
             if !d.watched_namespace(o.namespace(), &o.kind, o.name()) {
                 return;
             }
-            match c {
-                Change::Update(old, new) if old.digest == new.digest => {}
-                _ => d.queue.add(o.object_key()),
+            let by_karmada = match c {
+                Change::Update(old, new) if old.digest == new.digest => return,
+                // Only a template a Lazy policy claims needs to know who changed it.
+                Change::Update(old, new) => {
+                    d.claimed_by_lazy_policy(new) && changed_by_karmada(old, new)
+                }
+                _ => false,
+            };
+            let key = o.object_key();
+            if !by_karmada {
+                lock(&d.user_changed).insert(key.clone());
             }
+            d.queue.add(key);
         });
         let d = self.clone();
         self.ctx.pps.on_change(move |c| {
@@ -241,8 +255,50 @@ impl Detector {
         Ok(api.get_opt(&key.name).await?.map(Arc::new))
     }
 
-    /// Reconciles one template (ResourceDetector.Reconcile).
+    /// Whether the policy claiming a template activates lazily (isClaimedByLazyPolicy).
+    fn claimed_by_lazy_policy(&self, o: &RawObject) -> bool {
+        let pp = (
+            o.annotation(annotations::PROPAGATION_POLICY_NAMESPACE),
+            o.annotation(annotations::PROPAGATION_POLICY_NAME),
+            o.label(labels::PROPAGATION_POLICY_PERMANENT_ID),
+        );
+        if let (Some(ns), Some(name), Some(id)) = pp
+            && !ns.is_empty()
+            && !name.is_empty()
+            && !id.is_empty()
+        {
+            return self
+                .ctx
+                .pps
+                .get(&Key::new(ns, name))
+                .is_some_and(|p| p.spec.is_lazy());
+        }
+        match (
+            o.annotation(annotations::CLUSTER_PROPAGATION_POLICY_NAME),
+            o.label(labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID),
+        ) {
+            (Some(name), Some(id)) if !name.is_empty() && !id.is_empty() => self
+                .ctx
+                .cpps
+                .get(&Key::cluster(name))
+                .is_some_and(|p| p.spec.is_lazy()),
+            _ => false,
+        }
+    }
+
+    /// Reconciles one template, knowing whether it was queued for a change of its own.
     async fn reconcile(&self, key: ObjectKey) -> Result<Requeue> {
+        let by_user = lock(&self.user_changed).remove(&key);
+        let result = self.reconcile_template(key.clone(), !by_user).await;
+        // A user's change not yet acted on stays one for the retry.
+        if by_user && !matches!(result, Ok(Requeue::No)) {
+            lock(&self.user_changed).insert(key);
+        }
+        result
+    }
+
+    /// Reconciles one template (ResourceDetector.Reconcile).
+    async fn reconcile_template(&self, key: ObjectKey, by_karmada: bool) -> Result<Requeue> {
         let Some(obj) = self.fetch(&key).await? else {
             lock(&self.waiting).remove(&key);
             self.delete_orphan_binding(&key, None).await?;
@@ -262,7 +318,7 @@ impl Detector {
             lock(&self.waiting).remove(&key);
             return Ok(Requeue::No);
         }
-        self.propagate(&key, obj).await
+        self.propagate(&key, obj, by_karmada).await
     }
 
     /// Deletes the binding of a template that is gone (or that belonged to an earlier object
@@ -324,7 +380,12 @@ impl Detector {
     }
 
     /// propagateResource: follow an existing claim, or find the policy that claims the template.
-    async fn propagate(&self, key: &ObjectKey, obj: Arc<RawObject>) -> Result<Requeue> {
+    async fn propagate(
+        &self,
+        key: &ObjectKey,
+        obj: Arc<RawObject>,
+        by_karmada: bool,
+    ) -> Result<Requeue> {
         let pp_ns = obj
             .annotation(annotations::PROPAGATION_POLICY_NAMESPACE)
             .unwrap_or("");
@@ -336,7 +397,9 @@ impl Detector {
             .unwrap_or("");
         if !pp_ns.is_empty() && !pp_name.is_empty() && !pp_id.is_empty() {
             let (ns, name, id) = (pp_ns.to_owned(), pp_name.to_owned(), pp_id.to_owned());
-            return self.apply_claimed_pp(obj, &ns, &name, &id).await;
+            return self
+                .apply_claimed_pp(obj, &ns, &name, &id, by_karmada)
+                .await;
         }
         let cpp_name = obj
             .annotation(annotations::CLUSTER_PROPAGATION_POLICY_NAME)
@@ -346,7 +409,7 @@ impl Detector {
             .unwrap_or("");
         if !cpp_name.is_empty() && !cpp_id.is_empty() {
             let (name, id) = (cpp_name.to_owned(), cpp_id.to_owned());
-            return self.apply_claimed_cpp(obj, &name, &id).await;
+            return self.apply_claimed_cpp(obj, &name, &id, by_karmada).await;
         }
 
         // Karmada times the lookup up to the policy that claims the template.
@@ -367,13 +430,13 @@ impl Detector {
                 false,
             )?;
             lock(&self.waiting).remove(key);
-            return self.apply_pp(obj, &pp).await;
+            return self.apply_pp(obj, &pp, by_karmada).await;
         }
         if let Some(cpp) = idx.match_cpp(&view(&obj)) {
             matched();
             self.check_dependent_overrides("", &cpp.spec.dependent_overrides, true)?;
             lock(&self.waiting).remove(key);
-            return self.apply_cpp(obj, &cpp).await;
+            return self.apply_cpp(obj, &cpp, by_karmada).await;
         }
         let first = lock(&self.waiting).insert(key.clone());
         if first {
@@ -403,6 +466,7 @@ impl Detector {
         ns: &str,
         name: &str,
         id: &str,
+        by_karmada: bool,
     ) -> Result<Requeue> {
         let Some(pp) = self.ctx.pps.get(&Key::new(ns, name)) else {
             // The policy is gone but its claim survived (a missed cleanup): release it.
@@ -416,7 +480,7 @@ impl Detector {
             return Ok(Requeue::No);
         }
         self.check_dependent_overrides(ns, &pp.spec.dependent_overrides, false)?;
-        self.apply_pp(obj, &pp).await
+        self.apply_pp(obj, &pp, by_karmada).await
     }
 
     async fn apply_claimed_cpp(
@@ -424,6 +488,7 @@ impl Detector {
         obj: Arc<RawObject>,
         name: &str,
         id: &str,
+        by_karmada: bool,
     ) -> Result<Requeue> {
         let Some(cpp) = self.ctx.cpps.get(&Key::cluster(name)) else {
             self.release(&obj, ClaimKind::Cpp, id).await?;
@@ -438,14 +503,19 @@ impl Detector {
             return Ok(Requeue::No);
         }
         self.check_dependent_overrides("", &cpp.spec.dependent_overrides, true)?;
-        self.apply_cpp(obj, &cpp).await
+        self.apply_cpp(obj, &cpp, by_karmada).await
     }
 
-    async fn apply_pp(&self, obj: Arc<RawObject>, pp: &PropagationPolicy) -> Result<Requeue> {
+    async fn apply_pp(
+        &self,
+        obj: Arc<RawObject>,
+        pp: &PropagationPolicy,
+        by_karmada: bool,
+    ) -> Result<Requeue> {
         let ns = pp.metadata.namespace.clone().unwrap_or_default();
         let name = pp.metadata.name.clone().unwrap_or_default();
         let started = Instant::now();
-        let res = self.apply_pp_inner(&obj, pp).await;
+        let res = self.apply_pp_inner(&obj, pp, by_karmada).await;
         self.record_apply(
             &obj,
             res.as_ref().map(|c| *c),
@@ -459,10 +529,11 @@ impl Detector {
         &self,
         obj: Arc<RawObject>,
         cpp: &ClusterPropagationPolicy,
+        by_karmada: bool,
     ) -> Result<Requeue> {
         let name = cpp.metadata.name.clone().unwrap_or_default();
         let started = Instant::now();
-        let res = self.apply_cpp_inner(&obj, cpp).await;
+        let res = self.apply_cpp_inner(&obj, cpp, by_karmada).await;
         self.record_apply(
             &obj,
             res.as_ref().map(|c| *c),
@@ -504,8 +575,14 @@ impl Detector {
     }
 
     /// ApplyPolicy: claims the template and creates or updates its ResourceBinding. Returns
-    /// whether the binding changed.
-    async fn apply_pp_inner(&self, obj: &Arc<RawObject>, pp: &PropagationPolicy) -> Result<bool> {
+    /// whether the binding changed. A Lazy policy leaves the binding as it is when the
+    /// template was queued for anything but a change of its own.
+    async fn apply_pp_inner(
+        &self,
+        obj: &Arc<RawObject>,
+        pp: &PropagationPolicy,
+        by_karmada: bool,
+    ) -> Result<bool> {
         let id = crate::runtime::label(&pp.metadata, labels::PROPAGATION_POLICY_PERMANENT_ID)
             .unwrap_or("")
             .to_owned();
@@ -529,6 +606,10 @@ impl Detector {
             }});
             Arc::new(self.patch_template(obj, &patch).await?)
         };
+        if by_karmada && pp.spec.is_lazy() {
+            tracing::debug!(template = %obj.name(), "lazy policy: the binding waits for a template change");
+            return Ok(false);
+        }
         let claim = binding::Claim::pp(&id, &pp.metadata);
         let desired = binding::build(&self.ctx, &self.recorder, &obj, &pp.spec, &claim).await?;
         binding::create_or_update::<ResourceBinding>(
@@ -544,6 +625,7 @@ impl Detector {
         &self,
         obj: &Arc<RawObject>,
         cpp: &ClusterPropagationPolicy,
+        by_karmada: bool,
     ) -> Result<bool> {
         let id = crate::runtime::label(
             &cpp.metadata,
@@ -562,6 +644,10 @@ impl Detector {
             }});
             Arc::new(self.patch_template(obj, &patch).await?)
         };
+        if by_karmada && cpp.spec.is_lazy() {
+            tracing::debug!(template = %obj.name(), "lazy cluster policy: the binding waits for a template change");
+            return Ok(false);
+        }
         let claim = binding::Claim::cpp(&id, &cpp.metadata);
         let desired = binding::build(&self.ctx, &self.recorder, &obj, &cpp.spec, &claim).await?;
         if obj.namespace().is_empty() {
@@ -861,6 +947,34 @@ impl Detector {
             self.queue.add(k);
         }
         Ok(Requeue::No)
+    }
+}
+
+/// eventfilter.ResourceChangeByKarmada: the objects differ only in what Karmada writes —
+/// labels and annotations under `.karmada.io` (but the user's skip-auto-propagation label),
+/// generation, status, managedFields and resourceVersion.
+fn changed_by_karmada(old: &RawObject, new: &RawObject) -> bool {
+    fn strip(o: &RawObject) -> Option<Value> {
+        let mut v = o.to_value().ok()?;
+        let obj = v.as_object_mut()?;
+        obj.remove("status");
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            for f in ["managedFields", "resourceVersion", "generation"] {
+                meta.remove(f);
+            }
+            for field in ["labels", "annotations"] {
+                if let Some(m) = meta.get_mut(field).and_then(Value::as_object_mut) {
+                    m.retain(|k, _| {
+                        !k.contains(".karmada.io") || k == labels::NAMESPACE_SKIP_AUTO_PROPAGATION
+                    });
+                }
+            }
+        }
+        Some(v)
+    }
+    match (strip(old), strip(new)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
     }
 }
 
