@@ -66,7 +66,6 @@ fn apply_warns_about_each_field_without_effect() {
         fields(&created),
         [
             "spec.preemption",
-            "spec.schedulePriority",
             "spec.placement.workloadAffinity",
             "spec.resourceSelectors[0].labelSelector",
         ],

@@ -922,3 +922,68 @@ fn a_lazy_policy_change_waits_for_the_next_template_change() {
     env.wait_member_object("member2", &["deploy", "web", "-n", "default"]);
     env.wait_member_absent("member1", &["deploy", "web", "-n", "default"]);
 }
+
+#[test]
+fn bindings_carry_their_policy_priority_class_value() {
+    let env = Env::start(1);
+    let policy = |class: &str| {
+        pp(
+            "web",
+            "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+            &format!(
+                "    clusterAffinity: {{clusterNames: [member1]}}\n  schedulePriority: {{priorityClassSource: KubePriorityClass, priorityClassName: {class}}}"
+            ),
+        )
+    };
+    env.apply(
+        "apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+",
+    );
+    env.apply(&policy("high"));
+    env.apply(DEPLOY);
+    env.wait_member_object("member1", &["deploy", "web", "-n", "default"]);
+    let rb = env.cp.get_json(&["rb", "web-deployment"]);
+    assert_eq!(
+        rb["spec"]["schedulePriority"],
+        serde_json::json!({"priority": 1000})
+    );
+
+    // A class that does not exist fails the policy's application, with the reason.
+    env.apply(&policy("missing"));
+    env.cp.kubectl_ok(&["label", "deploy", "web", "tier=front"]);
+    env.wait("the failure reported", || {
+        env.cp
+            .kubectl_ok(&[
+                "get",
+                "events",
+                "--field-selector",
+                "reason=ApplyPolicyFailed,involvedObject.name=web",
+                "-o",
+                "jsonpath={.items[*].message}",
+            ])
+            .contains(r#"Apply policy(default/web) failed: priorityclasses.scheduling.k8s.io "missing" not found"#)
+            .then_some(())
+    });
+}
+
+#[test]
+fn priority_based_scheduling_can_be_switched_off() {
+    let env = Env::start_with_flags(
+        support::Backend::Embedded,
+        1,
+        &["--feature-gates=PriorityBasedScheduling=false"],
+    );
+    env.apply(&pp(
+        "web",
+        "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+        "    clusterAffinity: {clusterNames: [member1]}\n  schedulePriority: {priorityClassSource: KubePriorityClass, priorityClassName: missing}",
+    ));
+    env.apply(DEPLOY);
+    // The priority is not looked up, so the missing class fails nothing.
+    env.wait_member_object("member1", &["deploy", "web", "-n", "default"]);
+    let rb = env.cp.get_json(&["rb", "web-deployment"]);
+    assert!(rb["spec"]["schedulePriority"].is_null(), "{rb}");
+}

@@ -42,12 +42,6 @@ const POLICIES: &[&str] = &[
     "ClusterOverridePolicy",
 ];
 const BINDINGS: &[&str] = &["ResourceBinding", "ClusterResourceBinding"];
-const POLICIES_AND_BINDINGS: &[&str] = &[
-    "PropagationPolicy",
-    "ClusterPropagationPolicy",
-    "ResourceBinding",
-    "ClusterResourceBinding",
-];
 
 /// The fields accepted without effect.
 pub const OTHERS: &[Ineffective] = &[
@@ -56,12 +50,6 @@ pub const OTHERS: &[Ineffective] = &[
         field: "spec.preemption",
         only_when: Some(Condition::Is("Always")),
         reason: "has no effect: karmada-rs does not implement policy preemption, so templates claimed by another policy are not taken over",
-    },
-    Ineffective {
-        kinds: POLICIES_AND_BINDINGS,
-        field: "spec.schedulePriority",
-        only_when: None,
-        reason: "has no effect: karmada-rs does not implement priority-based scheduling, so bindings are scheduled in the order they come",
     },
     Ineffective {
         kinds: PROPAGATION,
@@ -267,7 +255,6 @@ mod tests {
             paths,
             [
                 "spec.preemption",
-                "spec.schedulePriority",
                 "spec.placement.workloadAffinity",
                 "spec.association",
                 "spec.placement.spreadConstraints[1].spreadByLabel",

@@ -154,10 +154,7 @@ pub const KARMADA_GATES: &[Spec] = &[
         name: PRIORITY_BASED_SCHEDULING,
         default: true,
         pre_release: PreRelease::Beta,
-        locked: Some((
-            false,
-            "karmada-rs schedules bindings in arrival order (spec.schedulePriority is accepted with a warning)",
-        )),
+        locked: None,
     },
     Spec {
         name: FEDERATED_QUOTA_ENFORCEMENT,
@@ -369,7 +366,8 @@ mod tests {
         let g = FeatureGates::default();
         // Locked gates read as karmada-rs behaves, whatever Karmada's default.
         assert!(g.enabled(FAILOVER), "Karmada: Beta, off");
-        assert!(!g.enabled(PRIORITY_BASED_SCHEDULING), "Karmada: Beta, on");
+        // A gate karmada-rs implements takes Karmada's default.
+        assert!(g.enabled(PRIORITY_BASED_SCHEDULING), "Karmada: Beta, on");
         assert!(!g.enabled(POLICY_PREEMPTION));
         assert!(!g.enabled(WORKLOAD_AFFINITY));
         assert!(!g.enabled(MULTIPLE_POD_TEMPLATES_SCHEDULING));
@@ -389,7 +387,7 @@ mod tests {
         let cases: &[Case] = &[
             (
                 "",
-                Ok(&[(PRIORITY_BASED_SCHEDULING, false), (FAILOVER, true)]),
+                Ok(&[(PRIORITY_BASED_SCHEDULING, true), (FAILOVER, true)]),
             ),
             (
                 "Failover=true, GracefulEviction=1,WorkloadAffinity=false",
@@ -425,10 +423,8 @@ mod tests {
                 ),
             ),
             (
-                "PriorityBasedScheduling=true",
-                Err(
-                    "cannot set feature gate PriorityBasedScheduling to true, feature is locked to false: karmada-rs schedules bindings in arrival order (spec.schedulePriority is accepted with a warning)",
-                ),
+                "PriorityBasedScheduling=false",
+                Ok(&[(PRIORITY_BASED_SCHEDULING, false)]),
             ),
             (
                 "GracefulEviction=false",
@@ -460,9 +456,10 @@ mod tests {
                 s.name
             );
         }
-        assert!(help.contains(
-            "PriorityBasedScheduling=true|false (BETA - default=true) [karmada-rs: locked to false]"
-        ));
+        assert!(
+            help.contains("PriorityBasedScheduling=true|false (BETA - default=true)\n"),
+            "{help}"
+        );
         assert!(help.contains(
             "MultiClusterService=true|false (ALPHA - default=false) [karmada-rs: locked to false]"
         ));

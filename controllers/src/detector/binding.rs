@@ -78,6 +78,38 @@ pub fn controller_ref(obj: &RawObject) -> OwnerReference {
 }
 
 /// Builds the binding a policy asks for.
+/// The binding's priority from the policy's priority class (PriorityBasedScheduling): the
+/// value of a scheduling.k8s.io/v1 PriorityClass; the other sources are refused, as Karmada
+/// refuses them.
+async fn schedule_priority(
+    ctx: &Context,
+    p: &karmada_api::policy::v1alpha1::SchedulePriority,
+) -> Result<karmada_api::work::v1alpha2::SchedulePriority> {
+    use karmada_api::policy::v1alpha1::PriorityClassSource;
+    match p.priority_class_source {
+        PriorityClassSource::KubePriorityClass => {
+            let classes: kube::Api<k8s_openapi::api::scheduling::v1::PriorityClass> =
+                kube::Api::all(ctx.client.clone());
+            let class = classes.get(&p.priority_class_name).await.map_err(|e| {
+                tracing::error!(name = %p.priority_class_name, error = %e, "getting the Kube PriorityClass failed");
+                Error::msg(match &e {
+                    kube::Error::Api(s) => s.message.clone(),
+                    other => other.to_string(),
+                })
+            })?;
+            Ok(karmada_api::work::v1alpha2::SchedulePriority {
+                priority: class.value,
+            })
+        }
+        PriorityClassSource::PodPriorityClass => Err(Error::msg(
+            "priority class source is PodPriorityClass, but PodPriorityClass is not supported yet",
+        )),
+        PriorityClassSource::FederatedPriorityClass => Err(Error::msg(
+            "priority class source is FederatedPriorityClass, but FederatedPriorityClass is not supported yet",
+        )),
+    }
+}
+
 pub async fn build(
     ctx: &Context,
     recorder: &Recorder,
@@ -132,6 +164,11 @@ pub async fn build(
         replica_requirements: requirements,
         ..Default::default()
     };
+    if ctx.settings.priority_based_scheduling
+        && let Some(p) = &spec.schedule_priority
+    {
+        b.schedule_priority = Some(schedule_priority(ctx, p).await?);
+    }
     if let Some(s) = &spec.suspension {
         b.suspension = Some(Suspension {
             policy: s.clone(),

@@ -62,6 +62,9 @@ pub struct Settings {
     pub scope: Scope,
     /// How every controller queue delays its retries (Karmada's `--rate-limiter-*` flags).
     pub rate_limiter: super::RateLimiterOptions,
+    /// Karmada's PriorityBasedScheduling gate (Beta, on): bindings carry their policy's
+    /// priority class value and are scheduled highest priority first.
+    pub priority_based_scheduling: bool,
 }
 
 /// Karmada's `--concurrent-*-syncs` flags: how many workers each controller runs. A
@@ -177,6 +180,7 @@ impl Default for Settings {
             interpreter_limits: lua::Limits::default(),
             scope: Scope::ControlPlane,
             rate_limiter: super::RateLimiterOptions::default(),
+            priority_based_scheduling: true,
         }
     }
 }

@@ -4,7 +4,8 @@
 //! later as the queue's [`RateLimiter`] says (Karmada's `--rate-limiter-*` flags). A paced queue
 //! (Karmada's eviction workers) also holds each worker back between two items.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::cmp::Ordering as Rank;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::fmt::Debug;
 use std::future::Future;
 use std::hash::Hash;
@@ -30,8 +31,84 @@ pub enum Requeue {
     After(Duration),
 }
 
+/// A waiting key of a ranked queue: higher priority first, then first come.
+struct Ranked<K> {
+    priority: i32,
+    seq: u64,
+    key: K,
+}
+
+impl<K> PartialEq for Ranked<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Rank::Equal
+    }
+}
+
+impl<K> Eq for Ranked<K> {}
+
+impl<K> PartialOrd for Ranked<K> {
+    fn partial_cmp(&self, other: &Self) -> Option<Rank> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<K> Ord for Ranked<K> {
+    // BinaryHeap pops the greatest: the highest priority, then the lowest sequence number.
+    fn cmp(&self, other: &Self) -> Rank {
+        self.priority
+            .cmp(&other.priority)
+            .then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+
+/// The waiting keys: first in first out, or by priority on a ranked queue (the scheduler's
+/// active queue under Karmada's PriorityBasedScheduling: priority, then arrival).
+enum Waiting<K> {
+    Fifo(VecDeque<K>),
+    Ranked {
+        heap: BinaryHeap<Ranked<K>>,
+        next_seq: u64,
+        priorities: HashMap<K, i32>,
+    },
+}
+
+impl<K: Eq + Hash> Waiting<K> {
+    fn push_back(&mut self, key: K) {
+        match self {
+            Waiting::Fifo(q) => q.push_back(key),
+            Waiting::Ranked {
+                heap,
+                next_seq,
+                priorities,
+            } => {
+                let priority = priorities.get(&key).copied().unwrap_or(0);
+                *next_seq += 1;
+                heap.push(Ranked {
+                    priority,
+                    seq: *next_seq,
+                    key,
+                });
+            }
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<K> {
+        match self {
+            Waiting::Fifo(q) => q.pop_front(),
+            Waiting::Ranked { heap, .. } => heap.pop().map(|r| r.key),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Waiting::Fifo(q) => q.len(),
+            Waiting::Ranked { heap, .. } => heap.len(),
+        }
+    }
+}
+
 struct State<K> {
-    queue: VecDeque<K>,
+    queue: Waiting<K>,
     queued: HashSet<K>,
     /// Keys waiting for a delayed add; a second delayed add of the same key is dropped.
     delayed: HashSet<K>,
@@ -100,7 +177,7 @@ where
             inner: Arc::new(Inner {
                 name,
                 state: Mutex::new(State {
-                    queue: VecDeque::new(),
+                    queue: Waiting::Fifo(VecDeque::new()),
                     queued: HashSet::new(),
                     delayed: HashSet::new(),
                     processing: HashSet::new(),
@@ -123,6 +200,29 @@ where
     pub fn with_precedence(self, class: Class, precedence: Arc<Precedence>) -> Self {
         let _ = self.inner.precedence.set((class, precedence));
         self
+    }
+
+    /// Makes the queue hand out waiting keys by priority (see [`WorkQueue::set_priority`]),
+    /// then in arrival order. Called before any key is added.
+    pub fn ranked(self) -> Self {
+        self.lock().queue = Waiting::Ranked {
+            heap: BinaryHeap::new(),
+            next_seq: 0,
+            priorities: HashMap::new(),
+        };
+        self
+    }
+
+    /// The priority the key waits with from its next add on (a ranked queue only; 0 until
+    /// set). A key already waiting keeps its place.
+    pub fn set_priority(&self, key: &K, priority: i32) {
+        if let Waiting::Ranked { priorities, .. } = &mut self.lock().queue {
+            if priority == 0 {
+                priorities.remove(key);
+            } else {
+                priorities.insert(key.clone(), priority);
+            }
+        }
     }
 
     /// The shared precedence, when this is a placement queue.
@@ -340,6 +440,29 @@ mod tests {
         q.add("a");
         q.add("b");
         assert_eq!(q.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_ranked_queue_hands_out_the_highest_priority_first_then_the_first_come() {
+        let q: WorkQueue<&str> = WorkQueue::new("t").ranked();
+        q.set_priority(&"urgent", 100);
+        q.set_priority(&"low", -5);
+        for k in ["low", "a", "urgent", "b"] {
+            q.add(k);
+        }
+        let mut order = Vec::new();
+        for _ in 0..4 {
+            let (k, pass) = q.get().await;
+            q.done(&k, pass);
+            order.push(k);
+        }
+        assert_eq!(order, ["urgent", "a", "b", "low"]);
+        // A FIFO queue ignores priorities.
+        let fifo: WorkQueue<&str> = WorkQueue::new("t");
+        fifo.set_priority(&"b", 100);
+        fifo.add("a");
+        fifo.add("b");
+        assert_eq!(fifo.get().await.0, "a");
     }
 
     #[tokio::test]

@@ -47,7 +47,11 @@ struct Scheduler {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let s = Arc::new(Scheduler {
         recorder: ctx.events.recorder(DEFAULT_SCHEDULER),
-        queue: ctx.queue("scheduler", Class::Placement),
+        queue: if ctx.settings.priority_based_scheduling {
+            ctx.queue("scheduler", Class::Placement).ranked()
+        } else {
+            ctx.queue("scheduler", Class::Placement)
+        },
         clusters_version: AtomicU64::new(1),
         seen: Mutex::new(HashMap::new()),
         ctx: ctx.clone(),
@@ -194,6 +198,14 @@ fn placement_changed(
     }
 }
 
+/// The binding's scheduling priority (`spec.schedulePriority.priority`, 0 when unset).
+fn priority<B: Binding>(b: &B) -> i32 {
+    b.spec()
+        .schedule_priority
+        .as_ref()
+        .map_or(0, |p| p.priority)
+}
+
 /// "member1:1, member2:3" (targetClustersToString).
 fn clusters_string(tcs: &[TargetCluster]) -> String {
     tcs.iter()
@@ -209,16 +221,19 @@ impl Scheduler {
             Change::Add(b) => {
                 if wants(b.as_ref()) {
                     incoming("BindingAdd");
+                    s.queue.set_priority(&b.key(), priority(b.as_ref()));
                     s.queue.add(b.key());
                 }
             }
             Change::Update(old, new) => {
                 if old.meta().generation != new.meta().generation && wants(new.as_ref()) {
                     incoming("BindingUpdate");
+                    s.queue.set_priority(&new.key(), priority(new.as_ref()));
                     s.queue.add(new.key());
                 }
             }
             Change::Delete(b) => {
+                s.queue.set_priority(&b.key(), 0);
                 s.seen
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
