@@ -696,6 +696,12 @@ fn controllers_report_karmada_and_workqueue_metrics() {
         r#"workqueue_adds_total{name="execution"}"#,
         r#"workqueue_work_duration_seconds_count{name="binding"}"#,
         r#"workqueue_queue_duration_seconds_count{name="resource-detector"}"#,
+        // controller-runtime's series, under the names of Karmada's controllers.
+        r#"controller_runtime_reconcile_total{controller="binding-controller",result="success"}"#,
+        r#"controller_runtime_reconcile_time_seconds_count{controller="binding-controller"}"#,
+        r#"controller_runtime_reconcile_time_seconds_count{controller="execution-controller"}"#,
+        r#"controller_runtime_reconcile_time_seconds_count{controller="resource-binding-status-controller"}"#,
+        r#"controller_runtime_reconcile_time_seconds_count{controller="work-status-controller"}"#,
         r#"cluster_ready_state{member_cluster="member1"}"#,
         r#"cluster_ready_state{member_cluster="member2"}"#,
         r#"cluster_node_number{member_cluster="member1"}"#,
@@ -723,6 +729,18 @@ fn controllers_report_karmada_and_workqueue_metrics() {
     assert!(
         text.contains(r#"karmada_scheduler_e2e_scheduling_duration_seconds_bucket{result="scheduled",schedule_type="ReconcileSchedule",le="0.001"} "#),
         "Karmada's buckets"
+    );
+    assert_eq!(
+        metric(
+            &text,
+            r#"controller_runtime_reconcile_errors_total{controller="cluster-resource-binding-controller"}"#
+        ),
+        Some(0.0),
+        "a controller's series start at zero, before its first reconcile"
+    );
+    assert!(
+        text.contains(r#"controller_runtime_reconcile_time_seconds_bucket{controller="binding-controller",le="0.005"} "#),
+        "controller-runtime's buckets"
     );
     // The API server's own series are still there.
     assert!(

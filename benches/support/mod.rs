@@ -85,11 +85,20 @@ pub fn spawn(
 }
 
 fn vm_rss_kib(pid: u32) -> Option<u64> {
+    proc_status_kib(pid, "VmRSS:")
+}
+
+fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()?
         .lines()
-        .find(|l| l.starts_with("VmRSS:"))
+        .find(|l| l.starts_with(field))
         .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+}
+
+/// The largest resident set a process has had, in KiB (the kernel's VmHWM; 0 when it is gone).
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    proc_status_kib(pid, "VmHWM:").unwrap_or(0)
 }
 
 /// A number from the environment variable `name`, or `default` when unset or unreadable.
@@ -152,15 +161,17 @@ pub async fn metrics_text(client: &kube::Client) -> String {
 
 /// Starts simulated members as `up` runs them.
 pub fn spawn_members(names: &[String]) -> Vec<Process> {
+    spawn_members_with(names, &[])
+}
+
+/// Starts simulated members as `up` runs them, with more `member serve` flags (`--nodes 10`).
+pub fn spawn_members_with(names: &[String], flags: &[&str]) -> Vec<Process> {
     names
         .iter()
         .map(|name| {
-            spawn(
-                &["member", "serve", "--name", name, "--unsafe-no-fsync"],
-                "karmada-rs member serving at",
-                "kubeconfig",
-                None,
-            )
+            let mut args = vec!["member", "serve", "--name", name, "--unsafe-no-fsync"];
+            args.extend_from_slice(flags);
+            spawn(&args, "karmada-rs member serving at", "kubeconfig", None)
         })
         .collect()
 }
@@ -354,6 +365,22 @@ where
     K: Send + Sync + 'static,
     F: Fn(usize) -> K + Send + Sync + 'static,
 {
+    let api = api.clone();
+    create_concurrently_in(total, workers, pace, move |i| (api.clone(), make(i))).await
+}
+
+/// As [`create_concurrently`], `make(i)` also naming the API (a namespace) each object goes to.
+pub async fn create_concurrently_in<K, F>(
+    total: usize,
+    workers: usize,
+    pace: Option<f64>,
+    make: F,
+) -> (f64, Vec<Duration>)
+where
+    K: kube::Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Send + Sync + 'static,
+    F: Fn(usize) -> (kube::Api<K>, K) + Send + Sync + 'static,
+{
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let next = Arc::new(AtomicUsize::new(0));
@@ -361,7 +388,7 @@ where
     let start = std::time::Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..workers {
-        let (api, next, make) = (api.clone(), next.clone(), make.clone());
+        let (next, make) = (next.clone(), make.clone());
         tasks.push(tokio::spawn(async move {
             let mut lat = Vec::new();
             loop {
@@ -373,8 +400,9 @@ where
                     let due = start + Duration::from_secs_f64(i as f64 / rate);
                     tokio::time::sleep_until(due.into()).await;
                 }
+                let (api, object) = make(i);
                 let t = std::time::Instant::now();
-                api.create(&kube::api::PostParams::default(), &make(i))
+                api.create(&kube::api::PostParams::default(), &object)
                     .await
                     .expect("create");
                 lat.push(t.elapsed());

@@ -37,6 +37,11 @@ use crate::runtime::{
 /// Events of this controller come from this component.
 pub const COMPONENT: &str = "binding-controller";
 
+/// Karmada's controller-runtime names of its ResourceBinding and ClusterResourceBinding
+/// controllers, which this one controller serves.
+const BINDING_CONTROLLER: &str = "binding-controller";
+const CLUSTER_BINDING_CONTROLLER: &str = "cluster-resource-binding-controller";
+
 struct Controller {
     ctx: Arc<Context>,
     queue: WorkQueue<Key>,
@@ -47,7 +52,16 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: ctx.queue("binding", Class::Placement),
+        queue: ctx.queue("binding", Class::Placement).reconciled_as(
+            &[BINDING_CONTROLLER, CLUSTER_BINDING_CONTROLLER],
+            |k: &Key| {
+                if k.namespace.is_empty() {
+                    CLUSTER_BINDING_CONTROLLER
+                } else {
+                    BINDING_CONTROLLER
+                }
+            },
+        ),
         ctx: ctx.clone(),
     });
     c.register::<ResourceBinding>();

@@ -38,6 +38,11 @@ pub const COMPONENT: &str = "resource-binding-status-controller";
 /// `settled`).
 const COALESCE: std::time::Duration = std::time::Duration::from_millis(1000);
 
+/// Karmada's controller-runtime names of its two binding status controllers, which this one
+/// controller serves.
+const RB_STATUS_CONTROLLER: &str = "resource-binding-status-controller";
+const CRB_STATUS_CONTROLLER: &str = "cluster-resource-binding-status-controller";
+
 struct Controller {
     ctx: Arc<Context>,
     queue: WorkQueue<Key>,
@@ -48,7 +53,16 @@ struct Controller {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: ctx.queue("binding-status", Class::Status),
+        queue: ctx.queue("binding-status", Class::Status).reconciled_as(
+            &[RB_STATUS_CONTROLLER, CRB_STATUS_CONTROLLER],
+            |k: &Key| {
+                if k.namespace.is_empty() {
+                    CRB_STATUS_CONTROLLER
+                } else {
+                    RB_STATUS_CONTROLLER
+                }
+            },
+        ),
         ctx: ctx.clone(),
     });
     c.register::<ResourceBinding>();

@@ -64,7 +64,11 @@ fn recorded_deps(rb: &ResourceBinding) -> Vec<DependentObjectReference> {
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: WorkQueue::with_rate_limiter("dependencies-distributor", ctx.settings.rate_limiter),
+        queue: WorkQueue::with_rate_limiter("dependencies-distributor", ctx.settings.rate_limiter)
+            .reconciled_as(
+                &["dependencies-distributor"],
+                |_| "dependencies-distributor",
+            ),
         deps: Mutex::new(HashMap::new()),
         ctx: ctx.clone(),
     });

@@ -44,7 +44,9 @@ struct Controller {
 pub fn start(ctx: Arc<Context>, watcher: Arc<ObjectWatcher>) -> Vec<JoinHandle<()>> {
     let c = Arc::new(Controller {
         recorder: ctx.events.recorder(COMPONENT),
-        queue: ctx.queue("execution", Class::Placement),
+        queue: ctx
+            .queue("execution", Class::Placement)
+            .reconciled_as(&["execution-controller"], |_| "execution-controller"),
         watcher,
         ctx: ctx.clone(),
     });

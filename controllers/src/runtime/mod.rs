@@ -13,6 +13,7 @@ pub mod object;
 pub mod patch;
 pub mod precedence;
 pub mod queue;
+pub mod reconcile_metrics;
 pub mod selector;
 pub mod text;
 pub mod write;

@@ -21,6 +21,7 @@ use tokio::task::JoinHandle;
 use component_base::rate_limiter::{RateLimiter, RateLimiterOptions};
 
 use super::precedence::{Class, Precedence};
+use super::reconcile_metrics::{self, Outcome};
 
 /// What a reconciler asks the queue to do with its key after a successful pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,6 +136,9 @@ struct Inner<K> {
     pacer: Option<AtomicU32>,
     /// Placement work first (see [`Precedence`]): set once, before the workers start.
     precedence: std::sync::OnceLock<(Class, Arc<Precedence>)>,
+    /// The controller-runtime controller name a key's reconcile is reported under, for the
+    /// queues of controllers Karmada builds on controller-runtime.
+    controller: std::sync::OnceLock<fn(&K) -> &'static str>,
 }
 
 /// A deduplicating, rate-limited queue of keys shared by a controller's workers.
@@ -191,6 +195,7 @@ where
                 limiter,
                 pacer: paced.then(|| AtomicU32::new(0)),
                 precedence: std::sync::OnceLock::new(),
+                controller: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -223,6 +228,17 @@ where
                 priorities.insert(key.clone(), priority);
             }
         }
+    }
+
+    /// Reports each reconcile in controller-runtime's metrics under the controller name
+    /// `controller` gives its key (one of `names`, whose series start at zero), as Karmada's
+    /// controller-runtime controllers do. Called before the workers start.
+    pub fn reconciled_as(self, names: &[&'static str], controller: fn(&K) -> &'static str) -> Self {
+        for name in names {
+            reconcile_metrics::init(name);
+        }
+        let _ = self.inner.controller.set(controller);
+        self
     }
 
     /// The shared precedence, when this is a placement queue.
@@ -399,7 +415,17 @@ where
                             p.hold(worker == 0).await;
                         }
                         let (key, pass) = q.get().await;
-                        match f(key.clone()).await {
+                        let started = Instant::now();
+                        let result = f(key.clone()).await;
+                        if let Some(controller) = q.inner.controller.get() {
+                            let outcome = match &result {
+                                Ok(Requeue::No) => Outcome::Success,
+                                Ok(Requeue::After(_)) => Outcome::RequeueAfter,
+                                Err(_) => Outcome::Error,
+                            };
+                            reconcile_metrics::observe(controller(&key), started.elapsed(), outcome);
+                        }
+                        match result {
                             Ok(Requeue::No) => {
                                 q.forget(&key);
                                 q.pace().await;
@@ -492,6 +518,62 @@ mod tests {
         assert_eq!(q.len(), 0, "a key being processed is not queued twice");
         q.done(&k, pass);
         assert_eq!(q.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn reconciles_are_counted_per_controller_name() {
+        use super::super::reconcile_metrics::{RECONCILE_ERRORS, RECONCILE_TIME, RECONCILE_TOTAL};
+        let r = metrics::global();
+        let (even, odd) = ("reconcile-metrics-test-even", "reconcile-metrics-test-odd");
+        let q: WorkQueue<u32> =
+            WorkQueue::new("reconcile-metrics-test").reconciled_as(&[even, odd], |k| {
+                if k % 2 == 0 {
+                    "reconcile-metrics-test-even"
+                } else {
+                    "reconcile-metrics-test-odd"
+                }
+            });
+        assert_eq!(
+            r.value(&RECONCILE_TOTAL, &[odd, "error"]),
+            Some(0.0),
+            "series start at zero"
+        );
+        let failed = Arc::new(AtomicUsize::new(0));
+        let f = failed.clone();
+        let _workers = q.run(1, move |k: u32| {
+            let f = f.clone();
+            async move {
+                match k {
+                    // Fails once, then succeeds on its retry.
+                    1 if f.fetch_add(1, Ordering::SeqCst) == 0 => Err("boom"),
+                    3 => Ok(Requeue::After(Duration::from_secs(3600))),
+                    _ => Ok(Requeue::No),
+                }
+            }
+        });
+        q.add_all([0, 1, 2, 3]);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while r.value(&RECONCILE_TOTAL, &[odd, "success"]) != Some(1.0) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the retry never ran"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(r.value(&RECONCILE_TOTAL, &[even, "success"]), Some(2.0));
+        assert_eq!(r.value(&RECONCILE_TOTAL, &[odd, "error"]), Some(1.0));
+        assert_eq!(
+            r.value(&RECONCILE_TOTAL, &[odd, "requeue_after"]),
+            Some(1.0)
+        );
+        assert_eq!(r.value(&RECONCILE_ERRORS, &[odd]), Some(1.0));
+        assert_eq!(r.value(&RECONCILE_ERRORS, &[even]), Some(0.0));
+        assert_eq!(
+            r.value(&RECONCILE_TIME, &[even]),
+            Some(2.0),
+            "one observation a reconcile"
+        );
+        assert_eq!(r.value(&RECONCILE_TIME, &[odd]), Some(3.0));
     }
 
     #[tokio::test]
