@@ -73,7 +73,7 @@ fn apply_warns_about_each_field_without_effect() {
     );
     assert!(
         created.contains(
-            &"spec.preemption: has no effect: karmada-rs does not implement policy preemption, so templates claimed by another policy are not taken over".to_string()
+            &"spec.preemption: has no effect unless the control plane runs with --feature-gates=PropagationPolicyPreemption=true (Alpha, off by default, as in Karmada): without it templates claimed by another policy are not taken over".to_string()
         ),
         "{created:#?}"
     );

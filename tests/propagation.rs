@@ -1005,3 +1005,64 @@ fn priority_based_scheduling_can_be_switched_off() {
     let rb = env.cp.get_json(&["rb", "web-deployment"]);
     assert!(rb["spec"]["schedulePriority"].is_null(), "{rb}");
 }
+
+#[test]
+fn a_preempting_policy_takes_a_template_over_from_a_lower_priority_one() {
+    let env = Env::start_with_flags(
+        Backend::Embedded,
+        2,
+        &["--feature-gates=PropagationPolicyPreemption=true"],
+    );
+    let policy = |name: &str, cluster: &str, priority: i32, preemption: &str| {
+        pp(
+            name,
+            "    - {apiVersion: apps/v1, kind: Deployment, name: web}",
+            &format!(
+                "    clusterAffinity: {{clusterNames: [{cluster}]}}\n  priority: {priority}\n  preemption: {preemption}"
+            ),
+        )
+    };
+    env.apply(&policy("low", "member1", 1, "Never"));
+    env.apply(DEPLOY);
+    env.wait_member_object("member1", &["deploy", "web", "-n", "default"]);
+
+    // A higher-priority policy with `preemption: Always` takes the template over, and the
+    // placement follows.
+    env.apply(&policy("high", "member2", 5, "Always"));
+    env.wait_member_object("member2", &["deploy", "web", "-n", "default"]);
+    env.wait_member_absent("member1", &["deploy", "web", "-n", "default"]);
+    let t = env.cp.get_json(&["deploy", "web"]);
+    assert_eq!(
+        t["metadata"]["annotations"]["propagationpolicy.karmada.io/name"],
+        "high"
+    );
+    env.wait("the preemption Event", || {
+        env.cp
+            .kubectl_ok(&[
+                "get",
+                "events",
+                "--field-selector",
+                "reason=PreemptPolicySucceed",
+                "-o",
+                "jsonpath={.items[*].message}",
+            ])
+            .contains("Propagation policy(default/high) preempted propagation policy(default/low) successfully")
+            .then_some(())
+    });
+
+    // A lower-priority preempting policy cannot take it back.
+    env.apply(&policy("lower", "member1", 3, "Always"));
+    env.barrier("member1");
+    let t = env.cp.get_json(&["deploy", "web"]);
+    assert_eq!(
+        t["metadata"]["annotations"]["propagationpolicy.karmada.io/name"],
+        "high"
+    );
+    // Once `high` drops below it, it does.
+    env.apply(&policy("high", "member2", 2, "Always"));
+    env.wait("the template claimed by `lower`", || {
+        let t = env.cp.get_json(&["deploy", "web"]);
+        (t["metadata"]["annotations"]["propagationpolicy.karmada.io/name"] == "lower").then_some(())
+    });
+    env.wait_member_object("member1", &["deploy", "web", "-n", "default"]);
+}

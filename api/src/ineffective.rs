@@ -49,7 +49,7 @@ pub const OTHERS: &[Ineffective] = &[
         kinds: PROPAGATION,
         field: "spec.preemption",
         only_when: Some(Condition::Is("Always")),
-        reason: "has no effect: karmada-rs does not implement policy preemption, so templates claimed by another policy are not taken over",
+        reason: "has no effect unless the control plane runs with --feature-gates=PropagationPolicyPreemption=true (Alpha, off by default, as in Karmada): without it templates claimed by another policy are not taken over",
     },
     Ineffective {
         kinds: PROPAGATION,
@@ -264,7 +264,7 @@ mod tests {
         assert_eq!(warnings("ClusterPropagationPolicy", &pp).len(), paths.len());
         assert_eq!(
             warnings("PropagationPolicy", &pp)[0],
-            "spec.preemption: has no effect: karmada-rs does not implement policy preemption, so templates claimed by another policy are not taken over"
+            "spec.preemption: has no effect unless the control plane runs with --feature-gates=PropagationPolicyPreemption=true (Alpha, off by default, as in Karmada): without it templates claimed by another policy are not taken over"
         );
     }
 

@@ -124,10 +124,7 @@ pub const KARMADA_GATES: &[Spec] = &[
         name: POLICY_PREEMPTION,
         default: false,
         pre_release: PreRelease::Alpha,
-        locked: Some((
-            false,
-            "karmada-rs does not implement policy preemption yet (spec.preemption is accepted with a warning)",
-        )),
+        locked: None,
     },
     Spec {
         name: MULTI_CLUSTER_SERVICE,

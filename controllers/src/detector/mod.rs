@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use karmada_api::names;
-use karmada_api::policy::v1alpha1::{ClusterPropagationPolicy, PropagationPolicy};
+use karmada_api::policy::v1alpha1::{
+    ClusterPropagationPolicy, PreemptionBehavior, PropagationPolicy,
+};
 use karmada_api::well_known::{annotations, labels};
 use karmada_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 use kube::api::{Patch, PatchParams};
@@ -187,6 +189,11 @@ impl Detector {
         let d = self.clone();
         self.ctx.pps.on_change(move |c| {
             d.rebuild_index();
+            if let Change::Update(old, new) = c {
+                d.deprioritized(&old.spec, &new.spec, |p| {
+                    p.metadata.namespace == new.metadata.namespace
+                });
+            }
             if let Change::Update(old, new) = c
                 && old.metadata.generation == new.metadata.generation
                 && old.metadata.deletion_timestamp == new.metadata.deletion_timestamp
@@ -201,6 +208,9 @@ impl Detector {
         let d = self.clone();
         self.ctx.cpps.on_change(move |c| {
             d.rebuild_index();
+            if let Change::Update(old, new) = c {
+                d.deprioritized_cluster(&old.spec, &new.spec);
+            }
             if let Change::Update(old, new) = c
                 && old.metadata.generation == new.metadata.generation
                 && old.metadata.deletion_timestamp == new.metadata.deletion_timestamp
@@ -214,6 +224,60 @@ impl Detector {
                 c.object().metadata.name.clone().unwrap_or_default(),
             ));
         });
+    }
+
+    /// HandleDeprioritizedPropagationPolicy: when a policy's priority drops, the preempting
+    /// policies now above it (between its new and old priorities, in `same_scope`) try again,
+    /// highest first.
+    fn deprioritized(
+        &self,
+        old: &karmada_api::policy::v1alpha1::PropagationSpec,
+        new: &karmada_api::policy::v1alpha1::PropagationSpec,
+        same_scope: impl Fn(&PropagationPolicy) -> bool,
+    ) {
+        let (Some(was), Some(now)) = (old.priority, new.priority) else {
+            return;
+        };
+        if !self.ctx.settings.policy_preemption || now >= was {
+            return;
+        }
+        let mut candidates: Vec<Arc<PropagationPolicy>> = self
+            .ctx
+            .pps
+            .list()
+            .into_iter()
+            .filter(|p| same_scope(p) && preempts_between(&p.spec, now, was))
+            .collect();
+        candidates.sort_by_key(|p| std::cmp::Reverse(p.spec.explicit_priority()));
+        for p in candidates {
+            self.policies.add(PolicyKey::Pp(Key::of(&p.metadata)));
+        }
+    }
+
+    /// HandleDeprioritizedClusterPropagationPolicy.
+    fn deprioritized_cluster(
+        &self,
+        old: &karmada_api::policy::v1alpha1::PropagationSpec,
+        new: &karmada_api::policy::v1alpha1::PropagationSpec,
+    ) {
+        let (Some(was), Some(now)) = (old.priority, new.priority) else {
+            return;
+        };
+        if !self.ctx.settings.policy_preemption || now >= was {
+            return;
+        }
+        let mut candidates: Vec<Arc<ClusterPropagationPolicy>> = self
+            .ctx
+            .cpps
+            .list()
+            .into_iter()
+            .filter(|p| preempts_between(&p.spec, now, was))
+            .collect();
+        candidates.sort_by_key(|p| std::cmp::Reverse(p.spec.explicit_priority()));
+        for p in candidates {
+            self.cluster_policies
+                .add(PolicyKey::Cpp(p.metadata.name.clone().unwrap_or_default()));
+        }
     }
 
     fn rebuild_index(&self) {
@@ -593,18 +657,7 @@ impl Detector {
         let obj = if claimed {
             obj.clone()
         } else {
-            let patch = json!({"metadata": {
-                "labels": {
-                    labels::PROPAGATION_POLICY_PERMANENT_ID: id,
-                    labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID: Value::Null,
-                },
-                "annotations": {
-                    annotations::PROPAGATION_POLICY_NAMESPACE: pp.metadata.namespace,
-                    annotations::PROPAGATION_POLICY_NAME: pp.metadata.name,
-                    annotations::CLUSTER_PROPAGATION_POLICY_NAME: Value::Null,
-                },
-            }});
-            Arc::new(self.patch_template(obj, &patch).await?)
+            Arc::new(self.claim_for_pp(obj, pp).await?)
         };
         if by_karmada && pp.spec.is_lazy() {
             tracing::debug!(template = %obj.name(), "lazy policy: the binding waits for a template change");
@@ -638,11 +691,7 @@ impl Detector {
         let obj = if claimed {
             obj.clone()
         } else {
-            let patch = json!({"metadata": {
-                "labels": {labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID: id},
-                "annotations": {annotations::CLUSTER_PROPAGATION_POLICY_NAME: cpp.metadata.name},
-            }});
-            Arc::new(self.patch_template(obj, &patch).await?)
+            Arc::new(self.claim_for_cpp(obj, cpp).await?)
         };
         if by_karmada && cpp.spec.is_lazy() {
             tracing::debug!(template = %obj.name(), "lazy cluster policy: the binding waits for a template change");
@@ -666,6 +715,179 @@ impl Detector {
                 cpp.spec.suspension.as_ref(),
             )
             .await
+        }
+    }
+
+    /// ClaimPolicyForObject: the PropagationPolicy's labels and annotations on the template,
+    /// displacing any cluster policy's.
+    async fn claim_for_pp(&self, obj: &RawObject, pp: &PropagationPolicy) -> Result<RawObject> {
+        let id = crate::runtime::label(&pp.metadata, labels::PROPAGATION_POLICY_PERMANENT_ID)
+            .unwrap_or("");
+        let patch = json!({"metadata": {
+            "labels": {
+                labels::PROPAGATION_POLICY_PERMANENT_ID: id,
+                labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID: Value::Null,
+            },
+            "annotations": {
+                annotations::PROPAGATION_POLICY_NAMESPACE: pp.metadata.namespace,
+                annotations::PROPAGATION_POLICY_NAME: pp.metadata.name,
+                annotations::CLUSTER_PROPAGATION_POLICY_NAME: Value::Null,
+            },
+        }});
+        self.patch_template(obj, &patch).await
+    }
+
+    /// ClaimClusterPolicyForObject.
+    async fn claim_for_cpp(
+        &self,
+        obj: &RawObject,
+        cpp: &ClusterPropagationPolicy,
+    ) -> Result<RawObject> {
+        let id = crate::runtime::label(
+            &cpp.metadata,
+            labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID,
+        )
+        .unwrap_or("");
+        let patch = json!({"metadata": {
+            "labels": {labels::CLUSTER_PROPAGATION_POLICY_PERMANENT_ID: id},
+            "annotations": {annotations::CLUSTER_PROPAGATION_POLICY_NAME: cpp.metadata.name},
+        }});
+        self.patch_template(obj, &patch).await
+    }
+
+    /// The templates a policy names (preemption takes over only named ones), existing and not
+    /// being deleted (fetchResourceTemplate).
+    fn named_templates(
+        &self,
+        selectors: &[karmada_api::policy::v1alpha1::ResourceSelector],
+        policy_ns: &str,
+    ) -> Vec<Arc<RawObject>> {
+        selectors
+            .iter()
+            .filter(|rs| !rs.name.is_empty())
+            .filter_map(|rs| {
+                let ns = if policy_ns.is_empty() {
+                    rs.namespace.clone()
+                } else {
+                    policy_ns.to_owned()
+                };
+                let key =
+                    ObjectKey::new(rs.api_version.clone(), rs.kind.clone(), ns, rs.name.clone());
+                self.ctx.template(&key)
+            })
+            .filter(|t| !t.is_deleting())
+            .collect()
+    }
+
+    /// handlePropagationPolicyPreemption: the policy takes the templates it names over from
+    /// PropagationPolicies of lower priority, and from any ClusterPropagationPolicy.
+    async fn preempt_for_pp(&self, pp: &PropagationPolicy) -> Result<()> {
+        let ns = pp.metadata.namespace.clone().unwrap_or_default();
+        let name = pp.metadata.name.clone().unwrap_or_default();
+        let mut errors = Vec::new();
+        for t in self.named_templates(&pp.spec.resource_selectors, &ns) {
+            let claimed_ns = t
+                .annotation(annotations::PROPAGATION_POLICY_NAMESPACE)
+                .unwrap_or("");
+            let claimed_name = t
+                .annotation(annotations::PROPAGATION_POLICY_NAME)
+                .unwrap_or("");
+            let claimed_cpp = t
+                .annotation(annotations::CLUSTER_PROPAGATION_POLICY_NAME)
+                .unwrap_or("");
+            let preempted = if !claimed_ns.is_empty() && !claimed_name.is_empty() {
+                if claimed_ns == ns && claimed_name == name {
+                    continue;
+                }
+                let Some(claimed) = self.ctx.pps.get(&Key::new(claimed_ns, claimed_name)) else {
+                    errors.push(format!(
+                        "claimed propagation policy({claimed_ns}/{claimed_name}) not found"
+                    ));
+                    continue;
+                };
+                if pp.spec.explicit_priority() <= claimed.spec.explicit_priority() {
+                    continue;
+                }
+                format!("propagation policy({claimed_ns}/{claimed_name})")
+            } else if !claimed_cpp.is_empty() {
+                format!("cluster propagation policy({claimed_cpp})")
+            } else {
+                continue;
+            };
+            let claimed = self.claim_for_pp(&t, pp).await;
+            let who = format!("Propagation policy({ns}/{name})");
+            if let Err(e) = self.preempted(&t, &who, &preempted, claimed) {
+                errors.push(e.to_string());
+            }
+        }
+        match errors.is_empty() {
+            true => Ok(()),
+            false => Err(Error::msg(errors.join("; "))),
+        }
+    }
+
+    /// Reports a preemption as Karmada does (PreemptPolicySucceed / PreemptPolicyFailed on the
+    /// template) and queues the template a new claim moved.
+    fn preempted(
+        &self,
+        t: &RawObject,
+        who: &str,
+        whom: &str,
+        claim: Result<RawObject>,
+    ) -> Result<()> {
+        let target = template_target(t);
+        match claim {
+            Ok(_) => {
+                self.recorder.normal(
+                    &target,
+                    "PreemptPolicySucceed",
+                    format!("{who} preempted {whom} successfully"),
+                );
+                self.queue.add(t.object_key());
+                Ok(())
+            }
+            Err(e) => {
+                self.recorder.warning(
+                    &target,
+                    "PreemptPolicyFailed",
+                    format!("{who} failed to preempt {whom}: {e}"),
+                );
+                Err(e)
+            }
+        }
+    }
+
+    /// handleClusterPropagationPolicyPreemption: from ClusterPropagationPolicies of lower
+    /// priority.
+    async fn preempt_for_cpp(&self, cpp: &ClusterPropagationPolicy) -> Result<()> {
+        let name = cpp.metadata.name.clone().unwrap_or_default();
+        let mut errors = Vec::new();
+        for t in self.named_templates(&cpp.spec.resource_selectors, "") {
+            let claimed = t
+                .annotation(annotations::CLUSTER_PROPAGATION_POLICY_NAME)
+                .unwrap_or("");
+            if claimed.is_empty() || claimed == name {
+                continue;
+            }
+            let Some(other) = self.ctx.cpps.get(&Key::cluster(claimed)) else {
+                errors.push(format!(
+                    "claimed cluster propagation policy({claimed}) not found"
+                ));
+                continue;
+            };
+            if cpp.spec.explicit_priority() <= other.spec.explicit_priority() {
+                continue;
+            }
+            let result = self.claim_for_cpp(&t, cpp).await;
+            let who = format!("Cluster propagation policy({name})");
+            let whom = format!("cluster propagation policy({claimed})");
+            if let Err(e) = self.preempted(&t, &who, &whom, result) {
+                errors.push(e.to_string());
+            }
+        }
+        match errors.is_empty() {
+            true => Ok(()),
+            false => Err(Error::msg(errors.join("; "))),
         }
     }
 
@@ -759,6 +981,11 @@ impl Detector {
                         .await?;
                     return Ok(Requeue::No);
                 }
+                if self.ctx.settings.policy_preemption
+                    && pp.spec.preemption() == PreemptionBehavior::Always
+                {
+                    self.preempt_for_pp(&pp).await?;
+                }
                 self.handle_policy_change(
                     ClaimKind::Pp,
                     &id,
@@ -790,6 +1017,11 @@ impl Detector {
                     self.remove_policy_finalizer::<ClusterPropagationPolicy>(&k, &cpp.metadata)
                         .await?;
                     return Ok(Requeue::No);
+                }
+                if self.ctx.settings.policy_preemption
+                    && cpp.spec.preemption() == PreemptionBehavior::Always
+                {
+                    self.preempt_for_cpp(&cpp).await?;
                 }
                 self.handle_policy_change(
                     ClaimKind::Cpp,
@@ -948,6 +1180,18 @@ impl Detector {
         }
         Ok(Requeue::No)
     }
+}
+
+/// A preempting policy with an explicit priority strictly between `low` and `high`.
+fn preempts_between(
+    spec: &karmada_api::policy::v1alpha1::PropagationSpec,
+    low: i32,
+    high: i32,
+) -> bool {
+    spec.priority.is_some()
+        && spec.preemption() == PreemptionBehavior::Always
+        && spec.explicit_priority() > low
+        && spec.explicit_priority() < high
 }
 
 /// eventfilter.ResourceChangeByKarmada: the objects differ only in what Karmada writes —

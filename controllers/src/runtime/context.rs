@@ -65,6 +65,9 @@ pub struct Settings {
     /// Karmada's PriorityBasedScheduling gate (Beta, on): bindings carry their policy's
     /// priority class value and are scheduled highest priority first.
     pub priority_based_scheduling: bool,
+    /// Karmada's PropagationPolicyPreemption gate (Alpha, off): a policy with `preemption:
+    /// Always` takes the templates it names over from lower-priority policies.
+    pub policy_preemption: bool,
 }
 
 /// Karmada's `--concurrent-*-syncs` flags: how many workers each controller runs. A
@@ -181,6 +184,7 @@ impl Default for Settings {
             scope: Scope::ControlPlane,
             rate_limiter: super::RateLimiterOptions::default(),
             priority_based_scheduling: true,
+            policy_preemption: false,
         }
     }
 }
