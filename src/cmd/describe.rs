@@ -394,7 +394,6 @@ impl Describer {
     /// The Events about the object (searchEvents: by name, namespace, kind and uid).
     async fn events_of(&self, object: &Value) -> Vec<Value> {
         let meta = &object["metadata"];
-        let ns = meta["namespace"].as_str().unwrap_or("default");
         let selector = format!(
             "involvedObject.name={},involvedObject.namespace={},involvedObject.kind={},involvedObject.uid={}",
             meta["name"].as_str().unwrap_or_default(),
@@ -402,8 +401,14 @@ impl Describer {
             object["kind"].as_str().unwrap_or_default(),
             meta["uid"].as_str().unwrap_or_default()
         );
+        // A cluster-scoped object's Events are searched in every namespace, as kubectl's
+        // client.Events("") does.
+        let collection = match meta["namespace"].as_str() {
+            Some(ns) if !ns.is_empty() => format!("/api/v1/namespaces/{ns}/events"),
+            _ => "/api/v1/events".to_owned(),
+        };
         let path = format!(
-            "/api/v1/namespaces/{ns}/events?fieldSelector={}",
+            "{collection}?fieldSelector={}",
             crate::cmd::get::encode(&selector)
         );
         match self.get(path).await {
