@@ -14,9 +14,10 @@ use controllers::runtime::discovery::{ServedResource, served_resources};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::cmd::fleet::{Fleet, KarmadaFlags, exit_on_error, kube_message};
+use crate::cmd::fleet::{Fleet, KarmadaFlags, exit_on_error, fail_on, kube_message};
 use crate::cmd::get::resource_path;
 use crate::cmd::printer::object_name;
+use crate::cmd::promote::gvk;
 
 /// kubectl's LastAppliedConfigAnnotation.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -215,12 +216,7 @@ fn with_last_applied(object: &Value) -> anyhow::Result<(String, Value)> {
 fn propagation_policy(object: &Value, namespaced: bool, clusters: &[String]) -> Value {
     let name = object["metadata"]["name"].as_str().unwrap_or_default();
     let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
-    let gvk = format!(
-        "{}, Kind={}",
-        object["apiVersion"].as_str().unwrap_or_default(),
-        object["kind"].as_str().unwrap_or_default()
-    );
-    let policy_name = karmada_api::names::policy_name(namespace, name, &gvk);
+    let policy_name = karmada_api::names::policy_name(namespace, name, &gvk(object));
     let mut selector =
         json!({"apiVersion": object["apiVersion"], "kind": object["kind"], "name": name});
     if !namespace.is_empty() {
@@ -306,12 +302,7 @@ impl Applier<'_> {
         req: http::request::Builder,
         body: Option<&Value>,
     ) -> Result<Value, kube::Error> {
-        let body = match body {
-            Some(b) => serde_json::to_vec(b).map_err(kube::Error::SerdeError)?,
-            None => Vec::new(),
-        };
-        let req = req.body(body).map_err(kube::Error::HttpError)?;
-        self.client.request::<Value>(req).await
+        crate::cmd::fleet::send(&self.client, req, body).await
     }
 
     /// Applies one object; returns what kubectl prints for it.
@@ -409,11 +400,7 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<()> {
             .filter(|c| !registered.contains(c))
             .map(|c| format!("cluster {c} does not exist"))
             .collect();
-        match missing.as_slice() {
-            [] => {}
-            [one] => bail!("{one}"),
-            many => bail!("[{}]", many.join(", ")),
-        }
+        fail_on(&missing)?;
     }
     let objects = read_objects(&args.filename)?;
     if objects.is_empty() {
@@ -446,11 +433,7 @@ async fn apply(args: ApplyArgs) -> anyhow::Result<()> {
             errors.push(format!("{e:#}"));
         }
     }
-    match errors.as_slice() {
-        [] => Ok(()),
-        [one] => bail!("{one}"),
-        many => bail!("[{}]", many.join(", ")),
-    }
+    fail_on(&errors)
 }
 
 /// Runs `apply`, with kubectl's `error: ...` and exit status 1.

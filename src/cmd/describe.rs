@@ -9,9 +9,11 @@ use clap::Args;
 use controllers::runtime::discovery::{ServedResource, served_resources};
 use serde_json::Value;
 
-use crate::cmd::fleet::{Fleet, KarmadaFlags, OperationScope, exit_on_error, kube_message};
-use crate::cmd::get::{resolve, resource_path};
-use crate::cmd::printer::tabwriter_with;
+use crate::cmd::fleet::{
+    Fleet, KarmadaFlags, OperationScope, exit_on_error, fail_on, kube_message,
+};
+use crate::cmd::get::{group_resource, resolve, resource_path};
+use crate::cmd::printer::{list_items, tabwriter_with};
 
 /// `karmada-rs describe TYPE [NAME_PREFIX] | TYPE/NAME`.
 #[derive(Args, Clone, Debug)]
@@ -249,7 +251,7 @@ fn events(out: &mut String, list: &[Value], now: jiff::Timestamp) {
             .unwrap_or_default()
             .to_owned()
     };
-    list.sort_by_key(|e| last_seen(e));
+    list.sort_by_cached_key(|e| last_seen(e));
     write(out, 0, "Events:\n  Type\tReason\tAge\tFrom\tMessage\n");
     write(out, 1, "----\t------\t----\t----\t-------\n");
     for e in list {
@@ -385,10 +387,7 @@ struct Describer {
 
 impl Describer {
     async fn get(&self, path: String) -> Result<Value, kube::Error> {
-        let req = http::Request::get(path)
-            .body(Vec::new())
-            .map_err(kube::Error::HttpError)?;
-        self.client.request::<Value>(req).await
+        crate::cmd::fleet::send(&self.client, http::Request::get(path), None).await
     }
 
     /// The Events about the object (searchEvents: by name, namespace, kind and uid).
@@ -531,7 +530,7 @@ async fn describe(args: DescribeArgs) -> anyhow::Result<()> {
                 .get(path)
                 .await
                 .map_err(|e| anyhow::anyhow!(kube_message(&e)))?;
-            objects.extend(with_kind(&list));
+            objects.extend(list_items(&list));
             continue;
         }
         for name in &names {
@@ -546,8 +545,7 @@ async fn describe(args: DescribeArgs) -> anyhow::Result<()> {
                         .get(resource_path(resource, Some(&namespace), None))
                         .await
                         .map_err(|e| anyhow::anyhow!(kube_message(&e)))?;
-                    let found: Vec<Value> = with_kind(&list)
-                        .into_iter()
+                    let found: Vec<Value> = list_items(&list)
                         .filter(|o| {
                             o["metadata"]["name"]
                                 .as_str()
@@ -555,11 +553,7 @@ async fn describe(args: DescribeArgs) -> anyhow::Result<()> {
                         })
                         .collect();
                     if found.is_empty() {
-                        let plural = if resource.group.is_empty() {
-                            resource.plural.clone()
-                        } else {
-                            format!("{}.{}", resource.plural, resource.group)
-                        };
+                        let plural = group_resource(resource);
                         errors.push(format!(
                             "Error from server (NotFound): {plural} \"{name}\" not found"
                         ));
@@ -588,30 +582,7 @@ async fn describe(args: DescribeArgs) -> anyhow::Result<()> {
             print!("\n\n{text}");
         }
     }
-    match errors.as_slice() {
-        [] => Ok(()),
-        [one] => bail!("{one}"),
-        many => bail!("[{}]", many.join(", ")),
-    }
-}
-
-/// A list's items with the list's type, as a decoded list gives them.
-fn with_kind(list: &Value) -> Vec<Value> {
-    let kind = list["kind"].as_str().unwrap_or_default();
-    let item_kind = kind.strip_suffix("List").unwrap_or(kind);
-    list["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|i| {
-            let mut i = i.clone();
-            if i["kind"].is_null() {
-                i["kind"] = Value::from(item_kind);
-                i["apiVersion"] = list["apiVersion"].clone();
-            }
-            i
-        })
-        .collect()
+    fail_on(&errors)
 }
 
 /// Runs `describe`, with kubectl's `error: ...` and exit status 1.

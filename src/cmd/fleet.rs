@@ -161,3 +161,35 @@ pub fn exit_on_error(result: anyhow::Result<()>) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// utilerrors.NewAggregate's message: one error as it is, several in brackets.
+pub fn aggregate(errors: &[String]) -> String {
+    match errors {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    }
+}
+
+/// Fails with the aggregate of the errors, if there are any.
+pub fn fail_on(errors: &[String]) -> anyhow::Result<()> {
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(aggregate(errors)))
+    }
+}
+
+/// Sends a request (with `body` as JSON) and reads the JSON answer: the raw calls of the fleet
+/// commands, whose paths and media types come from discovery rather than from typed kinds.
+pub async fn send(
+    client: &kube::Client,
+    req: http::request::Builder,
+    body: Option<&serde_json::Value>,
+) -> Result<serde_json::Value, kube::Error> {
+    let body = match body {
+        Some(b) => serde_json::to_vec(b).map_err(kube::Error::SerdeError)?,
+        None => Vec::new(),
+    };
+    let req = req.body(body).map_err(kube::Error::HttpError)?;
+    client.request::<serde_json::Value>(req).await
+}

@@ -9,7 +9,9 @@ use controllers::runtime::discovery::{ServedResource, served_resources};
 use futures::future::join_all;
 use serde_json::{Value, json};
 
-use crate::cmd::fleet::{Fleet, KarmadaFlags, OperationScope, exit_on_error, kube_message};
+use crate::cmd::fleet::{
+    Fleet, KarmadaFlags, OperationScope, exit_on_error, fail_on, kube_message,
+};
 use crate::cmd::printer::{self, Column, Output, Table, TableOptions};
 
 /// The label karmada puts on what it creates in members (util.ManagedByKarmadaLabel).
@@ -193,7 +195,7 @@ fn gvr_string(r: &ServedResource) -> String {
 }
 
 /// `plural.group` as the server's NotFound message names a resource.
-fn group_resource(r: &ServedResource) -> String {
+pub(crate) fn group_resource(r: &ServedResource) -> String {
     if r.group.is_empty() {
         r.plural.clone()
     } else {
@@ -227,11 +229,8 @@ impl Query<'_> {
         } else {
             "application/json"
         };
-        let req = http::Request::get(path)
-            .header(http::header::ACCEPT, accept)
-            .body(Vec::new())
-            .map_err(kube::Error::HttpError)?;
-        client.request::<Value>(req).await
+        let req = http::Request::get(path).header(http::header::ACCEPT, accept);
+        crate::cmd::fleet::send(client, req, None).await
     }
 
     /// Reads every request from one server; errors name the cluster as karmadactl's do.
@@ -325,17 +324,7 @@ impl Query<'_> {
             if self.output.is_table() {
                 add_rows(&mut table, &page)?;
             } else {
-                let kind = page["kind"].as_str().unwrap_or_default();
-                let item_kind = kind.strip_suffix("List").unwrap_or(kind).to_owned();
-                let api_version = page["apiVersion"].clone();
-                for mut item in page["items"].as_array().cloned().unwrap_or_default() {
-                    // A list's items carry no type of their own; the list's names it.
-                    if item["kind"].is_null() {
-                        item["kind"] = json!(item_kind);
-                        item["apiVersion"] = api_version.clone();
-                    }
-                    objects.push(item);
-                }
+                objects.extend(printer::list_items(&page));
             }
             if continue_token.is_empty() {
                 break;
@@ -492,11 +481,7 @@ pub async fn get(args: GetArgs) -> anyhow::Result<()> {
         }
     }
     print!("{stdout}");
-    match errors.as_slice() {
-        [] => Ok(()),
-        [one] => bail!("{one}"),
-        many => bail!("[{}]", many.join(", ")),
-    }
+    fail_on(&errors)
 }
 
 /// karmadactl's printObjs: one table per resource (sorted by group, version and resource),

@@ -277,6 +277,25 @@ pub fn object_name(object: &Value) -> String {
     }
 }
 
+/// A list's items with the list's type, as a decoded list gives them (a list's items carry
+/// none of their own).
+pub fn list_items(list: &Value) -> impl Iterator<Item = Value> + '_ {
+    let kind = list["kind"].as_str().unwrap_or_default();
+    let item_kind = kind.strip_suffix("List").unwrap_or(kind);
+    list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(move |i| {
+            let mut i = i.clone();
+            if i["kind"].is_null() {
+                i["kind"] = Value::from(item_kind);
+                i["apiVersion"] = list["apiVersion"].clone();
+            }
+            i
+        })
+}
+
 /// Prints an object (or a `List`) with a non-table printer.
 pub fn print_object(output: &Output, object: &Value) -> anyhow::Result<String> {
     Ok(match output {

@@ -18,7 +18,7 @@ use karmada_api::config::v1alpha1::{
 use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
 
-use crate::cmd::fleet::{Fleet, KarmadaFlags, exit_on_error, kube_message};
+use crate::cmd::fleet::{Fleet, KarmadaFlags, exit_on_error, kube_message, send};
 use crate::cmd::get::{resolve, resource_path};
 use crate::cmd::printer::{Output, print_object};
 
@@ -72,7 +72,7 @@ fn gvr(r: &ServedResource) -> String {
 }
 
 /// `group/version, Kind=Kind` (GroupVersionKind.String), which policy names hash.
-fn gvk(object: &Value) -> String {
+pub(crate) fn gvk(object: &Value) -> String {
     format!(
         "{}, Kind={}",
         object["apiVersion"].as_str().unwrap_or_default(),
@@ -135,13 +135,6 @@ struct Promotion<'a> {
 }
 
 impl Promotion<'_> {
-    async fn request(
-        client: &kube::Client,
-        req: http::Request<Vec<u8>>,
-    ) -> Result<Value, kube::Error> {
-        client.request::<Value>(req).await
-    }
-
     /// An object of the member (ResourceTypeOrNameArgs, NotFound ignored).
     async fn member_object(
         &self,
@@ -159,7 +152,7 @@ impl Promotion<'_> {
             .next()
             .ok_or_else(missing)?;
         let path = resource_path(&resource, Some(&self.namespace), Some(name));
-        match Self::request(&self.member, http::Request::get(path).body(Vec::new())?).await {
+        match send(&self.member, http::Request::get(path), None).await {
             Ok(o) => Ok((resource, o)),
             Err(kube::Error::Api(s)) if s.code == 404 => Err(missing()),
             Err(e) => Err(anyhow::anyhow!(kube_message(&e))),
@@ -190,12 +183,7 @@ impl Promotion<'_> {
         name: &str,
     ) -> anyhow::Result<bool> {
         let path = resource_path(resource, Some(namespace), Some(name));
-        match Self::request(
-            &self.control_plane,
-            http::Request::get(path).body(Vec::new())?,
-        )
-        .await
-        {
+        match send(&self.control_plane, http::Request::get(path), None).await {
             Ok(_) => Ok(true),
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
             Err(e) => Err(anyhow::anyhow!(kube_message(&e))),
@@ -205,9 +193,8 @@ impl Promotion<'_> {
     async fn create(&self, resource: &ServedResource, object: &Value) -> anyhow::Result<()> {
         let namespace = object["metadata"]["namespace"].as_str();
         let req = http::Request::post(resource_path(resource, namespace, None))
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .body(serde_json::to_vec(object)?)?;
-        Self::request(&self.control_plane, req)
+            .header(http::header::CONTENT_TYPE, "application/json");
+        send(&self.control_plane, req, Some(object))
             .await
             .map_err(|e| anyhow::anyhow!(kube_message(&e)))?;
         Ok(())
@@ -307,14 +294,9 @@ impl Promotion<'_> {
             let unlabel = json!({"metadata": {"labels": labels}});
             let steps = async {
                 let patch = http::Request::patch(&path)
-                    .header(http::header::CONTENT_TYPE, "application/merge-patch+json")
-                    .body(serde_json::to_vec(&unlabel)?)?;
-                Self::request(&self.member, patch).await?;
-                Self::request(
-                    &self.control_plane,
-                    http::Request::delete(&path).body(Vec::new())?,
-                )
-                .await?;
+                    .header(http::header::CONTENT_TYPE, "application/merge-patch+json");
+                send(&self.member, patch, Some(&unlabel)).await?;
+                send(&self.control_plane, http::Request::delete(&path), None).await?;
                 anyhow::Ok(())
             };
             match steps.await {

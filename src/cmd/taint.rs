@@ -6,7 +6,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 
-use crate::cmd::fleet::{Fleet, KarmadaFlags};
+use crate::cmd::fleet::{Fleet, KarmadaFlags, aggregate};
 use serde_json::{Value, json};
 
 /// The taint `cordon` adds (Karmada's `TaintClusterUnscheduler`).
@@ -299,14 +299,6 @@ pub async fn taint(args: TaintArgs) -> anyhow::Result<()> {
         println!("cluster/{name} {operation}");
     }
     Ok(())
-}
-
-/// utilerrors.NewAggregate's message.
-fn aggregate(errors: &[String]) -> String {
-    match errors {
-        [one] => one.clone(),
-        many => format!("[{}]", many.join(", ")),
-    }
 }
 
 /// `karmada-rs cordon|uncordon CLUSTER` (as karmadactl's).
