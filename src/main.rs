@@ -365,6 +365,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         settings,
         cluster,
         registration: Some(cmd::registration(&running)),
+        controllers: args.controller_manager.controllers(),
     };
     let client = running.client_with_agent(cmd::controller_user(), controllers::USER_AGENT);
     let (chain, kcm) = (

@@ -27,6 +27,7 @@ pub mod execution;
 pub mod graceful_eviction;
 pub mod interpreter;
 pub mod join;
+pub mod mcs;
 pub mod member_clients;
 /// Karmada's metric series (their own crate, `karmada-metrics/`).
 pub use karmada_metrics as metrics;
@@ -36,6 +37,7 @@ pub mod rebalance_on_recovery;
 pub mod registration;
 pub mod runtime;
 pub mod scheduler;
+pub mod selection;
 pub mod simulator;
 pub mod taint_manager;
 pub mod unified_auth;
@@ -66,6 +68,8 @@ pub struct ControllersConfig {
     /// Pull-mode registration (cluster-info signing, agent CSR approval and signing); off
     /// when absent.
     pub registration: Option<registration::RegistrationConfig>,
+    /// Which controllers run (`--controllers`).
+    pub controllers: selection::Controllers,
 }
 
 /// The running controllers; dropping the handle stops them.
@@ -122,36 +126,84 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
     let mut tasks = vec![events_task];
     ctx.load_interpreter_configuration();
     let watcher = execution::ObjectWatcher::new(ctx.clone());
+    let selected = &config.controllers;
+    let enabled = |c: &str| {
+        let on = selected.enabled(c);
+        if !on {
+            tracing::warn!(controller = c, "the controller is disabled (--controllers)");
+        }
+        on
+    };
+    use selection::names as n;
+    // The resource detector, its dependencies distributor and the scheduler are not
+    // controller-manager controllers in Karmada: they always run.
     tasks.extend(detector::start(ctx.clone()));
     tasks.extend(scheduler::start(ctx.clone()));
-    tasks.extend(binding::start(ctx.clone()));
-    tasks.extend(execution::start(ctx.clone(), watcher.clone()));
-    tasks.extend(work_status::start(ctx.clone(), watcher));
-    tasks.extend(binding_status::start(ctx.clone()));
-    tasks.extend(namespace_sync::start(ctx.clone()));
     tasks.extend(dependencies::start(ctx.clone()));
-    // Failover: cluster taints from ClusterTaintPolicies, NoExecute evictions, and the
-    // eviction tasks' end.
-    tasks.extend(cluster_taint_policy::start(ctx.clone()));
-    tasks.extend(taint_manager::start(ctx.clone()));
-    tasks.extend(application_failover::start(ctx.clone()));
-    tasks.extend(graceful_eviction::start(ctx.clone()));
-    tasks.extend(workload_rebalancer::start(ctx.clone()));
+    if enabled(n::BINDING) {
+        tasks.extend(binding::start(ctx.clone()));
+    }
+    if enabled(n::EXECUTION) {
+        tasks.extend(execution::start(ctx.clone(), watcher.clone()));
+    }
+    if enabled(n::WORK_STATUS) {
+        tasks.extend(work_status::start(ctx.clone(), watcher));
+    }
+    if enabled(n::BINDING_STATUS) {
+        tasks.extend(binding_status::start(ctx.clone()));
+    }
+    if enabled(n::NAMESPACE) {
+        tasks.extend(namespace_sync::start(ctx.clone()));
+    }
+    // Failover: cluster taints from ClusterTaintPolicies, NoExecute evictions (Karmada's
+    // taint manager belongs to the cluster controller), and the eviction tasks' end.
+    if enabled(n::CLUSTER_TAINT_POLICY) {
+        tasks.extend(cluster_taint_policy::start(ctx.clone()));
+    }
+    if enabled(n::CLUSTER) {
+        tasks.extend(taint_manager::start(ctx.clone()));
+    }
+    if enabled(n::APPLICATION_FAILOVER) {
+        tasks.extend(application_failover::start(ctx.clone()));
+    }
+    if enabled(n::GRACEFUL_EVICTION) {
+        tasks.extend(graceful_eviction::start(ctx.clone()));
+    }
+    if enabled(n::WORKLOAD_REBALANCER) {
+        tasks.extend(workload_rebalancer::start(ctx.clone()));
+    }
     tasks.extend(rebalance_on_recovery::start(ctx.clone()));
+    // Multi-cluster services (the Multi-Cluster Services API).
+    if enabled(n::SERVICE_EXPORT) {
+        tasks.extend(mcs::service_export::start(ctx.clone()));
+    }
+    if enabled(n::ENDPOINT_SLICE) {
+        tasks.extend(mcs::endpoint_slice::start(ctx.clone()));
+    }
+    if enabled(n::SERVICE_IMPORT) {
+        tasks.extend(mcs::service_import::start(ctx.clone()));
+    }
     // Execution spaces, cluster status and taints share the pipeline's member clients.
-    tasks.extend(cluster::start(cluster::ClusterControllers {
-        settings: config.cluster,
-        ..cluster::ClusterControllers::new(client.clone(), members)
-    }));
-    if let Some(r) = config.registration {
+    let (run_cluster, run_status) = (enabled(n::CLUSTER), enabled(n::CLUSTER_STATUS));
+    if run_cluster || run_status {
+        tasks.extend(cluster::start(cluster::ClusterControllers {
+            settings: config.cluster,
+            run_cluster,
+            run_status,
+            ..cluster::ClusterControllers::new(client.clone(), members)
+        }));
+    }
+    if let Some(r) = config.registration
+        && enabled(n::AGENT_CSR_APPROVING)
+    {
         tasks.extend(registration::start(client.clone(), r));
     }
     tasks.extend(ctx.run_informers());
     // Pushes the members' impersonation RBAC for users granted the cluster proxy.
-    let unified_auth = unified_auth::start(client);
+    let unified_auth = enabled(n::UNIFIED_AUTH).then(|| unified_auth::start(client));
     Controllers {
         ctx,
         tasks,
-        _unified_auth: Some(unified_auth),
+        _unified_auth: unified_auth,
     }
 }

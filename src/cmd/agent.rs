@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use controllers::agent::selection::{self, Controllers};
+use controllers::agent::selection;
 use controllers::agent::{self, AgentConfig, lease::LeaseSettings};
 use controllers::runtime::AbortOnDrop;
 use k8s_openapi::api::core::v1::Namespace;
@@ -334,7 +334,7 @@ pub async fn serve(args: AgentArgs, stop: watch::Receiver<bool>) -> anyhow::Resu
             problems.join("; ")
         );
     }
-    let controllers = Controllers::parse(&args.controllers)?;
+    let controllers = selection::parse(&args.controllers)?;
     let lease = agent::leader_election_id(&args.cluster_name);
     let election = args.leader_election.config(&lease)?;
     let member_cfg = member_config(args.kubeconfig.as_deref(), args.context.as_deref()).await?;

@@ -4,6 +4,7 @@
 
 use clap::Args;
 use component_base::featuregate::{self, FeatureGates};
+use controllers::selection::{self, Controllers};
 
 /// `--feature-gates`, read as Kubernetes components read it.
 fn parse_gates(s: &str) -> Result<FeatureGates, String> {
@@ -46,8 +47,19 @@ pub struct ControllerManagerFlags {
     /// expressions matched against whole names).
     #[arg(long, env = "KARMADA_RS_SKIPPED_PROPAGATING_NAMESPACES", value_delimiter = ',', default_value = "kube-.*", value_parser = parse_namespace_pattern)]
     pub skipped_propagating_namespaces: Vec<String>,
+    /// Controllers to run: `*` runs the ones on by default, `foo` runs foo, `-foo` does not
+    /// (Karmada's names, e.g. serviceExport, multiclusterservice, workloadRebalancer).
+    #[arg(long, env = "KARMADA_RS_CONTROLLERS", value_delimiter = ',', default_value = "*", value_parser = parse_controller)]
+    pub controllers: Vec<String>,
     #[command(flatten)]
     pub concurrency: ConcurrencyFlags,
+}
+
+/// A `--controllers` entry: one of the controller manager's names, `*`, or `-name`.
+fn parse_controller(s: &str) -> Result<String, String> {
+    Controllers::parse(&selection::CONTROLLER_MANAGER, &[s])
+        .map(|_| s.to_owned())
+        .map_err(|e| e.to_string())
 }
 
 /// Karmada's `--concurrent-*-syncs` (controller manager defaults).
@@ -129,6 +141,12 @@ impl ControllerManagerFlags {
         settings.policy_preemption = self.feature_gates.enabled(featuregate::POLICY_PREEMPTION);
         settings.skipped_namespaces = self.skipped_propagating_namespaces.clone();
         settings.concurrency = self.concurrency.concurrency();
+    }
+
+    /// The controllers `--controllers` selects.
+    pub fn controllers(&self) -> Controllers {
+        // Each entry was checked when parsed.
+        Controllers::parse(&selection::CONTROLLER_MANAGER, &self.controllers).unwrap_or_default()
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use controllers::simulator::pod_network::PodCidr;
 use controllers::simulator::{self, SimulatorConfig};
 
 use super::parse_duration;
@@ -61,6 +62,10 @@ pub struct SimulatorFlags {
     /// How long workloads take to become ready (or complete) after a change.
     #[arg(long, env = "KARMADA_RS_READY_DELAY", value_parser = parse_duration, default_value = "500ms")]
     pub ready_delay: Duration,
+    /// The pod CIDR of the simulated pods' addresses. Default: a /20 of 10.0.0.0/8 chosen by
+    /// the cluster name, distinct for `up`'s memberN and pullN.
+    #[arg(long, env = "KARMADA_RS_POD_CIDR")]
+    pub pod_cidr: Option<PodCidr>,
 }
 
 impl SimulatorFlags {
@@ -73,6 +78,7 @@ impl SimulatorFlags {
             node_memory: self.node_memory.clone(),
             node_pods: self.node_pods.clone(),
             ready_delay: self.ready_delay,
+            pod_cidr: self.pod_cidr.unwrap_or_else(|| PodCidr::for_cluster(name)),
         }
     }
 }

@@ -121,6 +121,7 @@ pub async fn up(args: UpArgs) -> anyhow::Result<()> {
             settings,
             cluster,
             registration: Some(super::registration(&control_plane)),
+            controllers: args.controller_manager.controllers(),
         },
         client.clone(),
     );

@@ -82,11 +82,6 @@ const NOT_LIKE_KUBE: &[(&str, &str, &str)] = &[
         "Karmada's MultiClusterIngress and MultiClusterService are not served yet",
     ),
     (
-        "multicluster.x-k8s.io/v1alpha1",
-        "*",
-        "the Multi-Cluster Services API (ServiceExport, ServiceImport) is not served yet",
-    ),
-    (
         "remedy.karmada.io/v1alpha1",
         "*",
         "Karmada's Remedy is not served yet",

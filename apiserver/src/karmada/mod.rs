@@ -152,6 +152,26 @@ fn admission_error(def: &ResourceDef, obj: &Value, e: &karmada_api::AdmissionErr
     }
 }
 
+/// The CustomResourceDefinitions Karmada's installer puts into karmada-apiserver that are not
+/// Karmada's own kinds: the Multi-Cluster Services API's ServiceExport and ServiceImport
+/// (charts/karmada/_crds/bases/multicluster), which Karmada's multi-cluster service
+/// controllers act on and users propagate to their members.
+pub fn installed_crds() -> Vec<Value> {
+    [
+        include_str!("crds/serviceexports.multicluster.x-k8s.io.yaml"),
+        include_str!("crds/serviceimports.multicluster.x-k8s.io.yaml"),
+    ]
+    .iter()
+    .filter_map(|text| match serde_yaml::from_str(text) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            tracing::error!(error = %e, "an installed CustomResourceDefinition does not parse");
+            None
+        }
+    })
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

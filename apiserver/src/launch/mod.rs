@@ -583,5 +583,25 @@ async fn bootstrap(state: &Arc<ApiState>, flavor: Flavor) -> Result<(), crate::e
             Err(e) => return Err(e),
         }
     }
+    // The CRDs Karmada's installer adds; a user's own copy (or a changed one) is left alone.
+    if flavor == Flavor::ControlPlane
+        && let Some(crd_def) = snapshot
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .cloned()
+    {
+        let reg = Registry::new(state, crd_def);
+        let ctx = WriteContext {
+            manager: "karmada-rs".into(),
+            dry_run: false,
+            apply: false,
+        };
+        for crd in crate::karmada::installed_crds() {
+            match reg.create("", crd, &ctx).await {
+                Ok(_) => {}
+                Err(e) if e.code == 409 => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
     Ok(())
 }

@@ -118,6 +118,11 @@ pub struct ClusterControllers {
     pub settings: ClusterSettings,
     /// Which clusters' status this process collects (Push ones, or an agent's own).
     pub scope: crate::Scope,
+    /// Whether the cluster controller proper runs (Karmada's `cluster`: execution spaces,
+    /// condition taints, health monitoring).
+    pub run_cluster: bool,
+    /// Whether the cluster-status controller runs (Karmada's `clusterStatus`).
+    pub run_status: bool,
 }
 
 impl ClusterControllers {
@@ -128,6 +133,8 @@ impl ClusterControllers {
             members,
             settings: ClusterSettings::default(),
             scope: crate::Scope::ControlPlane,
+            run_cluster: true,
+            run_status: true,
         }
     }
 }
@@ -204,6 +211,8 @@ struct Workers {
     permits: Arc<tokio::sync::Semaphore>,
     tasks: HashMap<String, (Arc<Notify>, JoinHandle<()>)>,
     make: MakeReconciler,
+    /// Off when the controller is disabled (`--controllers`): no worker is started.
+    enabled: bool,
 }
 
 /// Object-safe wrapper to build reconcilers of different types behind one factory.
@@ -240,11 +249,15 @@ impl Workers {
             permits: Arc::new(tokio::sync::Semaphore::new(concurrency.max(1))),
             tasks: HashMap::new(),
             make: Box::new(make),
+            enabled: true,
         }
     }
 
     /// Wakes the worker of a cluster, starting it if needed.
     fn touch(&mut self, name: &str) {
+        if !self.enabled {
+            return;
+        }
         if let Some((notify, handle)) = self.tasks.get(name)
             && !handle.is_finished()
         {
@@ -392,11 +405,13 @@ async fn run(ctx: ClusterControllers) {
     let mut namespaces = std::pin::pin!(namespaces);
     let mut secrets = std::pin::pin!(secrets);
 
-    let _monitor = crate::runtime::AbortOnDrop(tokio::spawn(health::run(
-        ctx.client.clone(),
-        store.clone(),
-        ctx.settings.monitor,
-    )));
+    let _monitor = ctx.run_cluster.then(|| {
+        crate::runtime::AbortOnDrop(tokio::spawn(health::run(
+            ctx.client.clone(),
+            store.clone(),
+            ctx.settings.monitor,
+        )))
+    });
     let shared = Arc::new(ctx);
     let concurrency = shared.settings.concurrent_syncs;
     let c = shared.clone();
@@ -408,6 +423,8 @@ async fn run(ctx: ClusterControllers) {
         Workers::new("cluster-status", store.clone(), concurrency, move |name| {
             Box::new(status::StatusReconciler::new(&s, name))
         });
+    cluster_workers.enabled = shared.run_cluster;
+    status_workers.enabled = shared.run_status;
     let mut triggers: HashMap<String, (Option<i64>, bool, bool)> = HashMap::new();
     let mut access: HashMap<String, String> = HashMap::new();
 

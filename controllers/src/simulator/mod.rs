@@ -9,7 +9,9 @@
 //! It creates no Pods of its own: workloads report ready replicas without pod objects, which
 //! keeps a member with thousands of workloads cheap. Pods that users create are run.
 
+pub mod endpoints;
 mod nodes;
+pub mod pod_network;
 pub mod workloads;
 
 use std::collections::{HashMap, HashSet};
@@ -59,6 +61,8 @@ pub struct SimulatorConfig {
     pub node_pods: String,
     /// How long a workload takes to become ready after it is created or changed.
     pub ready_delay: Duration,
+    /// The member's pod addresses.
+    pub pod_cidr: pod_network::PodCidr,
 }
 
 impl Default for SimulatorConfig {
@@ -70,6 +74,7 @@ impl Default for SimulatorConfig {
             node_memory: "32Gi".into(),
             node_pods: "110".into(),
             ready_delay: Duration::from_millis(500),
+            pod_cidr: pod_network::PodCidr::default(),
         }
     }
 }
@@ -118,8 +123,10 @@ pub async fn start(
             kind,
             config.ready_delay,
             node_store.clone(),
+            config.pod_cidr,
         )));
     }
+    tasks.push(endpoints::start(client, config.pod_cidr, node_store));
     Ok(Simulator { tasks })
 }
 
@@ -137,7 +144,7 @@ fn revision(o: &DynamicObject) -> String {
     }
 }
 
-fn world(nodes: &Store<Node>) -> workloads::World {
+fn world(nodes: &Store<Node>, pod_cidr: pod_network::PodCidr) -> workloads::World {
     let mut ready: Vec<(String, String)> = nodes
         .state()
         .iter()
@@ -156,6 +163,7 @@ fn world(nodes: &Store<Node>) -> workloads::World {
     ready.sort();
     workloads::World {
         nodes: ready,
+        pod_cidr,
         now: k8s_openapi::jiff::Timestamp::now()
             .round(k8s_openapi::jiff::Unit::Second)
             .unwrap_or_else(|_| k8s_openapi::jiff::Timestamp::now())
@@ -231,9 +239,10 @@ fn wanted(
     kind: &str,
     o: &DynamicObject,
     nodes: &Store<Node>,
+    pod_cidr: pod_network::PodCidr,
 ) -> Option<(serde_json::Value, Option<String>)> {
     let mut full = status_view(o);
-    let world = world(nodes);
+    let world = world(nodes, pod_cidr);
     let mut bind = None;
     if unscheduled(kind, &full) {
         let node = world.pick_node(&o.name_any())?.to_owned();
@@ -291,6 +300,7 @@ async fn run_kind(
     kind: &'static str,
     delay: Duration,
     nodes: Store<Node>,
+    pod_cidr: pod_network::PodCidr,
 ) {
     let api = Api::<DynamicObject>::all_with(client.clone(), &ar);
     let stream = watcher(api, watcher::Config::default()).default_backoff();
@@ -314,7 +324,7 @@ async fn run_kind(
                             if pending.get(&k).is_none_or(|(r, _)| *r != rev) {
                                 pending.insert(k.clone(), (rev, Instant::now() + delay.min(grace)));
                             }
-                        } else if wanted(kind, &o, &nodes).is_some() {
+                        } else if wanted(kind, &o, &nodes, pod_cidr).is_some() {
                             let rev = revision(&o);
                             if pending.get(&k).is_none_or(|(r, _)| *r != rev) {
                                 pending.insert(k.clone(), (rev, Instant::now() + delay));
@@ -360,7 +370,7 @@ async fn run_kind(
                         });
                         continue;
                     }
-                    let Some((desired, node)) = wanted(kind, o, &nodes) else { continue };
+                    let Some((desired, node)) = wanted(kind, o, &nodes, pod_cidr) else { continue };
                     let patch = workloads::status_patch(o.data.get("status"), &desired);
                     let permit = writes.clone().acquire_owned().await;
                     let client = client.clone();

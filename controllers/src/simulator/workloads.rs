@@ -36,6 +36,8 @@ pub struct World {
     pub nodes: Vec<(String, String)>,
     /// RFC 3339 time for new timestamps.
     pub now: String,
+    /// The member's pod addresses.
+    pub pod_cidr: super::pod_network::PodCidr,
 }
 
 impl World {
@@ -315,8 +317,7 @@ pub fn ready_status(kind: &str, obj: &Value, world: &World) -> Option<Value> {
                 .and_then(Value::as_str)
                 .unwrap_or("");
             let host_ip = world.ip_of(node).to_owned();
-            let h = karmada_api::names::fnv32a(name.as_bytes());
-            let pod_ip = format!("10.244.{}.{}", (h >> 8) & 0xff, (h & 0xff).max(2));
+            let pod_ip = world.pod_cidr.pod_ip(name);
             Some(json!({
                 "phase": "Running",
                 "conditions": pod_conditions,
@@ -369,6 +370,7 @@ mod tests {
                 ("n3".into(), "10.0.0.3".into()),
             ],
             now: "2026-01-01T00:00:00Z".into(),
+            pod_cidr: Default::default(),
         }
     }
 

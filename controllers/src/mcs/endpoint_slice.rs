@@ -1,0 +1,216 @@
+//! The endpointslice controller (pkg/controllers/mcs/endpointslice_controller.go): each
+//! collected EndpointSlice Work (labelled with its Service by the service export controller)
+//! becomes an EndpointSlice on the control plane, `imported-<cluster>-<slice>` in the Service's
+//! namespace, labelled `kubernetes.io/service-name: derived-<service>`, managed by
+//! `endpointslice-controller.karmada.io` and with the Work's permanent id, so the
+//! ServiceImport's dependencies carry it to the importing clusters. When the Work goes, or
+//! stops naming a Service, its EndpointSlices go and the Work's finalizer is removed.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use karmada_api::names;
+use karmada_api::well_known::{annotations, labels};
+use karmada_api::work::v1alpha1::Work;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
+use tokio::task::JoinHandle;
+
+use super::{
+    ENDPOINTSLICE_CONTROLLER_FINALIZER, ENDPOINTSLICE_CONTROLLER_VALUE, LABEL_MANAGED_BY,
+    LABEL_SERVICE_NAME, MCS_NAME_LABEL, SERVICE_NAME_LABEL, imported_slice_name,
+};
+use crate::runtime::precedence::Class;
+use crate::runtime::{
+    CachedWork, Change, Context, Error, Key, Requeue, Result, WorkQueue, is_already_exists,
+    is_conflict, is_not_found,
+};
+
+/// Karmada's controller name.
+pub const NAME: &str = "endpointslice-controller";
+
+/// Starts the controller.
+pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
+    let queue: WorkQueue<Key> = ctx.queue("endpointslice", Class::Status);
+    let q = queue.clone();
+    ctx.works.on_change(move |ch| {
+        // The controller's predicate: Works naming a Service, and updates of Works a
+        // MultiClusterService manages.
+        let named = |w: &CachedWork| w.labels.get(SERVICE_NAME_LABEL).is_some();
+        let wanted = match ch {
+            Change::Add(w) | Change::Delete(w) => named(w),
+            Change::Update(_, w) => named(w) || w.labels.get(MCS_NAME_LABEL).is_some(),
+        };
+        if wanted {
+            q.add(ch.object().key());
+        }
+    });
+    vec![tokio::spawn(async move {
+        ctx.wait_synced().await;
+        let c = ctx.clone();
+        let handles = queue.run(ctx.settings.concurrency.work, move |key| {
+            let ctx = c.clone();
+            async move { reconcile(&ctx, key).await }
+        });
+        futures::future::join_all(handles).await;
+    })]
+}
+
+async fn reconcile(ctx: &Context, key: Key) -> Result<Requeue> {
+    let Some(work) = ctx.works.get(&key) else {
+        return Ok(Requeue::No);
+    };
+    let id = work
+        .labels
+        .get(labels::WORK_PERMANENT_ID)
+        .unwrap_or_default()
+        .to_owned();
+    if work.deleting() || work.labels.get(SERVICE_NAME_LABEL).is_none() {
+        if !work
+            .metadata
+            .finalizers
+            .iter()
+            .flatten()
+            .any(|f| f == ENDPOINTSLICE_CONTROLLER_FINALIZER)
+        {
+            return Ok(Requeue::No);
+        }
+        delete_slices(ctx, &id).await?;
+        remove_finalizer(ctx, &work).await?;
+        return Ok(Requeue::No);
+    }
+    collect(ctx, &work, &id).await?;
+    Ok(Requeue::No)
+}
+
+/// DeleteEndpointSlice: every control-plane EndpointSlice of the Work.
+async fn delete_slices(ctx: &Context, work_id: &str) -> Result<()> {
+    if work_id.is_empty() {
+        return Ok(());
+    }
+    let api: Api<EndpointSlice> = Api::all(ctx.client.clone());
+    let lp = ListParams::default().labels(&format!("{}={work_id}", labels::WORK_PERMANENT_ID));
+    for s in api.list(&lp).await? {
+        let ns: Api<EndpointSlice> =
+            Api::namespaced(ctx.client.clone(), &s.namespace().unwrap_or_default());
+        match ns.delete(&s.name_any(), &DeleteParams::default()).await {
+            Err(e) if !is_not_found(&e) => return Err(e.into()),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+async fn remove_finalizer(ctx: &Context, work: &CachedWork) -> Result<()> {
+    let key = work.key();
+    let api: Api<Work> = Api::namespaced(ctx.client.clone(), &key.namespace);
+    let kept: Vec<&String> = work
+        .metadata
+        .finalizers
+        .iter()
+        .flatten()
+        .filter(|f| *f != ENDPOINTSLICE_CONTROLLER_FINALIZER)
+        .collect();
+    let patch = serde_json::json!({"metadata": {
+        "finalizers": kept,
+        "resourceVersion": work.metadata.resource_version,
+    }});
+    match api
+        .patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Err(e) if is_not_found(&e) => Ok(()),
+        Err(e) if is_conflict(&e) => Err(Error::msg(format!("work {key} changed; retrying"))),
+        other => other.map(|_| ()).map_err(Into::into),
+    }
+}
+
+/// collectEndpointSliceFromWork: each manifest as the derived Service's EndpointSlice.
+async fn collect(ctx: &Context, work: &CachedWork, work_id: &str) -> Result<()> {
+    let cluster = work
+        .cluster()
+        .ok_or_else(|| Error::msg(format!("work {} is not in an execution space", work.key())))?
+        .to_owned();
+    let service = work
+        .labels
+        .get(SERVICE_NAME_LABEL)
+        .unwrap_or_default()
+        .to_owned();
+    let key = work.key();
+    for m in &work.spec.workload.manifests {
+        let original: EndpointSlice = serde_json::from_value(m.to_value()?)?;
+        let namespace = original.namespace().unwrap_or_default();
+        let name = imported_slice_name(&original.name_any(), &cluster);
+        let labels = BTreeMap::from([
+            (labels::WORK_PERMANENT_ID.to_owned(), work_id.to_owned()),
+            (
+                LABEL_SERVICE_NAME.to_owned(),
+                names::derived_service_name(&service),
+            ),
+            (
+                LABEL_MANAGED_BY.to_owned(),
+                ENDPOINTSLICE_CONTROLLER_VALUE.to_owned(),
+            ),
+        ]);
+        let desired = EndpointSlice {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(name.clone()),
+                namespace: Some(namespace.clone()),
+                labels: Some(labels),
+                annotations: Some(BTreeMap::from([
+                    (
+                        annotations::WORK_NAMESPACE.to_owned(),
+                        key.namespace.clone(),
+                    ),
+                    (annotations::WORK_NAME.to_owned(), key.name.clone()),
+                ])),
+                ..Default::default()
+            },
+            address_type: original.address_type,
+            endpoints: original.endpoints,
+            ports: original.ports,
+        };
+        create_or_update(ctx, &namespace, desired).await?;
+    }
+    Ok(())
+}
+
+/// CreateOrUpdateEndpointSlice: an existing slice takes the address type, endpoints, labels
+/// and ports.
+pub(crate) async fn create_or_update(
+    ctx: &Context,
+    namespace: &str,
+    desired: EndpointSlice,
+) -> Result<()> {
+    let api: Api<EndpointSlice> = Api::namespaced(ctx.client.clone(), namespace);
+    let name = desired.name_any();
+    for _ in 0..5 {
+        match api.get_opt(&name).await? {
+            None => match api.create(&PostParams::default(), &desired).await {
+                Err(e) if is_already_exists(&e) => continue,
+                other => return other.map(|_| ()).map_err(Into::into),
+            },
+            Some(mut current) => {
+                if current.address_type == desired.address_type
+                    && current.endpoints == desired.endpoints
+                    && current.metadata.labels == desired.metadata.labels
+                    && current.ports == desired.ports
+                {
+                    return Ok(());
+                }
+                current.address_type = desired.address_type.clone();
+                current.endpoints = desired.endpoints.clone();
+                current.metadata.labels = desired.metadata.labels.clone();
+                current.ports = desired.ports.clone();
+                match api.replace(&name, &PostParams::default(), &current).await {
+                    Err(e) if is_conflict(&e) || is_not_found(&e) => continue,
+                    other => return other.map(|_| ()).map_err(Into::into),
+                }
+            }
+        }
+    }
+    Err(Error::msg(format!(
+        "endpointslice {namespace}/{name}: too many conflicts"
+    )))
+}
