@@ -319,3 +319,167 @@ fn an_exported_service_is_imported_with_the_endpoints_of_every_exporting_member(
         (!out.status.success()).then_some(())
     });
 }
+
+/// The Service and Deployment in member1 and member2; the Service is the
+/// MultiClusterService's to propagate.
+const MCS_SERVE: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.25
+        ports: [{containerPort: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec:
+  selector: {app: web}
+  ports: [{port: 80}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2]}
+    replicaScheduling: {replicaSchedulingType: Duplicated}
+---
+apiVersion: networking.karmada.io/v1alpha1
+kind: MultiClusterService
+metadata: {name: web, namespace: default}
+spec:
+  types: [CrossCluster]
+  providerClusters: [{name: member1}, {name: member2}]
+  consumerClusters: [{name: member3}]
+";
+
+/// A condition's status of the MultiClusterService.
+fn mcs_condition(env: &Env, kind: &str) -> Option<String> {
+    let m = cp_json(env, &["multiclusterservice", "web", "-n", "default"])?;
+    m["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)
+        .and_then(|c| c["status"].as_str())
+        .map(str::to_owned)
+}
+
+#[test]
+fn a_cross_cluster_multi_cluster_service_dispatches_the_providers_endpoints_to_its_consumers() {
+    let env = Env::start_with_flags(
+        Backend::Embedded,
+        3,
+        &["--feature-gates=MultiClusterService=true"],
+    );
+    // Karmada's webhook refuses two exposure types.
+    let out = env.cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: networking.karmada.io/v1alpha1
+kind: MultiClusterService
+metadata: {name: bad, namespace: default}
+spec: {types: [CrossCluster, LoadBalancer]}
+",
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("admission webhook \"multiclusterservice.karmada.io\" denied the request: spec.types: Invalid value: []v1alpha1.ExposureType{\"CrossCluster\", \"LoadBalancer\"}: MultiClusterService types should not contain more than one type"),
+        "{err}"
+    );
+
+    env.apply(MCS_SERVE);
+    // The Service goes to providers and consumers, claimed by the MultiClusterService.
+    for m in ["member1", "member2", "member3"] {
+        env.wait_member_object(m, &["service", "web", "-n", "default"]);
+    }
+    let svc = env.cp.get_json(&["service", "web", "-n", "default"]);
+    assert_eq!(
+        svc["metadata"]["labels"]["resourcetemplate.karmada.io/claimed-by"],
+        "MultiClusterService"
+    );
+    let rb = env.cp.get_json(&["rb", "web-service", "-n", "default"]);
+    assert_eq!(
+        rb["metadata"]["labels"]["binding.karmada.io/managed-by"],
+        "MultiClusterService"
+    );
+
+    // member3 gets both providers' endpoints, dispatched as <provider>-<slice>.
+    let (addrs, names) = env.wait("member3 lists the providers' four endpoints", || {
+        endpoints(&env, "member3", "web").filter(|(a, _)| a.len() == 4)
+    });
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("member1-web-") || n.starts_with("member2-web-")),
+        "{names:?}"
+    );
+    assert_eq!(
+        addrs
+            .iter()
+            .filter(|a| within(a, Ipv4Addr::new(10, 0, 16, 0)))
+            .count(),
+        2
+    );
+    env.wait("ServiceApplied and EndpointSliceDispatched", || {
+        (mcs_condition(&env, "ServiceApplied").as_deref() == Some("True")
+            && mcs_condition(&env, "EndpointSliceDispatched").as_deref() == Some("True"))
+        .then_some(())
+    });
+    // Providers are not consumers here: member1 has only its own endpoints.
+    let (own, own_names) = endpoints(&env, "member1", "web").unwrap_or_default();
+    assert_eq!(own.len(), 2, "{own_names:?}");
+
+    // A provider out of traffic (remedyActions: [TrafficControl]) is withdrawn, and comes
+    // back when the action is lifted.
+    env.cp.kubectl_ok(&[
+        "patch",
+        "cluster",
+        "member1",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"remedyActions":["TrafficControl"]}}"#,
+    ]);
+    let (addrs, _) = env.wait("member1's endpoints withdrawn from member3", || {
+        endpoints(&env, "member3", "web").filter(|(a, n)| a.len() == 2 && n.len() == 1)
+    });
+    assert!(
+        addrs.iter().all(|a| within(a, Ipv4Addr::new(10, 0, 32, 0))),
+        "{addrs:?}"
+    );
+    env.cp.kubectl_ok(&[
+        "patch",
+        "cluster",
+        "member1",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"remedyActions":null}}"#,
+    ]);
+    env.wait("member1's endpoints back in member3", || {
+        endpoints(&env, "member3", "web").filter(|(a, _)| a.len() == 4)
+    });
+
+    // Deleting the MultiClusterService withdraws the endpoints and releases the Service.
+    env.cp
+        .kubectl_ok(&["delete", "multiclusterservice", "web", "-n", "default"]);
+    env.wait("the dispatched slices are gone from member3", || {
+        endpoints(&env, "member3", "web")
+            .filter(|(_, n)| n.is_empty())
+            .map(|_| ())
+    });
+    env.wait("the Service is released", || {
+        let svc = cp_json(&env, &["service", "web", "-n", "default"])?;
+        svc["metadata"]["labels"]
+            .get("resourcetemplate.karmada.io/claimed-by")
+            .is_none()
+            .then_some(())
+    });
+}

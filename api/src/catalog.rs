@@ -179,6 +179,30 @@ static KINDS: &[KindInfo] = &[
         ..CRD
     },
     KindInfo {
+        group: "networking.karmada.io",
+        version: "v1alpha1",
+        kind: "MultiClusterService",
+        list_kind: "MultiClusterServiceList",
+        plural: "multiclusterservices",
+        singular: "multiclusterservice",
+        short_names: &["mcs"],
+        namespaced: true,
+        status_subresource: true,
+        ..CRD
+    },
+    KindInfo {
+        group: "networking.karmada.io",
+        version: "v1alpha1",
+        kind: "MultiClusterIngress",
+        list_kind: "MultiClusterIngressList",
+        plural: "multiclusteringresses",
+        singular: "multiclusteringress",
+        short_names: &["mci"],
+        namespaced: true,
+        status_subresource: true,
+        ..CRD
+    },
+    KindInfo {
         group: "work.karmada.io",
         version: "v1alpha1",
         kind: "Work",

@@ -170,6 +170,12 @@ impl FieldError {
         e
     }
 
+    /// The same error, its value printed as given (Go's `%#v` of a typed value, say).
+    pub(crate) fn rendered_as(mut self, rendered: String) -> Self {
+        self.rendered_value = Some(rendered);
+        self
+    }
+
     /// The same error, its value printed from `value`'s own serialization (field order kept).
     pub(crate) fn with_struct_value<T: serde::Serialize>(mut self, value: &T) -> Self {
         self.value = Some(serde_json::to_value(value).unwrap_or(Value::Null));

@@ -126,6 +126,48 @@ pub const OTHERS: &[Ineffective] = &[
         only_when: Some(Condition::SiblingStartsWith("proxyURL", "socks5:")),
         reason: "has no effect with a socks5 proxyURL: SOCKS5 proxies take no headers",
     },
+    Ineffective {
+        kinds: &["MultiClusterService"],
+        field: "spec.types[*]",
+        only_when: Some(Condition::Is("CrossCluster")),
+        reason: "has no effect unless the control plane runs with --feature-gates=MultiClusterService=true (Alpha, off by default, as in Karmada): without it the Service is not exposed across clusters",
+    },
+    Ineffective {
+        kinds: &["MultiClusterService"],
+        field: "spec.types[*]",
+        only_when: Some(Condition::Is("LoadBalancer")),
+        reason: "has no effect: no multi-cluster load balancer provider is built in (Karmada relies on an external multicluster-cloud-provider for it)",
+    },
+    Ineffective {
+        kinds: &["MultiClusterService"],
+        field: "spec.ports",
+        only_when: None,
+        reason: "has no effect on CrossCluster exposure, which dispatches every port (as in Karmada)",
+    },
+    Ineffective {
+        kinds: &["MultiClusterService"],
+        field: "spec.range",
+        only_when: None,
+        reason: "has no effect: deprecated in Karmada, use providerClusters and consumerClusters",
+    },
+    Ineffective {
+        kinds: &["MultiClusterService"],
+        field: "spec.serviceProvisionClusters",
+        only_when: None,
+        reason: "has no effect: deprecated in Karmada, use providerClusters",
+    },
+    Ineffective {
+        kinds: &["MultiClusterService"],
+        field: "spec.serviceConsumptionClusters",
+        only_when: None,
+        reason: "has no effect: deprecated in Karmada, use consumerClusters",
+    },
+    Ineffective {
+        kinds: &["MultiClusterIngress"],
+        field: "spec",
+        only_when: None,
+        reason: "has no effect: no multi-cluster ingress provider is built in (Karmada relies on an external multicluster-cloud-provider for it); the object is stored and served for one",
+    },
 ];
 
 /// Every entry.
@@ -225,6 +267,24 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn multi_cluster_service_fields_without_effect() {
+        let mcs = json!({"spec": {"types": ["LoadBalancer"], "ports": [{"port": 80}],
+                                  "range": {"clusterNames": ["m1"]}, "providerClusters": [{"name": "m1"}]}});
+        let paths: Vec<String> = warnings("MultiClusterService", &mcs)
+            .iter()
+            .map(|w| w.split(':').next().unwrap().to_owned())
+            .collect();
+        assert_eq!(paths, ["spec.types[0]", "spec.ports", "spec.range"]);
+        let cross = json!({"spec": {"types": ["CrossCluster"]}});
+        assert_eq!(
+            warnings("MultiClusterService", &cross),
+            [
+                "spec.types[0]: has no effect unless the control plane runs with --feature-gates=MultiClusterService=true (Alpha, off by default, as in Karmada): without it the Service is not exposed across clusters"
+            ]
+        );
+    }
 
     #[test]
     fn propagation_policy_fields_without_effect() {

@@ -19,6 +19,7 @@
 pub mod apps;
 pub mod cluster;
 pub mod config;
+pub mod networking;
 pub mod policy;
 pub mod work;
 

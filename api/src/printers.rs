@@ -105,6 +105,8 @@ fn build_columns(kind: &str) -> Vec<PrinterColumn> {
         | "ClusterOverridePolicy"
         | "ClusterTaintPolicy"
         | "WorkloadRebalancer"
+        | "MultiClusterService"
+        | "MultiClusterIngress"
         | "ResourceInterpreterWebhookConfiguration" => columns.push(default_age_column()),
         "ResourceInterpreterCustomization" => columns.extend([
             crd_column!("TARGET-API-VERSION", "string", ".spec.target.apiVersion"),
@@ -201,6 +203,8 @@ column_cache!(
     "ClusterOverridePolicy",
     "ClusterTaintPolicy",
     "WorkloadRebalancer",
+    "MultiClusterService",
+    "MultiClusterIngress",
     "Work",
     "ResourceBinding",
     "ClusterResourceBinding",

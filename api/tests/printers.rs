@@ -454,6 +454,20 @@ fn kind_catalog() {
                 [false, true, false, false]
             ),
             row(
+                "MultiClusterService",
+                "networking.karmada.io/v1alpha1",
+                "multiclusterservices",
+                &["mcs"],
+                [true, true, false, false]
+            ),
+            row(
+                "MultiClusterIngress",
+                "networking.karmada.io/v1alpha1",
+                "multiclusteringresses",
+                &["mci"],
+                [true, true, false, false]
+            ),
+            row(
                 "Work",
                 "work.karmada.io/v1alpha1",
                 "works",

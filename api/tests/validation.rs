@@ -944,6 +944,8 @@ fn malformed_bodies_never_panic() {
         "ClusterOverridePolicy",
         "ClusterTaintPolicy",
         "WorkloadRebalancer",
+        "MultiClusterService",
+        "MultiClusterIngress",
         "Work",
         "ResourceBinding",
         "ClusterResourceBinding",
@@ -989,7 +991,18 @@ fn malformed_bodies_never_panic() {
         (
             json!({"spec": {"resourceSelectors": "x", "placement": [], "workload": 3, "resource": [], "syncMode": 5}}),
             &CREATE_UPDATE,
-            ALL_KINDS.to_vec(),
+            ALL_KINDS
+                .iter()
+                .copied()
+                .filter(|k| *k != "MultiClusterIngress")
+                .collect(),
+            // An ingress spec requires nothing, and has none of these fields: they are pruned.
+            vec!["MultiClusterIngress"],
+        ),
+        (
+            json!({"spec": {"types": "x", "ports": [{"port": "a"}], "rules": 3, "tls": [{"hosts": 1}]}}),
+            &CREATE_UPDATE,
+            vec!["MultiClusterService", "MultiClusterIngress"],
             vec![],
         ),
         (

@@ -4,10 +4,10 @@
 //!
 //! A gate karmada-rs acts on can be switched; a gate whose feature karmada-rs always (or never)
 //! has is locked to that value, as Kubernetes locks graduated gates: setting it otherwise is
-//! refused with the reason, so no gate is accepted without effect. Today every gate is locked:
-//! the scheduling gates (preemption, priority, workload affinity, multiple pod templates, quota
-//! estimates) name features karmada-rs does not have yet, whose fields the API server accepts
-//! with a warning.
+//! refused with the reason, so no gate is accepted without effect. The gates of features
+//! karmada-rs has (PropagationPolicyPreemption, PriorityBasedScheduling, MultiClusterService)
+//! may be switched; the others name features it does not have yet, whose fields the API
+//! server accepts with a warning.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -130,7 +130,7 @@ pub const KARMADA_GATES: &[Spec] = &[
         name: MULTI_CLUSTER_SERVICE,
         default: false,
         pre_release: PreRelease::Alpha,
-        locked: Some((false, "karmada-rs does not implement MultiClusterService")),
+        locked: None,
     },
     Spec {
         name: RESOURCE_QUOTA_ESTIMATE,
@@ -394,10 +394,15 @@ mod tests {
                     (WORKLOAD_AFFINITY, false),
                 ]),
             ),
-            // No gate is switchable, so the stage-wide switches change nothing.
+            // The stage-wide switches set the switchable gates only; locked ones keep their value.
             (
                 "AllAlpha=true,AllBeta=false",
-                Ok(&[(WORKLOAD_AFFINITY, false), (GRACEFUL_EVICTION, true)]),
+                Ok(&[
+                    (WORKLOAD_AFFINITY, false),
+                    (GRACEFUL_EVICTION, true),
+                    (MULTI_CLUSTER_SERVICE, true),
+                    (PRIORITY_BASED_SCHEDULING, false),
+                ]),
             ),
             (
                 "NoSuchGate=true",
@@ -414,10 +419,14 @@ mod tests {
                 ),
             ),
             (
-                "MultiClusterService=true",
+                "ResourceQuotaEstimate=true",
                 Err(
-                    "cannot set feature gate MultiClusterService to true, feature is locked to false: karmada-rs does not implement MultiClusterService",
+                    "cannot set feature gate ResourceQuotaEstimate to true, feature is locked to false: karmada-rs has no scheduler estimator yet",
                 ),
+            ),
+            (
+                "MultiClusterService=true",
+                Ok(&[(MULTI_CLUSTER_SERVICE, true)]),
             ),
             (
                 "PriorityBasedScheduling=false",
@@ -457,8 +466,12 @@ mod tests {
             help.contains("PriorityBasedScheduling=true|false (BETA - default=true)\n"),
             "{help}"
         );
+        assert!(
+            help.contains("MultiClusterService=true|false (ALPHA - default=false)\n"),
+            "{help}"
+        );
         assert!(help.contains(
-            "MultiClusterService=true|false (ALPHA - default=false) [karmada-rs: locked to false]"
+            "ResourceQuotaEstimate=true|false (ALPHA - default=false) [karmada-rs: locked to false]"
         ));
     }
 }

@@ -175,13 +175,31 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
     tasks.extend(rebalance_on_recovery::start(ctx.clone()));
     // Multi-cluster services (the Multi-Cluster Services API).
     if enabled(n::SERVICE_EXPORT) {
-        tasks.extend(mcs::service_export::start(ctx.clone()));
+        tasks.extend(mcs::collect::start(
+            ctx.clone(),
+            mcs::collect::Flavor::ServiceExport,
+        ));
     }
     if enabled(n::ENDPOINT_SLICE) {
         tasks.extend(mcs::endpoint_slice::start(ctx.clone()));
     }
     if enabled(n::SERVICE_IMPORT) {
         tasks.extend(mcs::service_import::start(ctx.clone()));
+    }
+    // MultiClusterService, behind its feature gate as in Karmada.
+    if ctx.settings.multi_cluster_service {
+        if enabled(n::MULTI_CLUSTER_SERVICE) {
+            tasks.extend(mcs::multi_cluster_service::start(ctx.clone()));
+        }
+        if enabled(n::ENDPOINTSLICE_COLLECT) {
+            tasks.extend(mcs::collect::start(
+                ctx.clone(),
+                mcs::collect::Flavor::MultiClusterService,
+            ));
+        }
+        if enabled(n::ENDPOINTSLICE_DISPATCH) {
+            tasks.extend(mcs::dispatch::start(ctx.clone()));
+        }
     }
     // Execution spaces, cluster status and taints share the pipeline's member clients.
     let (run_cluster, run_status) = (enabled(n::CLUSTER), enabled(n::CLUSTER_STATUS));

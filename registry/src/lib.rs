@@ -128,6 +128,14 @@ pub(crate) fn validate_name(group: &str, kind: &str, name: &str) -> Option<Strin
 /// (`old = Some(stored object)`), as metav1.StatusCauses (`field`, `reason`, and `message` =
 /// kube's ErrorBody, e.g. `Required value`). Empty means valid. Kinds this module does not
 /// know get kube's generic ObjectMeta checks only (as custom resources do).
+/// kube's validation of an Ingress spec (`ValidateIngressSpec`) on any object with an
+/// IngressSpec as its `spec`, e.g. Karmada's MultiClusterIngress.
+pub fn validate_ingress_spec(obj: &Value) -> Vec<Cause> {
+    let mut errs = Vec::new();
+    others::validate_ingress(obj, &mut errs);
+    errs
+}
+
 pub(crate) fn validate(group: &str, kind: &str, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
     let rule = name_rule(group, kind);
     let name_fn: ObjectNameFn = match (group, kind) {

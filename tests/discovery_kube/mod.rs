@@ -77,11 +77,6 @@ const NOT_LIKE_KUBE: &[(&str, &str, &str)] = &[
         "Karmada's FederatedHPA and CronFederatedHPA are not served yet",
     ),
     (
-        "networking.karmada.io/v1alpha1",
-        "*",
-        "Karmada's MultiClusterIngress and MultiClusterService are not served yet",
-    ),
-    (
         "remedy.karmada.io/v1alpha1",
         "*",
         "Karmada's Remedy is not served yet",

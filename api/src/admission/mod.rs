@@ -12,6 +12,7 @@
 mod binding;
 mod cluster;
 mod config;
+mod networking;
 mod policy;
 mod taint_policy;
 mod work;
@@ -185,6 +186,12 @@ pub fn admit_with_peers(
         "OverridePolicy" => admit_crd::<OverridePolicy>(op, obj, old),
         "ClusterOverridePolicy" => admit_crd::<ClusterOverridePolicy>(op, obj, old),
         "ClusterTaintPolicy" => admit_crd::<ClusterTaintPolicy>(op, obj, old),
+        "MultiClusterService" => {
+            admit_crd::<crate::networking::v1alpha1::MultiClusterService>(op, obj, old)
+        }
+        "MultiClusterIngress" => {
+            admit_crd::<crate::networking::v1alpha1::MultiClusterIngress>(op, obj, old)
+        }
         "WorkloadRebalancer" => {
             admit_crd::<crate::apps::v1alpha1::WorkloadRebalancer>(op, obj, old)
         }

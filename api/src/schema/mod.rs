@@ -20,6 +20,7 @@ use crate::cluster::v1alpha1::Cluster;
 use crate::config::v1alpha1::{
     ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration,
 };
+use crate::networking::v1alpha1::{MultiClusterIngress, MultiClusterService};
 use crate::policy::v1alpha1::{
     ClusterOverridePolicy, ClusterPropagationPolicy, ClusterTaintPolicy, OverridePolicy,
     PropagationPolicy,
@@ -74,6 +75,8 @@ kind_schemas!(
     ClusterOverridePolicy,
     ClusterTaintPolicy,
     WorkloadRebalancer,
+    MultiClusterService,
+    MultiClusterIngress,
     Work,
     ResourceBinding,
     ClusterResourceBinding,

@@ -98,7 +98,11 @@ impl KindStrategy for KarmadaKinds {
             WriteOperation::UpdateStatus => karmada_api::Operation::UpdateStatus,
         };
         karmada_api::admit_with_peers(&def.kind, op, obj, old, peers)
-            .map_err(|e| admission_error(def, obj, &e))
+            .map_err(|e| admission_error(def, obj, &e))?;
+        if def.kind == "MultiClusterIngress" && op != karmada_api::Operation::UpdateStatus {
+            validate_multi_cluster_ingress(def, obj)?;
+        }
+        Ok(())
     }
 
     /// All but Cluster, whose admission decodes and canonicalises the whole object, and older
@@ -150,6 +154,32 @@ fn admission_error(def: &ResourceDef, obj: &Value, e: &karmada_api::AdmissionErr
             err
         }
     }
+}
+
+/// karmada-webhook's MultiClusterIngress validation (pkg/webhook/multiclusteringress): the
+/// spec is validated as kube validates an Ingress's, and a failure is the webhook's denial.
+fn validate_multi_cluster_ingress(def: &ResourceDef, obj: &Value) -> Result<(), ApiError> {
+    let causes = kube_registry::validate_ingress_spec(obj);
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let errors: Vec<String> = causes
+        .iter()
+        .map(|c| format!("{}: {}", c.field, c.message))
+        .collect();
+    let message = if errors.len() == 1 {
+        errors[0].clone()
+    } else {
+        format!("[{}]", errors.join(", "))
+    };
+    Err(ApiError::forbidden_message(
+        &def.group,
+        &def.plural,
+        apimachinery::meta::name(obj),
+        format!(
+            "admission webhook \"multiclusteringress.karmada.io\" denied the request: {message}"
+        ),
+    ))
 }
 
 /// The CustomResourceDefinitions Karmada's installer puts into karmada-apiserver that are not

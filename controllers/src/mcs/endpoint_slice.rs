@@ -5,6 +5,10 @@
 //! `endpointslice-controller.karmada.io` and with the Work's permanent id, so the
 //! ServiceImport's dependencies carry it to the importing clusters. When the Work goes, or
 //! stops naming a Service, its EndpointSlices go and the Work's finalizer is removed.
+//!
+//! Beyond Karmada: a cluster whose `remedyActions` include TrafficControl has its imported
+//! EndpointSlices removed (the importing clusters lose its endpoints) until the action is
+//! lifted.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,8 +23,9 @@ use tokio::task::JoinHandle;
 
 use super::{
     ENDPOINTSLICE_CONTROLLER_FINALIZER, ENDPOINTSLICE_CONTROLLER_VALUE, LABEL_MANAGED_BY,
-    LABEL_SERVICE_NAME, MCS_NAME_LABEL, SERVICE_NAME_LABEL, imported_slice_name,
+    LABEL_SERVICE_NAME, MCS_NAME_LABEL, SERVICE_NAME_LABEL, imported_slice_name, out_of_traffic,
 };
+use crate::runtime::context::BY_NAMESPACE;
 use crate::runtime::precedence::Class;
 use crate::runtime::{
     CachedWork, Change, Context, Error, Key, Requeue, Result, WorkQueue, is_already_exists,
@@ -45,6 +50,24 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         if wanted {
             q.add(ch.object().key());
         }
+    });
+    // A cluster going out of traffic, or back: its collected Works again.
+    let (q, c) = (queue.clone(), ctx.clone());
+    ctx.clusters.on_change(move |ch| {
+        let cl = ch.object();
+        if let Change::Update(old, new) = ch
+            && out_of_traffic(old) == out_of_traffic(new)
+        {
+            return;
+        }
+        let es = names::execution_space_name(cl.metadata.name.as_deref().unwrap_or_default());
+        q.add_all(
+            c.works
+                .by_index(BY_NAMESPACE, &es)
+                .iter()
+                .filter(|w| w.labels.get(SERVICE_NAME_LABEL).is_some())
+                .map(|w| w.key()),
+        );
     });
     vec![tokio::spawn(async move {
         ctx.wait_synced().await;
@@ -78,6 +101,16 @@ async fn reconcile(ctx: &Context, key: Key) -> Result<Requeue> {
         }
         delete_slices(ctx, &id).await?;
         remove_finalizer(ctx, &work).await?;
+        return Ok(Requeue::No);
+    }
+    // Beyond Karmada: a cluster out of traffic has its endpoints withdrawn until the remedy
+    // is lifted.
+    if work
+        .cluster()
+        .and_then(|c| ctx.clusters.get(&Key::cluster(c)))
+        .is_some_and(|c| out_of_traffic(&c))
+    {
+        delete_slices(ctx, &id).await?;
         return Ok(Requeue::No);
     }
     collect(ctx, &work, &id).await?;

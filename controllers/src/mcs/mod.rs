@@ -1,13 +1,25 @@
-//! Karmada's multi-cluster service controllers for the Multi-Cluster Services API
-//! (pkg/controllers/mcs): [`service_export`] reports the EndpointSlices of the Services a
-//! member exports (ServiceExport) to the control plane as suspended Works, [`endpoint_slice`]
-//! turns those Works into `imported-<cluster>-<slice>` EndpointSlices of the `derived-<service>`
-//! Service, and [`service_import`] keeps that derived Service in step with each ServiceImport.
-//! A PropagationPolicy selecting the ServiceImport gets `propagateDeps` from the policy webhook,
-//! and the dependencies distributor sends the derived Service and its EndpointSlices along.
+//! Karmada's multi-cluster service controllers.
+//!
+//! The Multi-Cluster Services API (pkg/controllers/mcs): [`collect`] reports the EndpointSlices
+//! of the Services a member exports (ServiceExport) to the control plane as suspended Works,
+//! [`endpoint_slice`] turns those Works into `imported-<cluster>-<slice>` EndpointSlices of the
+//! `derived-<service>` Service, and [`service_import`] keeps that derived Service in step with
+//! each ServiceImport. A PropagationPolicy selecting the ServiceImport gets `propagateDeps` from
+//! the policy webhook, and the dependencies distributor sends the derived Service and its
+//! EndpointSlices along.
+//!
+//! MultiClusterService with `types: [CrossCluster]` (pkg/controllers/multiclusterservice, behind
+//! the MultiClusterService gate): [`multi_cluster_service`] propagates the Service to the
+//! provider and consumer clusters and marks the providers, [`collect`] reports the providers'
+//! EndpointSlices, and [`dispatch`] sends them to the consumers.
+//!
+//! A cluster whose `remedyActions` include TrafficControl is taken out of traffic: its
+//! endpoints are neither imported nor dispatched until the action is lifted.
 
+pub mod collect;
+pub mod dispatch;
 pub mod endpoint_slice;
-pub mod service_export;
+pub mod multi_cluster_service;
 pub mod service_import;
 
 use std::collections::BTreeSet;
@@ -28,6 +40,15 @@ pub const MCS_NAMESPACE_LABEL: &str = "multiclusterservice.karmada.io/namespace"
 pub const MCS_NAME_LABEL: &str = "multiclusterservice.karmada.io/name";
 /// Keeps a collected EndpointSlice Work until its EndpointSlices on the control plane are gone.
 pub const ENDPOINTSLICE_CONTROLLER_FINALIZER: &str = "karmada.io/endpointslice-controller";
+/// Keeps a MultiClusterService's collected EndpointSlice Work until the dispatch controller has
+/// removed what it dispatched from it.
+pub const MCS_DISPATCH_FINALIZER: &str = "karmada.io/mcs-endpointslice-dispatch-controller";
+/// Keeps a MultiClusterService until its Works are gone.
+pub const MCS_CONTROLLER_FINALIZER: &str = "karmada.io/multiclusterservice-controller";
+/// Names, on a dispatched EndpointSlice and its Work, the cluster the endpoints come from.
+pub const PROVISION_CLUSTER_ANNOTATION: &str = "endpointslice.karmada.io/provision-cluster";
+/// The group and version of Karmada's networking kinds.
+pub const NETWORKING_API_VERSION: &str = "networking.karmada.io/v1alpha1";
 /// `endpointslice.kubernetes.io/managed-by` of the EndpointSlices the endpointslice controller
 /// writes on the control plane.
 pub const ENDPOINTSLICE_CONTROLLER_VALUE: &str = "endpointslice-controller.karmada.io";
@@ -73,6 +94,18 @@ pub fn mcs_resource(kind: &str, plural: &str) -> ApiResource {
         kind: kind.into(),
         plural: plural.into(),
     }
+}
+
+/// The remedy action that takes a cluster out of traffic.
+pub const TRAFFIC_CONTROL: &str = "TrafficControl";
+
+/// Whether a cluster is out of traffic (its `remedyActions` include TrafficControl).
+pub fn out_of_traffic(cluster: &karmada_api::cluster::v1alpha1::Cluster) -> bool {
+    cluster
+        .status
+        .remedy_actions
+        .iter()
+        .any(|a| a == TRAFFIC_CONTROL)
 }
 
 /// `names.GenerateEndpointSliceName`: `imported-<cluster>-<slice>`.

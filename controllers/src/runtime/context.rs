@@ -68,6 +68,9 @@ pub struct Settings {
     /// Karmada's PropagationPolicyPreemption gate (Alpha, off): a policy with `preemption:
     /// Always` takes the templates it names over from lower-priority policies.
     pub policy_preemption: bool,
+    /// Karmada's MultiClusterService gate (Alpha, off): the MultiClusterService controllers
+    /// run.
+    pub multi_cluster_service: bool,
 }
 
 /// Karmada's `--concurrent-*-syncs` flags: how many workers each controller runs. A
@@ -185,6 +188,7 @@ impl Default for Settings {
             rate_limiter: super::RateLimiterOptions::default(),
             priority_based_scheduling: true,
             policy_preemption: false,
+            multi_cluster_service: false,
         }
     }
 }

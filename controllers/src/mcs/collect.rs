@@ -1,14 +1,25 @@
-//! The service export controller (pkg/controllers/mcs/service_export_controller.go): once a
-//! ServiceExport has been applied to a member (its Work is Applied), the member's
-//! ServiceExports and EndpointSlices are watched; every EndpointSlice of an exported Service
-//! (`kubernetes.io/service-name`, not written by Karmada) is reported to the control plane as
-//! a suspended Work `karmada-es-<cluster>/<work name of the slice>` labelled with the Service
-//! (`endpointslice.karmada.io/namespace`, `/name`, `/managed-by: ServiceExport`) and held by
-//! the endpointslice controller's finalizer. A slice that goes, or stops being exported, has its
-//! Work removed (or, when a MultiClusterService also manages it, released).
+//! Collecting members' EndpointSlices into the control plane, as two of Karmada's controllers
+//! do:
 //!
-//! Member objects are kept only for exported-Service candidates (slices with a Service label);
-//! a cluster is watched from its first applied ServiceExport until it leaves.
+//! - the service export controller (pkg/controllers/mcs/service_export_controller.go): once a
+//!   ServiceExport has been applied to a member (its Work is Applied), the member's
+//!   ServiceExports and EndpointSlices are watched, and every EndpointSlice of an exported
+//!   Service is reported, labelled `endpointslice.karmada.io/namespace`, `/name` and
+//!   `/managed-by: ServiceExport`, held by the endpointslice controller's finalizer;
+//! - the EndpointSlice collect controller
+//!   (pkg/controllers/multiclusterservice/endpointslice_collect_controller.go): a member that
+//!   is a provider of a MultiClusterService (it has the MultiClusterService's suspended Work)
+//!   has the EndpointSlices of the Service of that name reported, labelled
+//!   `multiclusterservice.karmada.io/namespace`, `/name` and `endpointslice.karmada.io/managed-by:
+//!   MultiClusterService`, held by the dispatch controller's finalizer.
+//!
+//! A reported slice is a suspended Work `karmada-es-<cluster>/<work name of the slice>`; both
+//! controllers share it when both report the slice (`managed-by` lists them, joined with `.`).
+//! A slice that goes, or stops being reported, has its Work released by that controller
+//! (deleted when no other one manages it). Slices written by Karmada are never reported.
+//!
+//! Member objects are kept only for candidates (slices with a Service label); a cluster is
+//! watched from its first trigger until it leaves.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -26,16 +37,94 @@ use tokio::task::JoinHandle;
 
 use super::{
     ENDPOINTSLICE_CONTROLLER_FINALIZER, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MCS_API_VERSION,
-    SERVICE_EXPORT_KIND, SERVICE_NAME_LABEL, SERVICE_NAMESPACE_LABEL, WORK_MANAGED_BY_LABEL,
-    managed_by_karmada, managers, mcs_resource,
+    MCS_DISPATCH_FINALIZER, MCS_NAME_LABEL, MCS_NAMESPACE_LABEL, MULTI_CLUSTER_SERVICE_KIND,
+    NETWORKING_API_VERSION, SERVICE_EXPORT_KIND, SERVICE_NAME_LABEL, SERVICE_NAMESPACE_LABEL,
+    WORK_MANAGED_BY_LABEL, managed_by_karmada, managers, mcs_resource,
 };
 use crate::binding::work::{create_or_update, prepare_manifest};
 use crate::runtime::context::BY_NAMESPACE;
 use crate::runtime::precedence::Class;
 use crate::runtime::{CachedWork, Change, Context, Key, Requeue, Result, WorkQueue, is_not_found};
 
-/// Karmada's controller name.
-pub const NAME: &str = "service-export-controller";
+/// Which of the two controllers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// The service export controller.
+    ServiceExport,
+    /// The EndpointSlice collect controller.
+    MultiClusterService,
+}
+
+impl Flavor {
+    /// Karmada's controller name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::ServiceExport => "service-export-controller",
+            Flavor::MultiClusterService => "endpointslice-collect-controller",
+        }
+    }
+
+    fn queue(self) -> &'static str {
+        match self {
+            Flavor::ServiceExport => "service-export",
+            Flavor::MultiClusterService => "endpointslice-collect",
+        }
+    }
+
+    /// The kind whose Work in an execution space starts the collection there.
+    fn trigger(self) -> (&'static str, &'static str) {
+        match self {
+            Flavor::ServiceExport => (MCS_API_VERSION, SERVICE_EXPORT_KIND),
+            Flavor::MultiClusterService => (NETWORKING_API_VERSION, MULTI_CLUSTER_SERVICE_KIND),
+        }
+    }
+
+    /// The labels naming the Service on a collected Work.
+    fn labels(self) -> (&'static str, &'static str) {
+        match self {
+            Flavor::ServiceExport => (SERVICE_NAMESPACE_LABEL, SERVICE_NAME_LABEL),
+            Flavor::MultiClusterService => (MCS_NAMESPACE_LABEL, MCS_NAME_LABEL),
+        }
+    }
+
+    /// The controller's entry in `managed-by`.
+    fn manager(self) -> &'static str {
+        match self {
+            Flavor::ServiceExport => SERVICE_EXPORT_KIND,
+            Flavor::MultiClusterService => MULTI_CLUSTER_SERVICE_KIND,
+        }
+    }
+
+    fn finalizer(self) -> &'static str {
+        match self {
+            Flavor::ServiceExport => ENDPOINTSLICE_CONTROLLER_FINALIZER,
+            Flavor::MultiClusterService => MCS_DISPATCH_FINALIZER,
+        }
+    }
+
+    /// Whether a trigger Work starts the collection: an applied ServiceExport; a
+    /// MultiClusterService Work (suspended, never applied).
+    fn triggered_by(self, w: &CachedWork) -> bool {
+        let (api_version, kind) = self.trigger();
+        !w.deleting()
+            && (self == Flavor::MultiClusterService || w.applied())
+            && w.spec
+                .workload
+                .manifests
+                .iter()
+                .any(|m| m.api_version() == api_version && m.kind() == kind)
+    }
+
+    /// A collected Work this controller manages, and its Service.
+    fn collected(self, w: &CachedWork) -> Option<(&str, &str)> {
+        let by = w.labels.get(WORK_MANAGED_BY_LABEL)?;
+        if !managers(by).contains(self.manager()) {
+            return None;
+        }
+        let (ns, name) = self.labels();
+        Some((w.labels.get(ns)?, w.labels.get(name)?))
+    }
+}
 
 /// How soon an item whose cluster is not watched yet is tried again.
 const NOT_SYNCED_RETRY: Duration = Duration::from_millis(200);
@@ -75,6 +164,7 @@ impl Drop for Member {
 }
 
 struct Controller {
+    flavor: Flavor,
     ctx: Arc<Context>,
     queue: WorkQueue<Item>,
     members: Mutex<HashMap<String, Member>>,
@@ -85,44 +175,37 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Whether a Work holds a ServiceExport.
-fn holds_export(w: &CachedWork) -> bool {
-    w.spec
-        .workload
-        .manifests
-        .iter()
-        .any(|m| m.api_version() == MCS_API_VERSION && m.kind() == SERVICE_EXPORT_KIND)
-}
-
-/// A collected EndpointSlice Work the service export controller manages, and its Service.
-fn collected_by_export(w: &CachedWork) -> Option<(&str, &str)> {
-    let by = w.labels.get(WORK_MANAGED_BY_LABEL)?;
-    if !managers(by).contains(SERVICE_EXPORT_KIND) {
-        return None;
-    }
-    Some((
-        w.labels.get(SERVICE_NAMESPACE_LABEL)?,
-        w.labels.get(SERVICE_NAME_LABEL)?,
-    ))
-}
-
 /// Starts the controller.
-pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
+pub fn start(ctx: Arc<Context>, flavor: Flavor) -> Vec<JoinHandle<()>> {
     let c = Arc::new_cyclic(|me| Controller {
-        queue: ctx.queue("service-export", Class::Status),
+        flavor,
+        queue: ctx.queue(flavor.queue(), Class::Status),
         members: Mutex::new(HashMap::new()),
         ctx: ctx.clone(),
         me: me.clone(),
     });
     let c1 = c.clone();
     ctx.works.on_change(move |ch| {
-        if let Change::Add(w) | Change::Update(_, w) = ch
-            && !w.deleting()
-            && w.applied()
-            && holds_export(w)
-            && let Some(cluster) = w.cluster()
-        {
+        let w = ch.object();
+        let Some(cluster) = w.cluster() else {
+            return;
+        };
+        if flavor.triggered_by(w) && !matches!(ch, Change::Delete(_)) {
             c1.watch(cluster);
+        }
+        // A MultiClusterService Work names the Service it collects: its coming and going is
+        // what a ServiceExport's is to the service export controller.
+        if flavor == Flavor::MultiClusterService {
+            let (api_version, kind) = flavor.trigger();
+            for m in &w.spec.workload.manifests {
+                if m.api_version() == api_version && m.kind() == kind {
+                    c1.queue.add(Item::Export {
+                        cluster: cluster.to_owned(),
+                        namespace: m.namespace().to_owned(),
+                        name: m.name().to_owned(),
+                    });
+                }
+            }
         }
     });
     let c2 = c.clone();
@@ -137,7 +220,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         // Collected Works whose export went away while nothing watched
         // (enqueueReportedEpsServiceExport).
         for w in c3.ctx.works.list() {
-            if let (Some(cluster), Some((ns, svc))) = (w.cluster(), collected_by_export(&w)) {
+            if let (Some(cluster), Some((ns, svc))) = (w.cluster(), flavor.collected(&w)) {
                 c3.queue.add(Item::Export {
                     cluster: cluster.to_owned(),
                     namespace: ns.to_owned(),
@@ -155,6 +238,26 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
 }
 
 impl Controller {
+    /// Whether a Service of a member is collected: it is exported (ServiceExport), or the
+    /// member provides the MultiClusterService of its name.
+    fn exported(&self, m: &Member, cluster: &str, namespace: &str, service: &str) -> bool {
+        match self.flavor {
+            Flavor::ServiceExport => m
+                .exports
+                .contains(&(namespace.to_owned(), service.to_owned())),
+            Flavor::MultiClusterService => {
+                let key = Key::new(
+                    names::execution_space_name(cluster),
+                    names::work_name(MULTI_CLUSTER_SERVICE_KIND, service, namespace),
+                );
+                self.ctx
+                    .works
+                    .get(&key)
+                    .is_some_and(|w| self.flavor.triggered_by(&w))
+            }
+        }
+    }
+
     /// Whether this process serves the cluster's members objects (a Pull cluster's are its
     /// agent's).
     fn serves(&self, cluster: &str) -> bool {
@@ -173,23 +276,26 @@ impl Controller {
         if members.contains_key(cluster) {
             return;
         }
-        let export = mcs_resource(SERVICE_EXPORT_KIND, "serviceexports");
         let slice = ApiResource::erase::<k8s_openapi::api::discovery::v1::EndpointSlice>(&());
-        let tasks = vec![
-            tokio::spawn(watch_loop(
+        let mut tasks = vec![tokio::spawn(watch_loop(
+            self.me.clone(),
+            cluster.to_owned(),
+            slice,
+            false,
+        ))];
+        let mut member = Member::default();
+        if self.flavor == Flavor::ServiceExport {
+            let export = mcs_resource(SERVICE_EXPORT_KIND, "serviceexports");
+            tasks.push(tokio::spawn(watch_loop(
                 self.me.clone(),
                 cluster.to_owned(),
                 export,
                 true,
-            )),
-            tokio::spawn(watch_loop(
-                self.me.clone(),
-                cluster.to_owned(),
-                slice,
-                false,
-            )),
-        ];
-        let mut member = Member::default();
+            )));
+        } else {
+            // Which Services are collected comes from the control plane's Works.
+            member.exports_synced = true;
+        }
         member.tasks = tasks;
         members.insert(cluster.to_owned(), member);
     }
@@ -308,7 +414,7 @@ impl Controller {
             let members = lock(&self.members);
             members.get(cluster).map(|m| {
                 let synced = m.exports_synced && m.slices_synced;
-                let exported = m.exports.contains(&(namespace.to_owned(), name.to_owned()));
+                let exported = self.exported(m, cluster, namespace, name);
                 let slices: Vec<Arc<DynamicObject>> = m
                     .slices
                     .iter()
@@ -365,7 +471,7 @@ impl Controller {
                     .cloned();
                 let exported = slice.as_ref().and_then(|s| {
                     let svc = s.labels().get(LABEL_SERVICE_NAME)?;
-                    Some(m.exports.contains(&(namespace.to_owned(), svc.clone())))
+                    Some(self.exported(m, cluster, namespace, svc))
                 });
                 (m.exports_synced, slice, exported)
             })
@@ -379,7 +485,7 @@ impl Controller {
                 names::work_name("EndpointSlice", name, namespace),
             );
             if let Some(w) = self.ctx.works.get(&work)
-                && collected_by_export(&w).is_some()
+                && self.flavor.collected(&w).is_some()
             {
                 self.release(&w).await?;
             }
@@ -403,7 +509,7 @@ impl Controller {
             .works
             .by_index(BY_NAMESPACE, &names::execution_space_name(cluster))
             .into_iter()
-            .filter(|w| collected_by_export(w) == Some((namespace, name)))
+            .filter(|w| self.flavor.collected(w) == Some((namespace, name)))
             .filter(|w| {
                 w.spec
                     .workload
@@ -435,10 +541,11 @@ impl Controller {
             .get(WORK_MANAGED_BY_LABEL)
             .map(|v| managers(v))
             .unwrap_or_default();
-        by.insert(SERVICE_EXPORT_KIND.to_owned());
-        labels.insert(SERVICE_NAMESPACE_LABEL.into(), namespace.clone());
+        by.insert(self.flavor.manager().to_owned());
+        let (ns_label, name_label) = self.flavor.labels();
+        labels.insert(ns_label.into(), namespace.clone());
         labels.insert(
-            SERVICE_NAME_LABEL.into(),
+            name_label.into(),
             slice
                 .labels()
                 .get(LABEL_SERVICE_NAME)
@@ -453,7 +560,7 @@ impl Controller {
             name: Some(work_name),
             namespace: Some(es),
             labels: Some(labels),
-            finalizers: Some(vec![ENDPOINTSLICE_CONTROLLER_FINALIZER.into()]),
+            finalizers: Some(vec![self.flavor.finalizer().into()]),
             ..ObjectMeta::default()
         };
         let mut body = serde_json::to_value(slice)?;
@@ -479,16 +586,17 @@ impl Controller {
             .get(WORK_MANAGED_BY_LABEL)
             .map(managers)
             .unwrap_or_default();
-        by.remove(SERVICE_EXPORT_KIND);
+        by.remove(self.flavor.manager());
         if by.is_empty() {
             return match api.delete(&key.name, &DeleteParams::default()).await {
                 Err(e) if is_not_found(&e) => Ok(()),
                 other => other.map(|_| ()).map_err(Into::into),
             };
         }
+        let (ns_label, name_label) = self.flavor.labels();
         let patch = serde_json::json!({"metadata": {"labels": {
-            SERVICE_NAME_LABEL: null,
-            SERVICE_NAMESPACE_LABEL: null,
+            name_label: null,
+            ns_label: null,
             WORK_MANAGED_BY_LABEL: by.into_iter().collect::<Vec<_>>().join("."),
         }}});
         match api

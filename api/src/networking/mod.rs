@@ -1,0 +1,3 @@
+//! `networking.karmada.io`: MultiClusterService and MultiClusterIngress.
+
+pub mod v1alpha1;
