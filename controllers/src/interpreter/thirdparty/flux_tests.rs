@@ -205,7 +205,10 @@ async fn flux_git_repository() {
     let empty = aggregate_without_items(&repo).await;
     assert_eq!(empty["observedGeneration"], 3);
     assert!(
-        empty.get("conditions").and_then(Value::as_array).is_none_or(Vec::is_empty),
+        empty
+            .get("conditions")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty),
         "no conditions: {empty}"
     );
 }

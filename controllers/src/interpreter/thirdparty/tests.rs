@@ -602,7 +602,10 @@ async fn argo_workflow() {
     let claim = req.node_claim.expect("node claim");
     assert_eq!(claim.node_selector["pool"], "build");
     assert_eq!(claim.tolerations.len(), 1);
-    assert_eq!(req.namespace, "", "placement only, as a pod template without metadata");
+    assert_eq!(
+        req.namespace, "",
+        "placement only, as a pod template without metadata"
+    );
     let mut serial = wf.clone();
     serial["spec"]
         .as_object_mut()
