@@ -256,8 +256,16 @@ async fn flux_bucket_helm_repository_and_oci_repository() {
             i.get_dependencies(&bare).await.expect("deps").is_empty(),
             "{kind}"
         );
+        bare.as_object_mut().expect("object").remove("metadata");
+        assert!(
+            i.get_dependencies(&bare).await.expect("deps").is_empty(),
+            "{kind} without metadata"
+        );
 
-        let status = |url: &str| json!({"url": url, "artifact": {"revision": "r"}, "observedLayerSelector": {"mediaType": "x"}});
+        let status = |url: &str| {
+            json!({"url": url, "artifact": {"revision": "r"}, "observedIgnore": "*.md",
+                   "observedLayerSelector": {"mediaType": "x"}})
+        };
         let reflected = i
             .reflect_status(&observed(&source, status("http://m1/index.yaml")))
             .await
@@ -267,6 +275,11 @@ async fn flux_bucket_helm_repository_and_oci_repository() {
         assert_eq!(
             reflected.get("observedLayerSelector").is_some(),
             kind == "OCIRepository",
+            "{kind}"
+        );
+        assert_eq!(
+            reflected.get("observedIgnore").is_some(),
+            kind != "HelmRepository",
             "{kind}"
         );
         let aggregated = i
