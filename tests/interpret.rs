@@ -2,8 +2,12 @@
 //! customization in a file, and `--operation` runs one rule on local objects and prints its
 //! results as YAML documents.
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output};
+
+use support::Server;
 
 const CUSTOMIZATIONS: &str = r#"apiVersion: config.karmada.io/v1alpha1
 kind: ResourceInterpreterCustomization
@@ -184,9 +188,17 @@ RULERS:
 fn the_shipped_customizations_pass_the_check() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("controllers/src/interpreter/thirdparty/customizations");
+    let shipped = std::fs::read_dir(&dir)
+        .expect("customizations")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "yaml"))
+        })
+        .count();
+    assert!(shipped >= 20, "{shipped} shipped customizations");
     let out = interpret(&dir, &["-f", ".", "--check"]);
     let text = stdout(&out);
-    assert_eq!(text.matches("SOURCE: ").count(), 5, "{text}");
+    assert_eq!(text.matches("SOURCE: ").count(), shipped, "{text}");
     assert!(!text.contains("ERROR"), "{text}");
 }
 
@@ -445,4 +457,217 @@ fn status_files_are_decoded_as_karmadactl_decodes_them() {
         let printed = stdout(&out);
         assert!(printed.ends_with(want), "{name}: {printed}");
     }
+}
+
+const KRUISE_STATEFULSET: &str = "apiVersion: apps.kruise.io/v1beta1
+kind: StatefulSet
+metadata: {name: web, namespace: shop, generation: 3}
+spec:
+  replicas: 5
+  template:
+    spec:
+      containers:
+      - name: c
+        image: nginx
+        resources: {requests: {cpu: 500m}}
+";
+
+const KRUISE_STATUS: &str = "clusterName: member1
+status: {replicas: 2, readyReplicas: 2, updateRevision: web-7}
+---
+clusterName: member2
+status: {replicas: 3, readyReplicas: 1}
+";
+
+/// A stored customization overriding the bundled InterpretReplica of Kruise's StatefulSet.
+const STORED_OVERRIDE: &str = r#"apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata: {name: statefulset-replicas}
+spec:
+  target: {apiVersion: apps.kruise.io/v1beta1, kind: StatefulSet}
+  customizations:
+    replicaResource:
+      luaScript: |
+        function GetReplicas(obj)
+          return obj.spec.replicas * 10
+        end
+"#;
+
+fn object_files() -> tempfile::TempDir {
+    let dir = files();
+    for (name, text) in [
+        ("statefulset.yaml", KRUISE_STATEFULSET),
+        ("kruise-status.yaml", KRUISE_STATUS),
+        ("override.yaml", STORED_OVERRIDE),
+        (
+            "deployment.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: shop}\n\
+             spec:\n  replicas: 3\n  template: {spec: {containers: [{name: c, image: nginx}]}}\n",
+        ),
+    ] {
+        std::fs::write(dir.path().join(name), text).expect("write");
+    }
+    dir
+}
+
+#[test]
+fn without_customization_files_the_bundled_and_built_in_interpreters_answer() {
+    let dir = object_files();
+    let run = |args: &[&str]| stdout(&interpret(dir.path(), args));
+    assert_eq!(
+        run(&[
+            "--operation",
+            "InterpretReplica",
+            "--desired-file",
+            "statefulset.yaml"
+        ]),
+        "---\n# [1/2] replica:\n5\n---\n# [2/2] requires:\nresourceRequest:\n  cpu: 500m\n"
+    );
+    let aggregated = run(&[
+        "--operation",
+        "AggregateStatus",
+        "--desired-file",
+        "statefulset.yaml",
+        "--status-file",
+        "kruise-status.yaml",
+    ]);
+    assert!(
+        aggregated
+            .starts_with("---\n# [1/1] aggregatedStatus:\napiVersion: apps.kruise.io/v1beta1\n"),
+        "{aggregated}"
+    );
+    assert!(aggregated.contains("\n  replicas: 5\n"), "{aggregated}");
+    assert!(
+        aggregated.contains("\n  readyReplicas: 3\n"),
+        "{aggregated}"
+    );
+    assert!(
+        aggregated.contains("\n  updateRevision: web-7\n"),
+        "{aggregated}"
+    );
+    // A built-in kind: the built-in interpreter.
+    assert_eq!(
+        run(&[
+            "--operation",
+            "ReviseReplica",
+            "--desired-file",
+            "deployment.yaml",
+            "--desired-replica",
+            "1"
+        ])
+        .lines()
+        .filter(|l| l.starts_with("  replicas:"))
+        .collect::<Vec<_>>(),
+        ["  replicas: 1"]
+    );
+    // Nothing interprets the health of an unknown kind.
+    let out = interpret(
+        dir.path(),
+        &[
+            "--operation",
+            "InterpretHealth",
+            "--observed-file",
+            "desired.yaml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: no customization interprets InterpretHealth for apps.example.io/v1 Workload: none \
+         is stored in the control plane or bundled, and the built-in interpreter has no rule for it\n"
+    );
+    let out = interpret(dir.path(), &["--check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("name it with -f"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // With -f, the file's customizations alone run; --kubeconfig is not read.
+    let out = interpret(
+        dir.path(),
+        &[
+            "-f",
+            "customizations.yaml",
+            "--kubeconfig",
+            "missing",
+            "--operation",
+            "InterpretReplica",
+            "--desired-file",
+            "statefulset.yaml",
+        ],
+    );
+    assert_eq!(stdout(&out), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Execute InterpretReplica error: rule is not enabled\n"
+    );
+}
+
+#[test]
+fn customizations_stored_in_the_control_plane_override_the_bundled_ones() {
+    let server = Server::start();
+    let dir = object_files();
+    let kubeconfig = server.kubeconfig.to_string_lossy().into_owned();
+    let replicas = || {
+        stdout(&interpret(
+            dir.path(),
+            &[
+                "--kubeconfig",
+                &kubeconfig,
+                "--operation",
+                "InterpretReplica",
+                "--desired-file",
+                "statefulset.yaml",
+            ],
+        ))
+    };
+    assert!(
+        replicas().starts_with("---\n# [1/2] replica:\n5\n"),
+        "the bundled one first"
+    );
+    server.kubectl_ok(&[
+        "apply",
+        "-f",
+        &dir.path().join("override.yaml").to_string_lossy(),
+    ]);
+    assert_eq!(
+        replicas(),
+        "---\n# [1/2] replica:\n50\n---\n# [2/2] requires:\nnull\n",
+        "the stored one wins"
+    );
+    // Operations the stored customization does not script are still the bundled ones'.
+    let revised = stdout(&interpret(
+        dir.path(),
+        &[
+            "--kubeconfig",
+            &kubeconfig,
+            "--operation",
+            "ReviseReplica",
+            "--desired-file",
+            "statefulset.yaml",
+            "--desired-replica",
+            "2",
+        ],
+    ));
+    assert!(revised.contains("\n  replicas: 2\n"), "{revised}");
+    // An unreachable control plane is an error, not a silent fallback.
+    let bad = dir.path().join("missing-kubeconfig");
+    let out = interpret(
+        dir.path(),
+        &[
+            "--kubeconfig",
+            &bad.to_string_lossy(),
+            "--operation",
+            "InterpretReplica",
+            "--desired-file",
+            "statefulset.yaml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("reading the kubeconfig"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

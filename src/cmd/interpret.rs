@@ -1,7 +1,10 @@
 //! `karmada-rs interpret`: `karmadactl interpret` without a control plane. `--check` validates
 //! the ResourceInterpreterCustomizations of a file (every script compiles); `--operation OP`
 //! runs one operation of them on local objects and prints each result as a YAML document, so
-//! scripts can be written and tested before they are applied.
+//! scripts can be written and tested before they are applied. Without `-f`, the operation is
+//! run as the control plane would run it for the object's kind: by the customizations stored
+//! in the control plane `--kubeconfig` names, layered over the bundled third-party ones and
+//! the built-in interpreter (Karmada's `customResourceInterpreterImpl` order).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -11,6 +14,8 @@ use apimachinery::patch::go_json_type;
 use clap::Args;
 use controllers::interpreter::ResourceInterpreter;
 use karmada_api::config::v1alpha1::ResourceInterpreterCustomization;
+use karmada_api::work::v1alpha2::AggregatedStatusItem;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use lua::Operation;
 use serde::Deserialize as _;
 use serde_json::{Map, Value};
@@ -18,15 +23,23 @@ use serde_json::{Map, Value};
 /// Flags of `karmada-rs interpret` (karmadactl's names).
 #[derive(Args, Debug)]
 pub struct InterpretArgs {
-    /// Filename or directory of the customizations (YAML or JSON; `-` reads stdin).
+    /// Filename or directory of the customizations (YAML or JSON; `-` reads stdin). Without
+    /// it, the customizations the control plane uses for the object's kind run.
     #[arg(
         short = 'f',
         long = "filename",
-        required = true,
         env = "KARMADA_RS_FILENAME",
         value_delimiter = ','
     )]
     pub filename: Vec<String>,
+    /// Without -f: the control plane whose stored ResourceInterpreterCustomizations override
+    /// the bundled ones (without it, only the bundled ones and the built-in interpreter). Not
+    /// read with -f, whose customizations alone run.
+    #[arg(long, env = "KARMADA_RS_KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Context in the --kubeconfig; its current context by default.
+    #[arg(long, env = "KARMADA_RS_KARMADA_CONTEXT", requires = "kubeconfig")]
+    pub karmada_context: Option<String>,
     /// Process the directories given with -f recursively.
     #[arg(short = 'R', long, env = "KARMADA_RS_RECURSIVE")]
     pub recursive: bool,
@@ -80,11 +93,14 @@ async fn run(a: InterpretArgs) -> anyhow::Result<i32> {
         })?),
         None => None,
     };
+    if a.filename.is_empty() && a.check {
+        bail!("--check validates the customizations of a file: name it with -f");
+    }
     let mut docs = Vec::new();
     for f in &a.filename {
         docs.extend(read_docs(f, a.recursive, Lists::Unpack)?);
     }
-    if docs.is_empty() {
+    if docs.is_empty() && !a.filename.is_empty() {
         bail!("no objects passed to interpret");
     }
     let desired = single_object(a.desired_file.as_deref())?;
@@ -107,16 +123,24 @@ async fn run(a: InterpretArgs) -> anyhow::Result<i32> {
     let Some(op) = operation else {
         bail!("operation is not set for executing");
     };
-    let customizations = docs
-        .into_iter()
-        .map(|d| as_customization(&d))
-        .collect::<anyhow::Result<Vec<_>>>()?;
     let args = RuleArgs {
         desired,
         observed,
         status,
         replica: a.desired_replica,
     };
+    if a.filename.is_empty() {
+        let interpreter = control_plane_interpreter(&a).await?;
+        let results = execute_installed(&interpreter, op, &args).await?;
+        std::io::stdout()
+            .lock()
+            .write_all(&print_results(&results))?;
+        return Ok(0);
+    }
+    let customizations = docs
+        .into_iter()
+        .map(|d| as_customization(&d))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     match execute(&customizations, op, &args).await {
         Ok(results) => {
             let mut out = std::io::stdout().lock();
@@ -414,6 +438,16 @@ impl RuleArgs {
             .ok_or_else(|| anyhow::anyhow!("observed, observed-file options are not set"))
     }
 
+    /// The object an operation runs on: the desired object for Retain (which also reads the
+    /// observed one), else the one object given.
+    fn operand(&self, op: Operation) -> anyhow::Result<&Value> {
+        if op == Operation::Retain {
+            self.desired()
+        } else {
+            self.object()
+        }
+    }
+
     fn object(&self) -> anyhow::Result<&Value> {
         match (&self.desired, &self.observed) {
             (None, None) => bail!("desired-file, observed-file options are not set"),
@@ -434,16 +468,69 @@ async fn execute(
 ) -> anyhow::Result<Vec<(&'static str, Value)>> {
     let interpreter = ResourceInterpreter::without_shipped(lua::Limits::default());
     interpreter.load_customizations(customizations);
-    let object = if op == Operation::Retain {
-        args.desired()?
-    } else {
-        args.object()?
-    };
+    let object = args.operand(op)?;
     let av = object["apiVersion"].as_str().unwrap_or("");
     let kind = object["kind"].as_str().unwrap_or("");
     if !interpreter.customized(av, kind, op) {
         bail!("rule is not enabled");
     }
+    let aggregate = || async {
+        let items = args.status.clone().map_or(Value::Null, Value::Array);
+        let aggregated = interpreter.aggregate_customized(object, items).await;
+        aggregated?.ok_or_else(|| anyhow::anyhow!("rule is not enabled"))
+    };
+    run_operation(&interpreter, op, object, args, aggregate).await
+}
+
+/// Runs one operation as the control plane runs it for the object's kind: a customization
+/// stored in the control plane, else a bundled one, else the built-in interpreter. The
+/// status items of an aggregation are always a list (empty without a status file), as the
+/// control plane passes them.
+async fn execute_installed(
+    interpreter: &ResourceInterpreter,
+    op: Operation,
+    args: &RuleArgs,
+) -> anyhow::Result<Vec<(&'static str, Value)>> {
+    let object = args.operand(op)?;
+    let av = object["apiVersion"].as_str().unwrap_or("");
+    let kind = object["kind"].as_str().unwrap_or("");
+    if av.is_empty() || kind.is_empty() {
+        bail!("the object to interpret has no apiVersion or kind");
+    }
+    if !interpreter.hook_enabled(av, kind, op) {
+        bail!(
+            "no customization interprets {} for {av} {kind}: none is stored in the control plane \
+             or bundled, and the built-in interpreter has no rule for it",
+            op.name()
+        );
+    }
+    let aggregate = || async {
+        let items = args
+            .status
+            .iter()
+            .flatten()
+            .map(|item| {
+                serde_json::from_value::<AggregatedStatusItem>(item.clone())
+                    .with_context(|| format!("fail to get status items: {item}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        anyhow::Ok(interpreter.aggregate_object(object, &items).await?)
+    };
+    run_operation(interpreter, op, object, args, aggregate).await
+}
+
+/// The results of one operation on an object, named in karmadactl's order.
+async fn run_operation<F, Fut>(
+    interpreter: &ResourceInterpreter,
+    op: Operation,
+    object: &Value,
+    args: &RuleArgs,
+    aggregate: F,
+) -> anyhow::Result<Vec<(&'static str, Value)>>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Value>>,
+{
     Ok(match op {
         Operation::Retain => {
             let retained = interpreter.retain(object, args.observed()?).await?;
@@ -470,13 +557,7 @@ async fn execute(
             let status = interpreter.reflect_status(object).await?;
             vec![("status", status.unwrap_or(Value::Null))]
         }
-        Operation::AggregateStatus => {
-            let items = args.status.clone().map_or(Value::Null, Value::Array);
-            let Some(aggregated) = interpreter.aggregate_customized(object, items).await? else {
-                bail!("rule is not enabled");
-            };
-            vec![("aggregatedStatus", aggregated)]
-        }
+        Operation::AggregateStatus => vec![("aggregatedStatus", aggregate().await?)],
         Operation::InterpretHealth => {
             let health = interpreter.interpret_health(object).await?;
             let healthy = health == karmada_api::work::v1alpha1::ResourceHealth::Healthy;
@@ -487,6 +568,49 @@ async fn execute(
             vec![("dependencies", serde_json::to_value(&deps)?)]
         }
     })
+}
+
+/// The interpreter of the control plane: the bundled customizations and the built-in
+/// interpreter, under the ResourceInterpreterCustomizations stored in the control plane when
+/// --kubeconfig names one.
+async fn control_plane_interpreter(a: &InterpretArgs) -> anyhow::Result<ResourceInterpreter> {
+    let interpreter = ResourceInterpreter::new(None, lua::Limits::default());
+    let Some(kubeconfig) = &a.kubeconfig else {
+        return Ok(interpreter);
+    };
+    let flags = crate::cmd::fleet::KarmadaFlags {
+        kubeconfig: Some(kubeconfig.clone()),
+        karmada_context: a.karmada_context.clone(),
+    };
+    let fleet = crate::cmd::fleet::Fleet::connect(&flags).await?;
+    let resource = ApiResource {
+        group: "config.karmada.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "config.karmada.io/v1alpha1".into(),
+        kind: "ResourceInterpreterCustomization".into(),
+        plural: "resourceinterpretercustomizations".into(),
+    };
+    let list = Api::<DynamicObject>::all_with(fleet.client, &resource)
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "listing the ResourceInterpreterCustomizations of the control plane: {}",
+                crate::cmd::fleet::kube_message(&e)
+            )
+        })?;
+    let stored = list
+        .items
+        .into_iter()
+        .map(|o| {
+            let name = o.metadata.name.clone().unwrap_or_default();
+            serde_json::to_value(o)
+                .and_then(serde_json::from_value::<ResourceInterpreterCustomization>)
+                .with_context(|| format!("ResourceInterpreterCustomization {name}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    interpreter.load_customizations(&stored);
+    Ok(interpreter)
 }
 
 /// `printExecuteResult`: each result as `---`, `# [i/n] name:` and its YAML.

@@ -1,32 +1,49 @@
-//! The ResourceInterpreterCustomizations shipped with karmada-rs for widely used CRDs (as
-//! Karmada bundles its `default/thirdparty` customizations): written for karmada-rs from each
-//! project's documented status fields, enabled by default, and overridden operation by
-//! operation by a user's customization of the same kind.
+//! The ResourceInterpreterCustomizations shipped with karmada-rs for widely used CRDs (Karmada's
+//! `pkg/resourceinterpreter/default/thirdparty`): every kind Karmada bundles (all but CloneSet,
+//! FlinkDeployment and ClusterPolicy answering as Karmada's do), plus Argo Rollouts and Flux's
+//! v2 HelmRelease; written for karmada-rs from each project's documented fields, enabled by
+//! default, and overridden operation by operation by a user's customization of the same kind.
 
 use karmada_api::config::v1alpha1::ResourceInterpreterCustomization;
 
-/// The shipped customization files.
-const FILES: &[(&str, &str)] = &[
-    (
-        "argoproj.io-v1alpha1-Rollout.yaml",
-        include_str!("customizations/argoproj.io-v1alpha1-Rollout.yaml"),
-    ),
-    (
-        "apps.kruise.io-v1alpha1-CloneSet.yaml",
-        include_str!("customizations/apps.kruise.io-v1alpha1-CloneSet.yaml"),
-    ),
-    (
-        "helm.toolkit.fluxcd.io-v2-HelmRelease.yaml",
-        include_str!("customizations/helm.toolkit.fluxcd.io-v2-HelmRelease.yaml"),
-    ),
-    (
-        "kyverno.io-v1-ClusterPolicy.yaml",
-        include_str!("customizations/kyverno.io-v1-ClusterPolicy.yaml"),
-    ),
-    (
-        "flink.apache.org-v1beta1-FlinkDeployment.yaml",
-        include_str!("customizations/flink.apache.org-v1beta1-FlinkDeployment.yaml"),
-    ),
+/// A shipped file: its name and its text, embedded from `customizations/`.
+macro_rules! shipped {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("customizations/", $name)))),*]
+    };
+}
+
+/// The shipped customization files, one per kind (`<group>-<version>-<Kind>.yaml`).
+const FILES: &[(&str, &str)] = shipped![
+    "apps.kruise.io-v1alpha1-AdvancedCronJob.yaml",
+    "apps.kruise.io-v1alpha1-BroadcastJob.yaml",
+    "apps.kruise.io-v1alpha1-CloneSet.yaml",
+    "apps.kruise.io-v1alpha1-DaemonSet.yaml",
+    "apps.kruise.io-v1alpha1-SidecarSet.yaml",
+    "apps.kruise.io-v1alpha1-UnitedDeployment.yaml",
+    "apps.kruise.io-v1beta1-StatefulSet.yaml",
+    "argoproj.io-v1alpha1-Rollout.yaml",
+    "argoproj.io-v1alpha1-Workflow.yaml",
+    "batch.volcano.sh-v1alpha1-Job.yaml",
+    "flink.apache.org-v1beta1-FlinkDeployment.yaml",
+    "helm.toolkit.fluxcd.io-v2-HelmRelease.yaml",
+    "helm.toolkit.fluxcd.io-v2beta1-HelmRelease.yaml",
+    "kubeflow.org-v1-Notebook.yaml",
+    "kubeflow.org-v1-PyTorchJob.yaml",
+    "kubeflow.org-v1-TFJob.yaml",
+    "kubeflow.org-v2beta1-MPIJob.yaml",
+    "kustomize.toolkit.fluxcd.io-v1-Kustomization.yaml",
+    "kyverno.io-v1-ClusterPolicy.yaml",
+    "kyverno.io-v1-Policy.yaml",
+    "ray.io-v1-RayCluster.yaml",
+    "ray.io-v1-RayJob.yaml",
+    "ray.io-v1-RayService.yaml",
+    "source.toolkit.fluxcd.io-v1-GitRepository.yaml",
+    "source.toolkit.fluxcd.io-v1beta2-Bucket.yaml",
+    "source.toolkit.fluxcd.io-v1beta2-HelmChart.yaml",
+    "source.toolkit.fluxcd.io-v1beta2-HelmRepository.yaml",
+    "source.toolkit.fluxcd.io-v1beta2-OCIRepository.yaml",
+    "sparkoperator.k8s.io-v1beta2-SparkApplication.yaml",
 ];
 
 /// The shipped customizations, parsed. A file that does not parse is a bug caught by the
@@ -51,3 +68,12 @@ pub fn files() -> &'static [(&'static str, &'static str)] {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod flux_tests;
+
+#[cfg(test)]
+mod kruise_tests;
+
+#[cfg(test)]
+mod batch_tests;

@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 use super::super::{DependentObjectReference, ResourceInterpreter};
 use lua::Operation;
 
-fn interpreter() -> ResourceInterpreter {
+pub(super) fn interpreter() -> ResourceInterpreter {
     ResourceInterpreter::new(None, lua::Limits::default())
 }
 
-fn items(statuses: &[(&str, Value)]) -> Vec<AggregatedStatusItem> {
+pub(super) fn items(statuses: &[(&str, Value)]) -> Vec<AggregatedStatusItem> {
     statuses
         .iter()
         .map(|(cluster, status)| {
@@ -26,13 +26,13 @@ fn items(statuses: &[(&str, Value)]) -> Vec<AggregatedStatusItem> {
         .collect()
 }
 
-fn deps(list: &[DependentObjectReference]) -> Vec<String> {
+pub(super) fn deps(list: &[DependentObjectReference]) -> Vec<String> {
     list.iter()
         .map(|d| format!("{} {} {}/{}", d.api_version, d.kind, d.namespace, d.name))
         .collect()
 }
 
-fn pod_template() -> Value {
+pub(super) fn pod_template() -> Value {
     json!({"metadata": {"labels": {"app": "a"}}, "spec": {
         "serviceAccountName": "runner",
         "containers": [{"name": "c", "image": "nginx",
@@ -44,12 +44,22 @@ fn pod_template() -> Value {
 #[test]
 fn every_shipped_customization_parses_compiles_and_defines_its_functions() {
     let files = super::files();
-    assert!(files.len() >= 5, "at least five shipped customizations");
+    assert!(files.len() >= 14, "every shipped customization is listed");
     let parsed = super::customizations();
     assert_eq!(parsed.len(), files.len(), "every file parses");
     let rt = lua::Runtime::new(std::sync::Arc::new(lua::NoPods), lua::Limits::default());
     let mut targets = Vec::new();
-    for c in &parsed {
+    for ((file, _), c) in files.iter().zip(&parsed) {
+        let target = &c.spec.target;
+        assert_eq!(
+            *file,
+            format!(
+                "{}-{}.yaml",
+                target.api_version.replace('/', "-"),
+                target.kind
+            ),
+            "files are named after their target"
+        );
         let mut scripted = 0;
         for op in Operation::ALL {
             if let Some(source) = c.spec.customizations.script(op) {
@@ -59,7 +69,7 @@ fn every_shipped_customization_parses_compiles_and_defines_its_functions() {
             }
         }
         assert!(
-            scripted >= 3,
+            scripted >= 2,
             "{:?} scripts few operations",
             c.metadata.name
         );
@@ -499,4 +509,163 @@ async fn a_users_customization_overrides_a_shipped_one_operation_by_operation() 
     );
     i.load_customizations(&[]);
     assert_eq!(i.get_replicas(&r).await.expect("replicas").0, 5);
+}
+
+#[tokio::test]
+async fn kyverno_policy() {
+    let i = interpreter();
+    let p = json!({
+        "apiVersion": "kyverno.io/v1", "kind": "Policy",
+        "metadata": {"name": "require-probes", "namespace": "shop", "generation": 2},
+        "spec": {"rules": [{"name": "probes", "validate": {"message": "probes required"}}]}
+    });
+    let ready = |reason: &str, message: &str| json!({"type": "Ready", "status": "True", "reason": reason, "message": message});
+    let mut observed = p.clone();
+    observed["status"] = json!({"conditions": [ready("Succeeded", "Ready")], "autogen": {"rules": []},
+        "rulecount": {"validate": 1, "generate": 0, "mutate": 0, "verifyimages": 0}, "validatingadmissionpolicy": {}});
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Healthy)
+    );
+    observed["status"]["ready"] = json!(false);
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy),
+        "the ready field wins where present"
+    );
+    observed["status"]
+        .as_object_mut()
+        .expect("status")
+        .remove("ready");
+    observed["status"]["conditions"] = json!([ready("Pending", "")]);
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
+    observed["status"]["conditions"] = json!([ready("Succeeded", "Ready")]);
+    let reflected = i
+        .reflect_status(&observed)
+        .await
+        .expect("reflect")
+        .expect("status");
+    assert!(reflected.get("validatingadmissionpolicy").is_none());
+    assert_eq!(reflected["rulecount"]["validate"], 1);
+    let mut second = reflected.clone();
+    second["ready"] = json!(true);
+    second["rulecount"]["mutate"] = json!(2);
+    let status = i
+        .aggregate_status(&p, &items(&[("m1", reflected), ("m2", second)]))
+        .await
+        .expect("aggregate")
+        .expect("changed");
+    assert_eq!(
+        status["rulecount"],
+        json!({"validate": 2, "generate": 0, "mutate": 2, "verifyimages": 0})
+    );
+    assert_eq!(status["ready"], true);
+    assert_eq!(
+        status["conditions"],
+        json!([ready("Succeeded", "m1=Ready, m2=Ready")])
+    );
+    // Kyverno Policies have no dependencies or replicas to interpret.
+    assert!(i.get_dependencies(&p).await.expect("deps").is_empty());
+}
+
+#[tokio::test]
+async fn argo_workflow() {
+    let i = interpreter();
+    let wf = json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow",
+        "metadata": {"name": "build", "namespace": "ci", "generation": 1},
+        "spec": {
+            "entrypoint": "main", "parallelism": 2,
+            "nodeSelector": {"pool": "build"},
+            "tolerations": [{"key": "ci", "operator": "Exists"}],
+            "serviceAccountName": "builder", "executor": {"serviceAccountName": "executor"},
+            "imagePullSecrets": [{"name": "registry"}],
+            "volumeClaimTemplates": [{"metadata": {"name": "workdir"}, "spec": {}}],
+            "volumes": [
+                {"name": "a", "configMap": {"name": "build-conf"}},
+                {"name": "b", "secret": {"secretName": "signing"}},
+                {"name": "c", "projected": {"sources": [{"configMap": {"name": "more-conf"}}, {"secret": {"name": "more-secret"}}]}},
+                {"name": "d", "cephfs": {"monitors": ["m"], "secretRef": {"name": "ceph"}}},
+                {"name": "e", "csi": {"driver": "d", "nodePublishSecretRef": {"name": "csi-creds"}}},
+                {"name": "f", "azureFile": {"secretName": "azure", "shareName": "s"}},
+                {"name": "g", "persistentVolumeClaim": {"claimName": "cache"}}
+            ],
+            "templates": [{"name": "main", "container": {"image": "golang"}}]
+        }
+    });
+    let (n, req) = i.get_replicas(&wf).await.expect("replicas");
+    assert_eq!(n, 2);
+    let req = req.expect("requirements");
+    let claim = req.node_claim.expect("node claim");
+    assert_eq!(claim.node_selector["pool"], "build");
+    assert_eq!(claim.tolerations.len(), 1);
+    assert_eq!(
+        req.namespace, "",
+        "placement only, as a pod template without metadata"
+    );
+    let mut serial = wf.clone();
+    serial["spec"]
+        .as_object_mut()
+        .expect("spec")
+        .remove("parallelism");
+    assert_eq!(i.get_replicas(&serial).await.expect("replicas").0, 1);
+    assert_eq!(
+        i.revise_replica(&wf, 1).await.expect("revise")["spec"]["parallelism"],
+        1
+    );
+    assert_eq!(
+        deps(&i.get_dependencies(&wf).await.expect("deps")),
+        [
+            "v1 ConfigMap ci/build-conf",
+            "v1 ConfigMap ci/more-conf",
+            "v1 PersistentVolumeClaim ci/cache",
+            "v1 PersistentVolumeClaim ci/workdir",
+            "v1 Secret ci/azure",
+            "v1 Secret ci/ceph",
+            "v1 Secret ci/csi-creds",
+            "v1 Secret ci/more-secret",
+            "v1 Secret ci/registry",
+            "v1 Secret ci/signing",
+            "v1 ServiceAccount ci/builder",
+            "v1 ServiceAccount ci/executor",
+        ]
+    );
+    let mut default_sa = json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow",
+        "metadata": {"name": "w", "namespace": "ci"}, "spec": {"serviceAccountName": "default"}});
+    assert!(
+        i.get_dependencies(&default_sa)
+            .await
+            .expect("deps")
+            .is_empty()
+    );
+
+    let mut observed = wf.clone();
+    observed["spec"]["suspend"] = json!(true);
+    observed["status"] = json!({"phase": "Running", "progress": "1/3"});
+    let retained = i.retain(&wf, &observed).await.expect("retain");
+    assert_eq!(retained["spec"]["suspend"], true);
+    assert_eq!(
+        retained["status"]["progress"], "1/3",
+        "the member's progress is kept"
+    );
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Healthy)
+    );
+    for phase in ["Failed", "Error", ""] {
+        observed["status"]["phase"] = json!(phase);
+        assert_eq!(
+            i.interpret_health(&observed).await,
+            Ok(ResourceHealth::Unhealthy),
+            "{phase}"
+        );
+    }
+    default_sa["status"] = json!({});
+    assert_eq!(
+        i.interpret_health(&default_sa).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
 }
