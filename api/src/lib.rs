@@ -20,6 +20,7 @@ pub mod apps;
 pub mod cluster;
 pub mod config;
 pub mod policy;
+pub mod remedy;
 pub mod work;
 
 pub mod admission;

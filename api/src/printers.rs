@@ -105,7 +105,13 @@ fn build_columns(kind: &str) -> Vec<PrinterColumn> {
         | "ClusterOverridePolicy"
         | "ClusterTaintPolicy"
         | "WorkloadRebalancer"
+        | "Remedy"
         | "ResourceInterpreterWebhookConfiguration" => columns.push(default_age_column()),
+        // Karmada's CRD declares these two only, so kube-apiserver adds no Age column.
+        "FederatedResourceQuota" => columns.extend([
+            crd_column!("OVERALL", "string", ".status.overall"),
+            crd_column!("OVERALL_USED", "string", ".status.overallUsed"),
+        ]),
         "ResourceInterpreterCustomization" => columns.extend([
             crd_column!("TARGET-API-VERSION", "string", ".spec.target.apiVersion"),
             crd_column!("TARGET-KIND", "string", ".spec.target.kind"),
@@ -201,6 +207,8 @@ column_cache!(
     "ClusterOverridePolicy",
     "ClusterTaintPolicy",
     "WorkloadRebalancer",
+    "FederatedResourceQuota",
+    "Remedy",
     "Work",
     "ResourceBinding",
     "ClusterResourceBinding",

@@ -13,6 +13,7 @@ mod binding;
 mod cluster;
 mod config;
 mod policy;
+mod quota;
 mod taint_policy;
 mod work;
 
@@ -185,6 +186,10 @@ pub fn admit_with_peers(
         "OverridePolicy" => admit_crd::<OverridePolicy>(op, obj, old),
         "ClusterOverridePolicy" => admit_crd::<ClusterOverridePolicy>(op, obj, old),
         "ClusterTaintPolicy" => admit_crd::<ClusterTaintPolicy>(op, obj, old),
+        "FederatedResourceQuota" => {
+            admit_crd::<crate::policy::v1alpha1::FederatedResourceQuota>(op, obj, old)
+        }
+        "Remedy" => admit_crd::<crate::remedy::v1alpha1::Remedy>(op, obj, old),
         "WorkloadRebalancer" => {
             admit_crd::<crate::apps::v1alpha1::WorkloadRebalancer>(op, obj, old)
         }
@@ -270,6 +275,9 @@ trait Webhooks:
 
 /// Karmada registers no webhook for WorkloadRebalancer: the CRD schema is all.
 impl Webhooks for crate::apps::v1alpha1::WorkloadRebalancer {}
+
+/// Karmada registers no webhook for Remedy either.
+impl Webhooks for crate::remedy::v1alpha1::Remedy {}
 
 fn admit_crd<T: Webhooks>(
     op: Operation,

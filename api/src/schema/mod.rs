@@ -20,10 +20,12 @@ use crate::cluster::v1alpha1::Cluster;
 use crate::config::v1alpha1::{
     ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration,
 };
+use crate::policy::v1alpha1::FederatedResourceQuota;
 use crate::policy::v1alpha1::{
     ClusterOverridePolicy, ClusterPropagationPolicy, ClusterTaintPolicy, OverridePolicy,
     PropagationPolicy,
 };
+use crate::remedy::v1alpha1::Remedy;
 use crate::work::v1alpha1::Work;
 use crate::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 
@@ -73,6 +75,8 @@ kind_schemas!(
     OverridePolicy,
     ClusterOverridePolicy,
     ClusterTaintPolicy,
+    FederatedResourceQuota,
+    Remedy,
     WorkloadRebalancer,
     Work,
     ResourceBinding,
