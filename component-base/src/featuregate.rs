@@ -157,10 +157,7 @@ pub const KARMADA_GATES: &[Spec] = &[
         name: FEDERATED_QUOTA_ENFORCEMENT,
         default: false,
         pre_release: PreRelease::Alpha,
-        locked: Some((
-            false,
-            "karmada-rs does not implement FederatedResourceQuota enforcement",
-        )),
+        locked: None,
     },
     Spec {
         name: LOGGING_ALPHA_OPTIONS,

@@ -24,6 +24,7 @@ pub mod cluster_taint_policy;
 pub mod dependencies;
 pub mod detector;
 pub mod execution;
+pub mod federated_resource_quota;
 pub mod graceful_eviction;
 pub mod interpreter;
 pub mod join;
@@ -138,6 +139,9 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
     tasks.extend(graceful_eviction::start(ctx.clone()));
     tasks.extend(workload_rebalancer::start(ctx.clone()));
     tasks.extend(rebalance_on_recovery::start(ctx.clone()));
+    tasks.extend(federated_resource_quota::sync::start(ctx.clone()));
+    tasks.extend(federated_resource_quota::status::start(ctx.clone()));
+    tasks.extend(federated_resource_quota::enforcement::start(ctx.clone()));
     // Execution spaces, cluster status and taints share the pipeline's member clients.
     tasks.extend(cluster::start(cluster::ClusterControllers {
         settings: config.cluster,

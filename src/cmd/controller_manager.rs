@@ -119,14 +119,17 @@ pub fn controller_settings(
 }
 
 impl ControllerManagerFlags {
-    /// Fills the controllers' settings. Of the gates only PriorityBasedScheduling and
-    /// PropagationPolicyPreemption may be switched; every other is locked to what karmada-rs
-    /// does, and parsing refused any other value.
+    /// Fills the controllers' settings. Of the gates only PriorityBasedScheduling,
+    /// PropagationPolicyPreemption and FederatedQuotaEnforcement may be switched; every other
+    /// is locked to what karmada-rs does, and parsing refused any other value.
     pub fn apply(&self, settings: &mut controllers::Settings) {
         settings.priority_based_scheduling = self
             .feature_gates
             .enabled(featuregate::PRIORITY_BASED_SCHEDULING);
         settings.policy_preemption = self.feature_gates.enabled(featuregate::POLICY_PREEMPTION);
+        settings.federated_quota_enforcement = self
+            .feature_gates
+            .enabled(featuregate::FEDERATED_QUOTA_ENFORCEMENT);
         settings.skipped_namespaces = self.skipped_propagating_namespaces.clone();
         settings.concurrency = self.concurrency.concurrency();
     }

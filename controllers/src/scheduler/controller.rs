@@ -13,13 +13,14 @@ use karmada_api::cluster::v1alpha1::Cluster;
 use karmada_api::policy::v1alpha1::{Placement, ReplicaSchedulingType};
 use karmada_api::well_known::{annotations, labels};
 use karmada_api::work::v1alpha2::{
-    BINDING_REASON_SUCCESS, ClusterResourceBinding, ResourceBinding, ResourceBindingSpec,
-    SCHEDULED, TargetCluster,
+    BINDING_REASON_QUOTA_EXCEEDED, BINDING_REASON_SUCCESS, ClusterResourceBinding, ResourceBinding,
+    ResourceBindingSpec, SCHEDULED, TargetCluster,
 };
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
+use crate::federated_resource_quota;
 use crate::metrics;
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::{EventTarget, Recorder};
@@ -58,6 +59,9 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     });
     s.register::<ResourceBinding>();
     s.register::<ClusterResourceBinding>();
+    if ctx.settings.federated_quota_enforcement {
+        s.retry_on_quota_change();
+    }
     let s2 = s.clone();
     ctx.clusters.on_change(move |c| {
         let relevant = match c {
@@ -242,6 +246,39 @@ impl Scheduler {
         });
     }
 
+    /// Bindings refused for their quota are tried again when a quota of their namespace is
+    /// raised or has room again.
+    fn retry_on_quota_change(self: &Arc<Self>) {
+        let s = self.clone();
+        self.ctx.frqs.on_change(move |c| {
+            let relevant = match c {
+                Change::Add(_) => true,
+                Change::Update(old, new) => {
+                    old.spec.overall != new.spec.overall
+                        || federated_resource_quota::usage::lowered(
+                            &old.status.overall_used,
+                            &new.status.overall_used,
+                        )
+                }
+                Change::Delete(_) => true,
+            };
+            if !relevant {
+                return;
+            }
+            let ns = c.object().metadata.namespace.as_deref().unwrap_or_default();
+            for b in s.ctx.rbs.list() {
+                let refused = b
+                    .status
+                    .conditions
+                    .iter()
+                    .any(|c| c.type_ == SCHEDULED && c.reason == BINDING_REASON_QUOTA_EXCEEDED);
+                if refused && b.metadata.namespace.as_deref() == Some(ns) && wants(b.as_ref()) {
+                    s.queue.add(b.key());
+                }
+            }
+        });
+    }
+
     fn enqueue_all<B: Binding>(&self) {
         for b in B::informer(&self.ctx).list() {
             if wants(b.as_ref()) {
@@ -363,6 +400,35 @@ impl Scheduler {
         let placement_json = serde_json::to_string(placement)?;
         let rb_target = EventTarget::of(b);
         let tpl_target = crate::runtime::bindings::template_target(spec);
+        // FederatedQuotaEnforcement: Karmada's ResourceBinding webhook refuses a placement
+        // that goes over a FederatedResourceQuota, and the scheduler reports the refusal.
+        let placed: &[TargetCluster] = match &result {
+            Ok(r) => &r.clusters,
+            Err(ScheduleError::NoClusterFit(_)) => &[],
+            Err(_) => &spec.clusters,
+        };
+        if spec.clusters != placed
+            && let Err(refused) =
+                federated_resource_quota::reserve(&self.ctx, &key.namespace, spec, placed).await?
+        {
+            let mut status = b.status().clone();
+            if set_condition(
+                &mut status.conditions,
+                SCHEDULED,
+                "False",
+                BINDING_REASON_QUOTA_EXCEEDED,
+                &refused.0,
+                None,
+            ) {
+                let patch = json!({"status": {"conditions": status.conditions}});
+                self.patch_status::<B>(key, &patch).await?;
+            }
+            self.recorder
+                .warning(&rb_target, "ScheduleBindingFailed", refused.0.clone());
+            self.recorder
+                .warning(&tpl_target, "ScheduleBindingFailed", refused.0.clone());
+            return Err(Error::msg(refused.0));
+        }
         match result {
             Ok(r) => {
                 let generation = self

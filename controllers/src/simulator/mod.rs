@@ -8,8 +8,11 @@
 //!
 //! It creates no Pods of its own: workloads report ready replicas without pod objects, which
 //! keeps a member with thousands of workloads cheap. Pods that users create are run.
+//! ResourceQuotas get the status kube's quota controller would write, counting both real
+//! Pods and the virtual pods of simulated workloads ([`quota`]).
 
 mod nodes;
+mod quota;
 pub mod workloads;
 
 use std::collections::{HashMap, HashSet};
@@ -120,6 +123,7 @@ pub async fn start(
             node_store.clone(),
         )));
     }
+    tasks.extend(quota::start(client));
     Ok(Simulator { tasks })
 }
 
