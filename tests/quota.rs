@@ -1,6 +1,7 @@
-//! FederatedResourceQuota end to end: static assignments become ResourceQuotas in the members
-//! whose usage comes back into the quota's status; with FederatedQuotaEnforcement the
-//! scheduler refuses placements over the quota until it is raised.
+//! FederatedResourceQuota and Remedy end to end: static assignments become ResourceQuotas in
+//! the members whose usage comes back into the quota's status; with FederatedQuotaEnforcement
+//! the scheduler refuses placements over the quota until it is raised; a Remedy's actions
+//! follow the member conditions it matches.
 
 mod propagation_env;
 mod support;
@@ -187,4 +188,60 @@ fn enforcement_refuses_placements_over_the_quota_until_it_is_raised() {
     env.wait("usage of both bindings", || {
         (frq(&env)["status"]["overallUsed"] == serde_json::json!({"cpu": "1200m"})).then_some(())
     });
+}
+
+#[test]
+fn remedy_actions_follow_matching_conditions_and_go_with_the_remedy() {
+    let env = Env::start(2);
+    let remedy = |status: &str| {
+        format!(
+            "apiVersion: remedy.karmada.io/v1alpha1
+kind: Remedy
+metadata: {{name: ready-traffic}}
+spec:
+  clusterAffinity: {{clusterNames: [member1]}}
+  decisionMatches:
+    - clusterConditionMatch: {{conditionType: Ready, operator: Equal, conditionStatus: \"{status}\"}}
+  actions: [TrafficControl]
+"
+        )
+    };
+    let actions = |c: &str| {
+        env.cp.kubectl_ok(&[
+            "get",
+            "cluster",
+            c,
+            "-o",
+            "jsonpath={.status.remedyActions}",
+        ])
+    };
+    env.apply(&remedy("True"));
+    env.wait("TrafficControl on member1", || {
+        (actions("member1") == "[\"TrafficControl\"]").then_some(())
+    });
+    assert_eq!(actions("member2"), "");
+
+    // No longer matching: the action goes.
+    env.apply(&remedy("False"));
+    env.wait("no actions on member1", || {
+        actions("member1").is_empty().then_some(())
+    });
+
+    // Matching again, then the Remedy's deletion clears it.
+    env.apply(&remedy("True"));
+    env.wait("TrafficControl again", || {
+        (actions("member1") == "[\"TrafficControl\"]").then_some(())
+    });
+    env.cp.kubectl_ok(&["delete", "remedy", "ready-traffic"]);
+    env.wait("actions cleared by the deletion", || {
+        actions("member1").is_empty().then_some(())
+    });
+
+    // Karmada's CRD schema: the operator is Equal or NotEqual.
+    let out = env.cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &remedy("True").replace("operator: Equal", "operator: Is"),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Unsupported value: \"Is\""), "{stderr}");
 }

@@ -35,6 +35,7 @@ pub mod namespace_sync;
 pub mod overrides;
 pub mod rebalance_on_recovery;
 pub mod registration;
+pub mod remedy;
 pub mod runtime;
 pub mod scheduler;
 pub mod simulator;
@@ -142,6 +143,7 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
     tasks.extend(federated_resource_quota::sync::start(ctx.clone()));
     tasks.extend(federated_resource_quota::status::start(ctx.clone()));
     tasks.extend(federated_resource_quota::enforcement::start(ctx.clone()));
+    tasks.extend(remedy::start(ctx.clone()));
     // Execution spaces, cluster status and taints share the pipeline's member clients.
     tasks.extend(cluster::start(cluster::ClusterControllers {
         settings: config.cluster,
