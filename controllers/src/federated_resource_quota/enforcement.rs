@@ -4,7 +4,7 @@
 //! one replica's requests, only the resources `overall` limits) when a quota is created, when
 //! its `overall` changes, when a binding of its namespace is deleted, and every five minutes
 //! (Karmada's `--federated-resource-quota-sync-period` default) to correct what the
-//! scheduler's reservations ([`super::reserve`]) got wrong. Without the gate it does not run.
+//! scheduler's reservations ([`super::Ledger`]) got wrong. Without the gate it does not run.
 
 use std::sync::Arc;
 use std::time::Duration;

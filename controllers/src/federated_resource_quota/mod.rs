@@ -2,7 +2,7 @@
 //! turns each static assignment into a ResourceQuota in that member (through a Work),
 //! [`status`] gathers the members' quota usage, and [`enforcement`] (behind the
 //! FederatedQuotaEnforcement gate) keeps `status.overallUsed` in step with the namespace's
-//! scheduled bindings, which the scheduler checks before placing replicas ([`admit`]).
+//! scheduled bindings, which the scheduler checks before placing replicas ([`Ledger`]).
 
 pub mod enforcement;
 pub mod status;
@@ -11,7 +11,7 @@ pub mod usage;
 
 mod admit;
 
-pub use admit::{QuotaExceeded, reserve};
+pub use admit::{Ledger, QuotaExceeded};
 
 use karmada_api::names;
 use karmada_api::policy::v1alpha1::{

@@ -42,11 +42,20 @@ struct Scheduler {
     clusters_version: AtomicU64,
     /// The cluster version each binding was last scheduled against.
     seen: Mutex<HashMap<Key, u64>>,
+    /// FederatedQuotaEnforcement's reservations; None without the gate.
+    quotas: Option<Arc<federated_resource_quota::Ledger>>,
 }
 
 /// Starts the scheduler.
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    let quotas = ctx.settings.federated_quota_enforcement.then(|| {
+        let (ledger, writer) = federated_resource_quota::Ledger::start(ctx.clone());
+        tasks.push(writer);
+        ledger
+    });
     let s = Arc::new(Scheduler {
+        quotas,
         recorder: ctx.events.recorder(DEFAULT_SCHEDULER),
         queue: if ctx.settings.priority_based_scheduling {
             ctx.queue("scheduler", Class::Placement).ranked()
@@ -75,7 +84,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         }
     });
     let s3 = s.clone();
-    vec![tokio::spawn(async move {
+    tasks.push(tokio::spawn(async move {
         s3.ctx.wait_synced().await;
         let s4 = s3.clone();
         // Karmada's scheduler has one worker. Here every binding is scheduled from the informers'
@@ -96,7 +105,8 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         for h in handles {
             let _ = h.await;
         }
-    })]
+    }));
+    tasks
 }
 
 /// Counts a binding entering the queue (`metrics.CountSchedulerBindings`).
@@ -408,8 +418,8 @@ impl Scheduler {
             Err(_) => &spec.clusters,
         };
         if spec.clusters != placed
-            && let Err(refused) =
-                federated_resource_quota::reserve(&self.ctx, &key.namespace, spec, placed).await?
+            && let Some(quotas) = &self.quotas
+            && let Err(refused) = quotas.reserve(&key.namespace, spec, placed)
         {
             let mut status = b.status().clone();
             if set_condition(
