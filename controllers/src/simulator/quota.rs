@@ -15,7 +15,8 @@
 //! counts are left out of `used`.
 //!
 //! It is event-driven: each watched object's charge is kept, and only the namespaces an event
-//! touched are summed again, shortly after the event (bursts make one write per quota).
+//! touched are summed again, shortly after the event (bursts make one write per quota). A
+//! member without ResourceQuotas watches nothing but them.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
@@ -418,30 +419,51 @@ impl Namespaces {
 }
 
 /// Starts the quota loop.
+/// Tasks aborted with their owner.
+struct AbortOnDrop(Vec<JoinHandle<()>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
+}
+
+/// Starts the watches of what quotas count.
+fn watch_usage(client: &kube::Client, tx: &mpsc::UnboundedSender<Event>) -> AbortOnDrop {
+    AbortOnDrop(vec![
+        watch_charges::<Pod>(client, "Pod", pod_charge, tx.clone()),
+        watch_charges::<Deployment>(client, "Deployment", charge_of_deployment, tx.clone()),
+        watch_charges::<StatefulSet>(client, "StatefulSet", charge_of_statefulset, tx.clone()),
+        watch_charges::<ReplicaSet>(client, "ReplicaSet", charge_of_replicaset, tx.clone()),
+        watch_charges::<DaemonSet>(client, "DaemonSet", charge_of_daemonset, tx.clone()),
+        watch_charges::<Job>(client, "Job", charge_of_job, tx.clone()),
+    ])
+}
+
+/// Starts the quota loop. Until a member has a ResourceQuota only the quotas are watched;
+/// the first one starts the watches of what they count.
 pub(super) fn start(client: kube::Client) -> Vec<JoinHandle<()>> {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut tasks = vec![
-        watch(
-            &client,
-            "ResourceQuota",
-            |ns, name, q: ResourceQuota| Event::Quota(ns, name, Box::new(q)),
-            tx.clone(),
-        ),
-        watch_charges::<Pod>(&client, "Pod", pod_charge, tx.clone()),
-        watch_charges::<Deployment>(&client, "Deployment", charge_of_deployment, tx.clone()),
-        watch_charges::<StatefulSet>(&client, "StatefulSet", charge_of_statefulset, tx.clone()),
-        watch_charges::<ReplicaSet>(&client, "ReplicaSet", charge_of_replicaset, tx.clone()),
-        watch_charges::<DaemonSet>(&client, "DaemonSet", charge_of_daemonset, tx.clone()),
-        watch_charges::<Job>(&client, "Job", charge_of_job, tx),
-    ];
+    let mut tasks = vec![watch(
+        &client,
+        "ResourceQuota",
+        |ns, name, q: ResourceQuota| Event::Quota(ns, name, Box::new(q)),
+        tx.clone(),
+    )];
     tasks.push(tokio::spawn(async move {
         let mut state = Namespaces::default();
         let mut dirty: HashSet<String> = HashSet::new();
         let mut due: Option<Instant> = None;
+        let mut usage_watches: Option<AbortOnDrop> = None;
         loop {
             tokio::select! {
                 ev = rx.recv() => {
                     let Some(ev) = ev else { return };
+                    if usage_watches.is_none() && matches!(ev, Event::Quota(..)) {
+                        usage_watches = Some(watch_usage(&client, &tx));
+                    }
                     for ns in state.apply(ev) {
                         // Only namespaces with quotas are written.
                         if state.quotas.get(&ns).is_some_and(|m| !m.is_empty()) {
