@@ -75,19 +75,12 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
             }
         }
     });
-    let c4 = c.clone();
+    let queue = c.queue.clone();
     vec![
         resync,
-        tokio::spawn(async move {
-            c4.ctx.wait_synced().await;
-            let c5 = c4.clone();
-            let handles = c4.queue.run(1, move |k| {
-                let c = c5.clone();
-                async move { c.reconcile(k).await }
-            });
-            for h in handles {
-                let _ = h.await;
-            }
+        super::run_after_sync(ctx, queue, move |k| {
+            let c = c.clone();
+            async move { c.reconcile(k).await }
         }),
     ]
 }

@@ -60,17 +60,10 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
             c2.queue.add(q);
         }
     });
-    let c3 = c.clone();
-    vec![tokio::spawn(async move {
-        c3.ctx.wait_synced().await;
-        let c4 = c3.clone();
-        let handles = c3.queue.run(1, move |k| {
-            let c = c4.clone();
-            async move { c.reconcile(k).await }
-        });
-        for h in handles {
-            let _ = h.await;
-        }
+    let queue = c.queue.clone();
+    vec![super::run_after_sync(ctx, queue, move |k| {
+        let c = c.clone();
+        async move { c.reconcile(k).await }
     })]
 }
 

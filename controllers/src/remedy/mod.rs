@@ -74,26 +74,19 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let informer = c
         .remedies
         .run(Api::all(ctx.client.clone()), watcher::Config::default());
-    let c3 = c.clone();
+    let queue = c.queue.clone();
     vec![
         informer,
-        tokio::spawn(async move {
-            c3.ctx.wait_synced().await;
-            c3.remedies.wait_synced().await;
-            let c4 = c3.clone();
-            let handles = c3.queue.run(1, move |k| {
-                let c = c4.clone();
-                async move { c.reconcile(k).await }
-            });
-            for h in handles {
-                let _ = h.await;
-            }
+        crate::federated_resource_quota::run_after_sync(ctx, queue, move |k| {
+            let c = c.clone();
+            async move { c.reconcile(k).await }
         }),
     ]
 }
 
 impl Controller {
     async fn reconcile(&self, name: String) -> Result<Requeue> {
+        self.remedies.wait_synced().await;
         let Some(cluster) = self.ctx.clusters.get(&Key::cluster(name.clone())) else {
             return Ok(Requeue::No);
         };
