@@ -35,9 +35,12 @@ type Seen = Arc<Mutex<HashMap<(String, String), Instant>>>;
 fn watch_addresses(client: Client, seen: Seen) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let api: Api<EndpointSlice> = Api::namespaced(client, NS);
-        let stream = watcher(api, watcher::Config::default().labels("kubernetes.io/service-name"))
-            .default_backoff()
-            .applied_objects();
+        let stream = watcher(
+            api,
+            watcher::Config::default().labels("kubernetes.io/service-name"),
+        )
+        .default_backoff()
+        .applied_objects();
         let mut stream = std::pin::pin!(stream);
         while let Some(Ok(s)) = stream.next().await {
             let now = Instant::now();
@@ -58,7 +61,10 @@ async fn create(client: &Client, obj: Value) {
     let (group, version) = obj["apiVersion"]
         .as_str()
         .and_then(|v| v.rsplit_once('/'))
-        .map_or(("", obj["apiVersion"].as_str().unwrap_or("v1")), |(g, v)| (g, v));
+        .map_or(
+            ("", obj["apiVersion"].as_str().unwrap_or("v1")),
+            |(g, v)| (g, v),
+        );
     let kind = obj["kind"].as_str().unwrap_or_default().to_owned();
     let plural = match kind.as_str() {
         "ClusterPropagationPolicy" => "clusterpropagationpolicies".to_owned(),
@@ -159,8 +165,18 @@ async fn main() {
             >(&()),
         );
         let start = Instant::now();
-        while crds.get_opt("serviceexports.multicluster.x-k8s.io").await.ok().flatten().is_none()
-            || crds.get_opt("serviceimports.multicluster.x-k8s.io").await.ok().flatten().is_none()
+        while crds
+            .get_opt("serviceexports.multicluster.x-k8s.io")
+            .await
+            .ok()
+            .flatten()
+            .is_none()
+            || crds
+                .get_opt("serviceimports.multicluster.x-k8s.io")
+                .await
+                .ok()
+                .flatten()
+                .is_none()
         {
             assert!(start.elapsed() < limit, "MCS CRDs not propagated");
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -200,15 +216,24 @@ async fn main() {
         for (svc, _) in seen.keys() {
             *per.entry(svc.as_str()).or_default() += 1;
         }
-        (0..n).all(|i| per.get(format!("derived-svc-{i}").as_str()).copied().unwrap_or(0) >= 2)
+        (0..n).all(|i| {
+            per.get(format!("derived-svc-{i}").as_str())
+                .copied()
+                .unwrap_or(0)
+                >= 2
+        })
     })
     .await;
     let setup_time = setup.elapsed();
     let cpu_before = cpu_seconds(cp_process.child.id());
 
     // The endpoint changes: a Pod per Service in member1.
-    let known1: BTreeSet<(String, String)> =
-        seen1.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect();
+    let known1: BTreeSet<(String, String)> = seen1
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .keys()
+        .cloned()
+        .collect();
     let pods: Api<DynamicObject> = Api::namespaced_with(
         member_clients[0].clone(),
         NS,
@@ -225,7 +250,9 @@ async fn main() {
             "spec": {"containers": [{"name": "c", "image": "nginx:1.25", "ports": [{"containerPort": 80}]}]},
         }))
         .expect("pod");
-        pods.create(&PostParams::default(), &pod).await.expect("pod");
+        pods.create(&PostParams::default(), &pod)
+            .await
+            .expect("pod");
     }
     // The new address of each Service in member1, and when member3 listed it.
     let mut latencies = Vec::new();
@@ -253,7 +280,10 @@ async fn main() {
         if missing == 0 {
             break;
         }
-        assert!(Instant::now() < deadline, "{missing} endpoint changes never reached member3");
+        assert!(
+            Instant::now() < deadline,
+            "{missing} endpoint changes never reached member3"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     latencies.sort();
@@ -266,10 +296,25 @@ async fn main() {
         setup_time.as_secs_f64(),
         imported.as_secs_f64()
     );
-    println!("| endpoint change, member1 slice to member3 slice, p50 | {} |", ms(percentile(&latencies, 0.50)));
-    println!("| endpoint change, p90 | {} |", ms(percentile(&latencies, 0.90)));
-    println!("| endpoint change, p99 (target 1 s) | {} |", ms(percentile(&latencies, 0.99)));
-    println!("| endpoint change, max | {} |", ms(*latencies.last().unwrap_or(&Duration::ZERO)));
+    println!(
+        "| endpoint change, member1 slice to member3 slice, p50 | {} |",
+        ms(percentile(&latencies, 0.50))
+    );
+    println!(
+        "| endpoint change, p90 | {} |",
+        ms(percentile(&latencies, 0.90))
+    );
+    println!(
+        "| endpoint change, p99 (target 1 s) | {} |",
+        ms(percentile(&latencies, 0.99))
+    );
+    println!(
+        "| endpoint change, max | {} |",
+        ms(*latencies.last().unwrap_or(&Duration::ZERO))
+    );
     println!("| control plane CPU during the changes | {cpu:.2} s |");
-    println!("| control plane RSS | {:.0} MiB |", rss_mib(cp_process.child.id()));
+    println!(
+        "| control plane RSS | {:.0} MiB |",
+        rss_mib(cp_process.child.id())
+    );
 }

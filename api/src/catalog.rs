@@ -166,6 +166,30 @@ static KINDS: &[KindInfo] = &[
         ..CRD
     },
     KindInfo {
+        group: "policy.karmada.io",
+        version: "v1alpha1",
+        kind: "FederatedResourceQuota",
+        list_kind: "FederatedResourceQuotaList",
+        plural: "federatedresourcequotas",
+        singular: "federatedresourcequota",
+        short_names: &[],
+        namespaced: true,
+        status_subresource: true,
+        ..CRD
+    },
+    KindInfo {
+        group: "remedy.karmada.io",
+        version: "v1alpha1",
+        kind: "Remedy",
+        list_kind: "RemedyList",
+        plural: "remedies",
+        singular: "remedy",
+        short_names: &[],
+        namespaced: false,
+        status_subresource: false,
+        ..CRD
+    },
+    KindInfo {
         group: "apps.karmada.io",
         version: "v1alpha1",
         kind: "WorkloadRebalancer",

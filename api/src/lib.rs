@@ -21,6 +21,7 @@ pub mod cluster;
 pub mod config;
 pub mod networking;
 pub mod policy;
+pub mod remedy;
 pub mod work;
 
 pub mod admission;

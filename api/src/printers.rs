@@ -107,7 +107,13 @@ fn build_columns(kind: &str) -> Vec<PrinterColumn> {
         | "WorkloadRebalancer"
         | "MultiClusterService"
         | "MultiClusterIngress"
+        | "Remedy"
         | "ResourceInterpreterWebhookConfiguration" => columns.push(default_age_column()),
+        // Karmada's CRD declares these two only, so kube-apiserver adds no Age column.
+        "FederatedResourceQuota" => columns.extend([
+            crd_column!("OVERALL", "string", ".status.overall"),
+            crd_column!("OVERALL_USED", "string", ".status.overallUsed"),
+        ]),
         "ResourceInterpreterCustomization" => columns.extend([
             crd_column!("TARGET-API-VERSION", "string", ".spec.target.apiVersion"),
             crd_column!("TARGET-KIND", "string", ".spec.target.kind"),
@@ -205,6 +211,8 @@ column_cache!(
     "WorkloadRebalancer",
     "MultiClusterService",
     "MultiClusterIngress",
+    "FederatedResourceQuota",
+    "Remedy",
     "Work",
     "ResourceBinding",
     "ClusterResourceBinding",

@@ -447,6 +447,20 @@ fn kind_catalog() {
                 [false, false, false, false]
             ),
             row(
+                "FederatedResourceQuota",
+                "policy.karmada.io/v1alpha1",
+                "federatedresourcequotas",
+                &[],
+                [true, true, false, false]
+            ),
+            row(
+                "Remedy",
+                "remedy.karmada.io/v1alpha1",
+                "remedies",
+                &[],
+                [false, false, false, false]
+            ),
+            row(
                 "WorkloadRebalancer",
                 "apps.karmada.io/v1alpha1",
                 "workloadrebalancers",

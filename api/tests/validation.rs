@@ -943,6 +943,8 @@ fn malformed_bodies_never_panic() {
         "OverridePolicy",
         "ClusterOverridePolicy",
         "ClusterTaintPolicy",
+        "FederatedResourceQuota",
+        "Remedy",
         "WorkloadRebalancer",
         "MultiClusterService",
         "MultiClusterIngress",
@@ -989,7 +991,8 @@ fn malformed_bodies_never_panic() {
         ),
         // One wrongly typed field of each kind's own.
         (
-            json!({"spec": {"resourceSelectors": "x", "placement": [], "workload": 3, "resource": [], "syncMode": 5}}),
+            json!({"spec": {"resourceSelectors": "x", "placement": [], "workload": 3, "resource": [], "syncMode": 5,
+                            "overall": [], "actions": 3}}),
             &CREATE_UPDATE,
             ALL_KINDS
                 .iter()

@@ -5,7 +5,8 @@
 //! A gate karmada-rs acts on can be switched; a gate whose feature karmada-rs always (or never)
 //! has is locked to that value, as Kubernetes locks graduated gates: setting it otherwise is
 //! refused with the reason, so no gate is accepted without effect. The gates of features
-//! karmada-rs has (PropagationPolicyPreemption, PriorityBasedScheduling, MultiClusterService)
+//! karmada-rs has (PropagationPolicyPreemption, PriorityBasedScheduling, MultiClusterService,
+//! FederatedQuotaEnforcement)
 //! may be switched; the others name features it does not have yet, whose fields the API
 //! server accepts with a warning.
 
@@ -157,10 +158,7 @@ pub const KARMADA_GATES: &[Spec] = &[
         name: FEDERATED_QUOTA_ENFORCEMENT,
         default: false,
         pre_release: PreRelease::Alpha,
-        locked: Some((
-            false,
-            "karmada-rs does not implement FederatedResourceQuota enforcement",
-        )),
+        locked: None,
     },
     Spec {
         name: LOGGING_ALPHA_OPTIONS,

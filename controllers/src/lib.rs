@@ -24,6 +24,7 @@ pub mod cluster_taint_policy;
 pub mod dependencies;
 pub mod detector;
 pub mod execution;
+pub mod federated_resource_quota;
 pub mod graceful_eviction;
 pub mod interpreter;
 pub mod join;
@@ -35,6 +36,7 @@ pub mod namespace_sync;
 pub mod overrides;
 pub mod rebalance_on_recovery;
 pub mod registration;
+pub mod remedy;
 pub mod runtime;
 pub mod scheduler;
 pub mod selection;
@@ -200,6 +202,19 @@ pub fn start(config: ControllersConfig, client: kube::Client) -> Controllers {
         if enabled(n::ENDPOINTSLICE_DISPATCH) {
             tasks.extend(mcs::dispatch::start(ctx.clone()));
         }
+    }
+    // Federated resource quotas and remedies.
+    if enabled(n::FEDERATED_RESOURCE_QUOTA_SYNC) {
+        tasks.extend(federated_resource_quota::sync::start(ctx.clone()));
+    }
+    if enabled(n::FEDERATED_RESOURCE_QUOTA_STATUS) {
+        tasks.extend(federated_resource_quota::status::start(ctx.clone()));
+    }
+    if enabled(n::FEDERATED_RESOURCE_QUOTA_ENFORCEMENT) {
+        tasks.extend(federated_resource_quota::enforcement::start(ctx.clone()));
+    }
+    if enabled(n::REMEDY) {
+        tasks.extend(remedy::start(ctx.clone()));
     }
     // Execution spaces, cluster status and taints share the pipeline's member clients.
     let (run_cluster, run_status) = (enabled(n::CLUSTER), enabled(n::CLUSTER_STATUS));

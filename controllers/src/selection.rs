@@ -209,25 +209,25 @@ pub static CONTROLLER_MANAGER: ControllerSet = ControllerSet {
         ENDPOINT_SLICE,
         SERVICE_IMPORT,
         UNIFIED_AUTH,
+        FEDERATED_RESOURCE_QUOTA_SYNC,
+        FEDERATED_RESOURCE_QUOTA_STATUS,
+        FEDERATED_RESOURCE_QUOTA_ENFORCEMENT,
         GRACEFUL_EVICTION,
         APPLICATION_FAILOVER,
         MULTI_CLUSTER_SERVICE,
         ENDPOINTSLICE_COLLECT,
         ENDPOINTSLICE_DISPATCH,
+        REMEDY,
         WORKLOAD_REBALANCER,
         AGENT_CSR_APPROVING,
         CLUSTER_TAINT_POLICY,
     ],
     disabled_by_default: &[HPA_SCALE_TARGET_MARKER, DEPLOYMENT_REPLICAS_SYNCER],
     absent: &[
-        FEDERATED_RESOURCE_QUOTA_SYNC,
-        FEDERATED_RESOURCE_QUOTA_STATUS,
-        FEDERATED_RESOURCE_QUOTA_ENFORCEMENT,
         FEDERATED_HPA,
         CRON_FEDERATED_HPA,
         HPA_SCALE_TARGET_MARKER,
         DEPLOYMENT_REPLICAS_SYNCER,
-        REMEDY,
     ],
 };
 
@@ -256,12 +256,18 @@ mod tests {
                 CONTROLLER_MANAGER.all.join(", ")
             )
         );
-        assert!(Controllers::parse(&CONTROLLER_MANAGER, &["*", "-remedy"]).is_ok());
+        assert!(
+            Controllers::parse(
+                &CONTROLLER_MANAGER,
+                &["*", "-federatedHorizontalPodAutoscaler"]
+            )
+            .is_ok()
+        );
         assert_eq!(
-            Controllers::parse(&CONTROLLER_MANAGER, &["remedy"])
+            Controllers::parse(&CONTROLLER_MANAGER, &["federatedHorizontalPodAutoscaler"])
                 .unwrap_err()
                 .to_string(),
-            "controller \"remedy\" is not available in the controller manager of karmada-rs; it can only be disabled (-remedy)"
+            "controller \"federatedHorizontalPodAutoscaler\" is not available in the controller manager of karmada-rs; it can only be disabled (-federatedHorizontalPodAutoscaler)"
         );
     }
 }

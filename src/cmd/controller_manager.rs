@@ -132,8 +132,9 @@ pub fn controller_settings(
 
 impl ControllerManagerFlags {
     /// Fills the controllers' settings. Of the gates only PriorityBasedScheduling,
-    /// PropagationPolicyPreemption and MultiClusterService may be switched; every other is locked to what karmada-rs
-    /// does, and parsing refused any other value.
+    /// PropagationPolicyPreemption, MultiClusterService and FederatedQuotaEnforcement may be
+    /// switched; every other is locked to what karmada-rs does, and parsing refused any other
+    /// value.
     pub fn apply(&self, settings: &mut controllers::Settings) {
         settings.priority_based_scheduling = self
             .feature_gates
@@ -142,6 +143,9 @@ impl ControllerManagerFlags {
         settings.multi_cluster_service = self
             .feature_gates
             .enabled(featuregate::MULTI_CLUSTER_SERVICE);
+        settings.federated_quota_enforcement = self
+            .feature_gates
+            .enabled(featuregate::FEDERATED_QUOTA_ENFORCEMENT);
         settings.skipped_namespaces = self.skipped_propagating_namespaces.clone();
         settings.concurrency = self.concurrency.concurrency();
     }

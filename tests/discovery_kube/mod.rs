@@ -62,24 +62,9 @@ const NOT_LIKE_KUBE: &[(&str, &str, &str)] = &[
         "approval takes update (kubectl certificate approve) but not patch",
     ),
     (
-        "policy.karmada.io/v1alpha1",
-        "federatedresourcequotas",
-        "Karmada's FederatedResourceQuota is not served yet",
-    ),
-    (
-        "policy.karmada.io/v1alpha1",
-        "federatedresourcequotas/status",
-        "Karmada's FederatedResourceQuota is not served yet",
-    ),
-    (
         "autoscaling.karmada.io/v1alpha1",
         "*",
         "Karmada's FederatedHPA and CronFederatedHPA are not served yet",
-    ),
-    (
-        "remedy.karmada.io/v1alpha1",
-        "*",
-        "Karmada's Remedy is not served yet",
     ),
 ];
 

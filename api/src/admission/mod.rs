@@ -14,6 +14,7 @@ mod cluster;
 mod config;
 mod networking;
 mod policy;
+mod quota;
 mod taint_policy;
 mod work;
 
@@ -192,6 +193,10 @@ pub fn admit_with_peers(
         "MultiClusterIngress" => {
             admit_crd::<crate::networking::v1alpha1::MultiClusterIngress>(op, obj, old)
         }
+        "FederatedResourceQuota" => {
+            admit_crd::<crate::policy::v1alpha1::FederatedResourceQuota>(op, obj, old)
+        }
+        "Remedy" => admit_crd::<crate::remedy::v1alpha1::Remedy>(op, obj, old),
         "WorkloadRebalancer" => {
             admit_crd::<crate::apps::v1alpha1::WorkloadRebalancer>(op, obj, old)
         }
@@ -277,6 +282,9 @@ trait Webhooks:
 
 /// Karmada registers no webhook for WorkloadRebalancer: the CRD schema is all.
 impl Webhooks for crate::apps::v1alpha1::WorkloadRebalancer {}
+
+/// Karmada registers no webhook for Remedy either.
+impl Webhooks for crate::remedy::v1alpha1::Remedy {}
 
 fn admit_crd<T: Webhooks>(
     op: Operation,

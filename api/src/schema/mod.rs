@@ -21,10 +21,12 @@ use crate::config::v1alpha1::{
     ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration,
 };
 use crate::networking::v1alpha1::{MultiClusterIngress, MultiClusterService};
+use crate::policy::v1alpha1::FederatedResourceQuota;
 use crate::policy::v1alpha1::{
     ClusterOverridePolicy, ClusterPropagationPolicy, ClusterTaintPolicy, OverridePolicy,
     PropagationPolicy,
 };
+use crate::remedy::v1alpha1::Remedy;
 use crate::work::v1alpha1::Work;
 use crate::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
 
@@ -74,6 +76,8 @@ kind_schemas!(
     OverridePolicy,
     ClusterOverridePolicy,
     ClusterTaintPolicy,
+    FederatedResourceQuota,
+    Remedy,
     WorkloadRebalancer,
     MultiClusterService,
     MultiClusterIngress,

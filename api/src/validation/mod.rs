@@ -4,6 +4,7 @@
 pub mod cluster;
 pub mod names;
 pub mod policy;
+pub mod quota;
 pub(crate) mod url;
 
 pub use names::{

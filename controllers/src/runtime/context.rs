@@ -11,7 +11,8 @@ use karmada_api::config::v1alpha1::{
     ResourceInterpreterCustomization, ResourceInterpreterWebhookConfiguration,
 };
 use karmada_api::policy::v1alpha1::{
-    ClusterOverridePolicy, ClusterPropagationPolicy, OverridePolicy, PropagationPolicy,
+    ClusterOverridePolicy, ClusterPropagationPolicy, FederatedResourceQuota, OverridePolicy,
+    PropagationPolicy,
 };
 use karmada_api::well_known::labels;
 use karmada_api::work::v1alpha2::{ClusterResourceBinding, ResourceBinding};
@@ -71,6 +72,9 @@ pub struct Settings {
     /// Karmada's MultiClusterService gate (Alpha, off): the MultiClusterService controllers
     /// run.
     pub multi_cluster_service: bool,
+    /// Karmada's FederatedQuotaEnforcement gate (Alpha, off): FederatedResourceQuotas limit
+    /// what the scheduler may place in their namespace.
+    pub federated_quota_enforcement: bool,
 }
 
 /// Karmada's `--concurrent-*-syncs` flags: how many workers each controller runs. A
@@ -189,6 +193,7 @@ impl Default for Settings {
             priority_based_scheduling: true,
             policy_preemption: false,
             multi_cluster_service: false,
+            federated_quota_enforcement: false,
         }
     }
 }
@@ -217,6 +222,8 @@ pub struct Context {
     pub works: Informer<CachedWork>,
     /// Namespaces of the control plane.
     pub namespaces: Informer<Namespace>,
+    /// FederatedResourceQuotas, indexed by namespace.
+    pub frqs: Informer<FederatedResourceQuota>,
     /// ResourceInterpreterCustomizations, loaded into [`Context::interpreter`] on every change.
     pub customizations: Informer<ResourceInterpreterCustomization>,
     /// ResourceInterpreterWebhookConfigurations, loaded likewise.
@@ -309,6 +316,11 @@ impl Context {
                 })
                 .build(),
             namespaces: Informer::builder("namespaces").build(),
+            frqs: Informer::builder("federatedresourcequotas")
+                .index(BY_NAMESPACE, |q: &FederatedResourceQuota| {
+                    vec![q.metadata.namespace.clone().unwrap_or_default()]
+                })
+                .build(),
             customizations: Informer::builder("resourceinterpretercustomizations").build(),
             interpreter_webhooks: Informer::builder("resourceinterpreterwebhookconfigurations")
                 .build(),
@@ -347,6 +359,7 @@ impl Context {
             self.crbs.run(kube::Api::all(c.clone()), cfg()),
             self.works.run(kube::Api::all(c.clone()), cfg()),
             self.namespaces.run(kube::Api::all(c.clone()), cfg()),
+            self.frqs.run(kube::Api::all(c.clone()), cfg()),
             self.customizations.run(kube::Api::all(c.clone()), cfg()),
             self.interpreter_webhooks
                 .run(kube::Api::all(c.clone()), cfg()),
@@ -369,6 +382,7 @@ impl Context {
         self.crbs.wait_synced().await;
         self.works.wait_synced().await;
         self.namespaces.wait_synced().await;
+        self.frqs.wait_synced().await;
         self.customizations.wait_synced().await;
         self.interpreter_webhooks.wait_synced().await;
     }

@@ -13,13 +13,14 @@ use karmada_api::cluster::v1alpha1::Cluster;
 use karmada_api::policy::v1alpha1::{Placement, ReplicaSchedulingType};
 use karmada_api::well_known::{annotations, labels};
 use karmada_api::work::v1alpha2::{
-    BINDING_REASON_SUCCESS, ClusterResourceBinding, ResourceBinding, ResourceBindingSpec,
-    SCHEDULED, TargetCluster,
+    BINDING_REASON_QUOTA_EXCEEDED, BINDING_REASON_SUCCESS, ClusterResourceBinding, ResourceBinding,
+    ResourceBindingSpec, SCHEDULED, TargetCluster,
 };
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
+use crate::federated_resource_quota;
 use crate::metrics;
 use crate::runtime::bindings::Binding;
 use crate::runtime::events::{EventTarget, Recorder};
@@ -41,11 +42,20 @@ struct Scheduler {
     clusters_version: AtomicU64,
     /// The cluster version each binding was last scheduled against.
     seen: Mutex<HashMap<Key, u64>>,
+    /// FederatedQuotaEnforcement's reservations; None without the gate.
+    quotas: Option<Arc<federated_resource_quota::Ledger>>,
 }
 
 /// Starts the scheduler.
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    let quotas = ctx.settings.federated_quota_enforcement.then(|| {
+        let (ledger, writer) = federated_resource_quota::Ledger::start(ctx.clone());
+        tasks.push(writer);
+        ledger
+    });
     let s = Arc::new(Scheduler {
+        quotas,
         recorder: ctx.events.recorder(DEFAULT_SCHEDULER),
         queue: if ctx.settings.priority_based_scheduling {
             ctx.queue("scheduler", Class::Placement).ranked()
@@ -58,6 +68,9 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     });
     s.register::<ResourceBinding>();
     s.register::<ClusterResourceBinding>();
+    if ctx.settings.federated_quota_enforcement {
+        s.retry_on_quota_change();
+    }
     let s2 = s.clone();
     ctx.clusters.on_change(move |c| {
         let relevant = match c {
@@ -71,7 +84,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         }
     });
     let s3 = s.clone();
-    vec![tokio::spawn(async move {
+    tasks.push(tokio::spawn(async move {
         s3.ctx.wait_synced().await;
         let s4 = s3.clone();
         // Karmada's scheduler has one worker. Here every binding is scheduled from the informers'
@@ -92,7 +105,8 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         for h in handles {
             let _ = h.await;
         }
-    })]
+    }));
+    tasks
 }
 
 /// Counts a binding entering the queue (`metrics.CountSchedulerBindings`).
@@ -242,6 +256,39 @@ impl Scheduler {
         });
     }
 
+    /// Bindings refused for their quota are tried again when a quota of their namespace is
+    /// raised or has room again.
+    fn retry_on_quota_change(self: &Arc<Self>) {
+        let s = self.clone();
+        self.ctx.frqs.on_change(move |c| {
+            let relevant = match c {
+                Change::Add(_) => true,
+                Change::Update(old, new) => {
+                    old.spec.overall != new.spec.overall
+                        || federated_resource_quota::usage::lowered(
+                            &old.status.overall_used,
+                            &new.status.overall_used,
+                        )
+                }
+                Change::Delete(_) => true,
+            };
+            if !relevant {
+                return;
+            }
+            let ns = c.object().metadata.namespace.as_deref().unwrap_or_default();
+            for b in s.ctx.rbs.list() {
+                let refused = b
+                    .status
+                    .conditions
+                    .iter()
+                    .any(|c| c.type_ == SCHEDULED && c.reason == BINDING_REASON_QUOTA_EXCEEDED);
+                if refused && b.metadata.namespace.as_deref() == Some(ns) && wants(b.as_ref()) {
+                    s.queue.add(b.key());
+                }
+            }
+        });
+    }
+
     fn enqueue_all<B: Binding>(&self) {
         for b in B::informer(&self.ctx).list() {
             if wants(b.as_ref()) {
@@ -363,6 +410,35 @@ impl Scheduler {
         let placement_json = serde_json::to_string(placement)?;
         let rb_target = EventTarget::of(b);
         let tpl_target = crate::runtime::bindings::template_target(spec);
+        // FederatedQuotaEnforcement: Karmada's ResourceBinding webhook refuses a placement
+        // that goes over a FederatedResourceQuota, and the scheduler reports the refusal.
+        let placed: &[TargetCluster] = match &result {
+            Ok(r) => &r.clusters,
+            Err(ScheduleError::NoClusterFit(_)) => &[],
+            Err(_) => &spec.clusters,
+        };
+        if spec.clusters != placed
+            && let Some(quotas) = &self.quotas
+            && let Err(refused) = quotas.reserve(&key.namespace, spec, placed)
+        {
+            let mut status = b.status().clone();
+            if set_condition(
+                &mut status.conditions,
+                SCHEDULED,
+                "False",
+                BINDING_REASON_QUOTA_EXCEEDED,
+                &refused.0,
+                None,
+            ) {
+                let patch = json!({"status": {"conditions": status.conditions}});
+                self.patch_status::<B>(key, &patch).await?;
+            }
+            self.recorder
+                .warning(&rb_target, "ScheduleBindingFailed", refused.0.clone());
+            self.recorder
+                .warning(&tpl_target, "ScheduleBindingFailed", refused.0.clone());
+            return Err(Error::msg(refused.0));
+        }
         match result {
             Ok(r) => {
                 let generation = self

@@ -8,10 +8,13 @@
 //!
 //! It creates no Pods of its own: workloads report ready replicas without pod objects, which
 //! keeps a member with thousands of workloads cheap. Pods that users create are run.
+//! ResourceQuotas get the status kube's quota controller would write, counting both real
+//! Pods and the virtual pods of simulated workloads ([`quota`]).
 
 pub mod endpoints;
 mod nodes;
 pub mod pod_network;
+mod quota;
 pub mod workloads;
 
 use std::collections::{HashMap, HashSet};
@@ -126,7 +129,12 @@ pub async fn start(
             config.pod_cidr,
         )));
     }
-    tasks.push(endpoints::start(client, config.pod_cidr, node_store));
+    tasks.push(endpoints::start(
+        client.clone(),
+        config.pod_cidr,
+        node_store,
+    ));
+    tasks.extend(quota::start(client));
     Ok(Simulator { tasks })
 }
 

@@ -1,0 +1,3 @@
+//! `remedy.karmada.io`: Remedy.
+
+pub mod v1alpha1;
