@@ -1,8 +1,9 @@
 //! The ResourceInterpreterCustomizations shipped with karmada-rs for widely used CRDs (Karmada's
-//! `pkg/resourceinterpreter/default/thirdparty`): every kind Karmada bundles (all but CloneSet,
-//! FlinkDeployment and ClusterPolicy answering as Karmada's do), plus Argo Rollouts and Flux's
-//! v2 HelmRelease; written for karmada-rs from each project's documented fields, enabled by
-//! default, and overridden operation by operation by a user's customization of the same kind.
+//! `pkg/resourceinterpreter/default/thirdparty`): every kind Karmada bundles, each answering
+//! Karmada's test cases as Karmada's does (HelmChart's reflected status also keeps the
+//! member's observedGeneration), plus Argo Rollouts and Flux's v2 HelmRelease;
+//! written for karmada-rs from each project's documented fields, enabled by default, and
+//! overridden operation by operation by a user's customization of the same kind.
 
 use karmada_api::config::v1alpha1::ResourceInterpreterCustomization;
 

@@ -198,54 +198,123 @@ async fn kruise_cloneset() {
         "spec": {"replicas": 4, "template": pod_template(),
                  "updateStrategy": {"partition": 2}},
     });
-    assert_eq!(i.get_replicas(&c).await.expect("replicas").0, 4);
+    let (n, req) = i.get_replicas(&c).await.expect("replicas");
+    assert_eq!(n, 4);
+    let req = req.expect("requirements");
+    assert_eq!(req.resource_request["cpu"].0, "250m");
+    assert_eq!(req.namespace, "ns");
+    let mut bare = c.clone();
+    bare["spec"]["template"] = json!({"spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+    assert_eq!(
+        i.get_replicas(&bare).await,
+        Ok((4, None)),
+        "pods that request nothing have no requirements"
+    );
     assert_eq!(
         i.revise_replica(&c, 1).await.expect("revise")["spec"]["replicas"],
         1
     );
+
     let mut observed = c.clone();
+    observed["metadata"]["annotations"] = json!({"resourcetemplate.karmada.io/generation": "2"});
     observed["status"] = json!({"replicas": 4, "readyReplicas": 4, "availableReplicas": 4,
-        "updatedReplicas": 2, "updatedReadyReplicas": 2, "expectedUpdatedReplicas": 2,
-        "observedGeneration": 2, "updateRevision": "c-7f", "currentRevision": "c-6d"});
+        "updatedReplicas": 4, "updatedReadyReplicas": 4, "expectedUpdatedReplicas": 4,
+        "observedGeneration": 2, "updateRevision": "c-7f", "currentRevision": "c-6d",
+        "labelSelector": "app=a", "collisionCount": 0});
     assert_eq!(
         i.interpret_health(&observed).await,
-        Ok(ResourceHealth::Healthy),
-        "a partitioned update with every pod available is healthy"
+        Ok(ResourceHealth::Healthy)
     );
+    let reflected = i
+        .reflect_status(&observed)
+        .await
+        .expect("reflect")
+        .expect("status");
+    assert_eq!(
+        reflected,
+        json!({"replicas": 4, "readyReplicas": 4, "availableReplicas": 4,
+            "updatedReplicas": 4, "updatedReadyReplicas": 4, "expectedUpdatedReplicas": 4,
+            "observedGeneration": 2, "updateRevision": "c-7f", "currentRevision": "c-6d",
+            "labelSelector": "app=a", "generation": 2, "resourceTemplateGeneration": 2})
+    );
+    // A partitioned update leaves old pods: not every wanted pod runs the latest revision.
+    observed["status"]["updatedReplicas"] = json!(2);
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
+    observed["status"]["updatedReplicas"] = json!(4);
+    observed["status"]["availableReplicas"] = json!(3);
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy),
+        "an updated pod is not available"
+    );
+    observed["status"]["availableReplicas"] = json!(4);
     observed["status"]["observedGeneration"] = json!(1);
     assert_eq!(
         i.interpret_health(&observed).await,
         Ok(ResourceHealth::Unhealthy)
     );
-    observed["status"]["observedGeneration"] = json!(2);
-    observed["status"]["availableReplicas"] = json!(3);
-    assert_eq!(
-        i.interpret_health(&observed).await,
-        Ok(ResourceHealth::Unhealthy)
-    );
 
-    let s1 = i
-        .reflect_status(&observed)
-        .await
-        .expect("reflect")
-        .expect("status");
-    let mut s2 = s1.clone();
-    s2["updateRevision"] = json!("c-other");
+    let mut other = reflected.clone();
+    other["currentRevision"] = json!("c-other");
+    other["readyReplicas"] = json!(1);
     let status = i
-        .aggregate_status(&c, &items(&[("m1", s1.clone()), ("m2", s2)]))
+        .aggregate_status(&c, &items(&[("m1", reflected.clone()), ("m2", other)]))
         .await
         .expect("aggregate")
         .expect("changed");
+    assert_eq!(
+        status,
+        json!({"replicas": 8, "readyReplicas": 5, "availableReplicas": 8,
+            "updatedReplicas": 8, "updatedReadyReplicas": 8, "expectedUpdatedReplicas": 8,
+            "observedGeneration": 2, "updateRevision": "c-7f", "currentRevision": "c-other",
+            "labelSelector": "app=a"}),
+        "counts add up; the last member's revision names and selector are shown"
+    );
+    // A member still applying an older template keeps the template's observedGeneration.
+    let mut stale = reflected.clone();
+    stale["resourceTemplateGeneration"] = json!(1);
+    let mut template = c.clone();
+    template["status"] = json!({"observedGeneration": 1});
+    let status = i
+        .aggregate_status(
+            &template,
+            &items(&[("m1", reflected.clone()), ("m2", stale)]),
+        )
+        .await
+        .expect("aggregate")
+        .expect("changed");
+    assert_eq!(status["observedGeneration"], 1);
     assert_eq!(status["replicas"], 8);
-    assert_eq!(status["availableReplicas"], 6);
-    assert_eq!(status["observedGeneration"], 2);
-    assert!(status.get("updateRevision").is_none(), "members disagree");
+    let mut lagging = reflected;
+    lagging
+        .as_object_mut()
+        .expect("object")
+        .retain(|k, _| k == "replicas");
     let status = i
-        .aggregate_status(&c, &items(&[("m1", s1)]))
+        .aggregate_status(&template, &items(&[("m1", lagging)]))
         .await
         .expect("aggregate")
         .expect("changed");
-    assert_eq!(status["updateRevision"], "c-7f");
+    assert_eq!(
+        status,
+        json!({"replicas": 4, "readyReplicas": 0, "availableReplicas": 0,
+            "updatedReplicas": 0, "updatedReadyReplicas": 0, "expectedUpdatedReplicas": 0,
+            "observedGeneration": 1, "updateRevision": "", "currentRevision": "",
+            "labelSelector": ""}),
+        "a member that reports no generations has not caught up"
+    );
+    // Propagated nowhere: zero replicas, and the latest spec observed.
+    let status = i
+        .aggregate_status(&c, &[])
+        .await
+        .expect("aggregate")
+        .expect("changed");
+    assert_eq!(status["replicas"], 0);
+    assert_eq!(status["observedGeneration"], 2);
+
     let got = i.get_dependencies(&c).await.expect("deps");
     assert_eq!(
         deps(&got),
@@ -342,9 +411,15 @@ async fn kyverno_cluster_policy() {
     });
     let got = i.get_dependencies(&p).await.expect("deps");
     assert_eq!(deps(&got), ["v1 ConfigMap kyverno/allowed"]);
+
+    let ready = |status: &str, reason: &str, message: &str| {
+        json!({"type": "Ready", "status": status, "reason": reason, "message": message,
+               "lastTransitionTime": "2026-01-01T00:00:00Z"})
+    };
+    let rulecount = json!({"validate": 3, "generate": 1, "mutate": 0, "verifyimages": 0});
     let mut observed = p.clone();
-    observed["status"] = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded", "message": "Ready"}],
-        "rulecount": {"validate": 3, "generate": 0, "mutate": 0, "verifyimages": 0}, "autogen": {}});
+    observed["status"] = json!({"conditions": [ready("True", "Succeeded", "Ready")],
+        "rulecount": rulecount, "autogen": {"rules": [{"name": "autogen-a"}]}, "validatingadmissionpolicy": {}});
     assert_eq!(
         i.interpret_health(&observed).await,
         Ok(ResourceHealth::Healthy)
@@ -354,30 +429,86 @@ async fn kyverno_cluster_policy() {
         .await
         .expect("reflect")
         .expect("status");
-    assert!(good.get("autogen").is_none());
-    observed["status"] = json!({"ready": false});
+    assert_eq!(good["autogen"]["rules"][0]["name"], "autogen-a");
+    assert!(good.get("validatingadmissionpolicy").is_none());
+    // Ready is not enough: the policy must have been processed successfully.
+    observed["status"]["conditions"] = json!([ready("True", "Progressing", "")]);
     assert_eq!(
         i.interpret_health(&observed).await,
         Ok(ResourceHealth::Unhealthy)
     );
-    let bad = json!({"conditions": [{"type": "Ready", "status": "False", "reason": "Failed", "message": "webhook not ready"}]});
+    observed["status"]["conditions"] = json!([]);
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
+    // Older releases' boolean decides when present, whatever the conditions say.
+    observed["status"] = json!({"ready": false, "conditions": [ready("True", "Succeeded", "")]});
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
+    observed["status"] = json!({"ready": true});
+    assert_eq!(
+        i.interpret_health(&observed).await,
+        Ok(ResourceHealth::Healthy)
+    );
+    let mut unobserved = p.clone();
+    unobserved.as_object_mut().expect("object").remove("status");
+    assert_eq!(
+        i.interpret_health(&unobserved).await,
+        Ok(ResourceHealth::Unhealthy)
+    );
+
+    let failed = json!({"conditions": [ready("False", "Failed", "webhook not ready")],
+        "rulecount": {"validate": 3, "generate": 0, "mutate": 2, "verifyimages": 0}});
+    let mut also_good = good.clone();
+    also_good["conditions"][0]["message"] = json!("");
     let status = i
-        .aggregate_status(&p, &items(&[("m1", good.clone()), ("m2", bad)]))
+        .aggregate_status(
+            &p,
+            &items(&[("m1", good.clone()), ("m2", failed), ("m3", also_good)]),
+        )
         .await
         .expect("aggregate")
         .expect("changed");
-    assert_eq!(status["ready"], false);
-    assert_eq!(status["rulecount"]["validate"], 3);
-    assert_eq!(status["conditions"][0]["reason"], "Failed");
-    assert_eq!(status["conditions"][0]["message"], "m2: webhook not ready");
-    // The transition time is kept while the condition holds, so the status settles.
+    assert_eq!(
+        status["conditions"],
+        json!([
+            ready("True", "Succeeded", "m1=Ready, m3="),
+            ready("False", "Failed", "m2=webhook not ready"),
+        ]),
+        "members with the same condition share one entry"
+    );
+    assert_eq!(
+        status["rulecount"],
+        json!({"validate": 9, "generate": 2, "mutate": 2, "verifyimages": 0})
+    );
+    assert_eq!(status["autogen"], good["autogen"]);
+    assert!(
+        status.get("ready").is_none(),
+        "no member reports the boolean"
+    );
+    let status = i
+        .aggregate_status(
+            &p,
+            &items(&[
+                ("m1", json!({"ready": true})),
+                ("m2", json!({"ready": false})),
+            ]),
+        )
+        .await
+        .expect("aggregate")
+        .expect("changed");
+    assert_eq!(status["ready"], false, "the last member's boolean");
+    assert_eq!(status["rulecount"]["validate"], 0);
+    // The members' own transition times are kept, so the status settles.
     let mut template = p.clone();
     let first = i
         .aggregate_status(&template, &items(&[("m1", good.clone())]))
         .await
         .expect("aggregate")
         .expect("changed");
-    assert_eq!(first["conditions"][0]["status"], "True");
     template["status"] = first;
     assert_eq!(
         i.aggregate_status(&template, &items(&[("m1", good)])).await,
@@ -395,91 +526,159 @@ async fn flink_deployment() {
         "spec": {
             "flinkConfiguration": {"taskmanager.numberOfTaskSlots": "2"},
             "serviceAccount": "flink",
-            "jobManager": {"resource": {"cpu": 1, "memory": "2048m"}},
-            "taskManager": {"resource": {"cpu": 0.5, "memory": "1g"},
+            "jobManager": {"resource": {"cpu": 1, "memory": "1024m"}},
+            "taskManager": {"resource": {"cpu": 0.5, "memory": "4Gi"},
                             "podTemplate": {"spec": {"containers": [{"name": "flink-main-container",
                                 "envFrom": [{"secretRef": {"name": "s3"}}]}]}}},
+            "podTemplate": {"spec": {"nodeSelector": {"disk": "ssd"}, "priorityClassName": "batch",
+                "tolerations": [{"key": "flink", "operator": "Exists", "effect": "NoSchedule"}]}},
             "job": {"jarURI": "local:///opt/flink/job.jar", "parallelism": 5},
         }
     });
-    // One JobManager (default) and ceil(5 / 2) = 3 TaskManagers.
+    // One JobManager (default) and ceil(5 / 2) = 3 TaskManagers; sizes are read as
+    // Kubernetes quantities, and the shared pod template places every pod.
     let components = i.get_components(&f).await.expect("components");
     let summary: Vec<(String, i32, String, String)> = components
         .iter()
         .map(|c| {
-            let r = &c
-                .replica_requirements
-                .as_ref()
-                .expect("requirements")
-                .resource_request;
+            let r = c.replica_requirements.as_ref().expect("requirements");
+            assert_eq!(r.priority_class_name, "batch");
+            let claim = r.node_claim.as_ref().expect("node claim");
+            assert_eq!(claim.node_selector["disk"], "ssd");
+            assert_eq!(claim.tolerations.len(), 1);
             (
                 c.name.clone(),
                 c.replicas,
-                r["cpu"].0.clone(),
-                r["memory"].0.clone(),
+                r.resource_request["cpu"].0.clone(),
+                r.resource_request["memory"].0.clone(),
             )
         })
         .collect();
     assert_eq!(
         summary,
         [
-            ("jobmanager".to_owned(), 1, "1".to_owned(), "2Gi".to_owned()),
+            (
+                "jobmanager".to_owned(),
+                1,
+                "1".to_owned(),
+                "1024m".to_owned()
+            ),
             (
                 "taskmanager".to_owned(),
                 3,
                 "500m".to_owned(),
-                "1Gi".to_owned()
+                "4Gi".to_owned()
             ),
         ]
     );
+    // Every pod is a replica, each needing the larger cpu and the larger memory.
     let (n, req) = i.get_replicas(&f).await.expect("replicas");
-    assert_eq!(n, 1, "a Flink cluster is not divided");
+    assert_eq!(n, 4);
     let req = req.expect("requirements");
-    assert_eq!(req.resource_request["cpu"].0, "2500m");
-    assert_eq!(req.resource_request["memory"].0, "5Gi");
+    assert_eq!(req.resource_request["cpu"].0, "1");
+    assert_eq!(req.resource_request["memory"].0, "4Gi");
+    assert_eq!(req.namespace, "flink");
+    assert_eq!(req.priority_class_name, "batch");
+    let mut sized = f.clone();
+    sized["spec"]["taskManager"]["replicas"] = json!(2);
+    sized["spec"]["jobManager"]["replicas"] = json!(2);
+    // Forms only Flink reads use its binary units.
+    sized["spec"]["jobManager"]["resource"]["memory"] = json!("8g");
+    assert_eq!(
+        i.get_replicas(&sized).await.expect("replicas").0,
+        4,
+        "spec.taskManager.replicas wins over parallelism"
+    );
+    let (_, req) = i.get_replicas(&sized).await.expect("replicas");
+    assert_eq!(
+        req.expect("requirements").resource_request["memory"].0,
+        "8Gi"
+    );
+    let mut no_slots = f.clone();
+    no_slots["spec"]["flinkConfiguration"] = json!({"taskmanager.numberOfTaskSlots": "0"});
+    assert_eq!(
+        i.get_replicas(&no_slots).await.expect("replicas").0,
+        2,
+        "without a usable slot count, one TaskManager"
+    );
+    let mut odd = f.clone();
+    odd["spec"]["jobManager"]["resource"]["memory"] = json!("2 parsecs");
+    assert!(
+        i.get_replicas(&odd).await.is_err(),
+        "bad memory sizes are errors"
+    );
     let got = i.get_dependencies(&f).await.expect("deps");
     assert_eq!(
         deps(&got),
         ["v1 Secret flink/s3", "v1 ServiceAccount flink/flink"]
     );
 
+    for (status, want) in [
+        (
+            json!({"jobStatus": {"state": "RUNNING"}}),
+            ResourceHealth::Healthy,
+        ),
+        // Finished for good, or on the way there: nothing to reschedule.
+        (
+            json!({"jobStatus": {"state": "FAILED"}, "error": "job failed"}),
+            ResourceHealth::Healthy,
+        ),
+        (
+            json!({"jobStatus": {"state": "RESTARTING"}}),
+            ResourceHealth::Healthy,
+        ),
+        (
+            json!({"jobStatus": {"state": "INITIALIZING"}}),
+            ResourceHealth::Unhealthy,
+        ),
+        (
+            json!({"jobStatus": {"state": "CREATED"}, "error": "Back-off: CrashLoopBackOff"}),
+            ResourceHealth::Healthy,
+        ),
+        (
+            json!({"jobStatus": {"state": "RECONCILING"}, "error": "quota exceeded"}),
+            ResourceHealth::Unhealthy,
+        ),
+        (
+            json!({"jobStatus": {"state": "SOMETHING_NEW"}}),
+            ResourceHealth::Unhealthy,
+        ),
+        (
+            json!({"jobManagerDeploymentStatus": "READY", "lifecycleState": "STABLE"}),
+            ResourceHealth::Healthy,
+        ),
+        (
+            json!({"jobManagerDeploymentStatus": "READY", "lifecycleState": "DEPLOYED"}),
+            ResourceHealth::Unhealthy,
+        ),
+    ] {
+        let mut observed = f.clone();
+        observed["status"] = status.clone();
+        assert_eq!(i.interpret_health(&observed).await, Ok(want), "{status}");
+    }
+
     let mut observed = f.clone();
     observed["status"] = json!({"jobManagerDeploymentStatus": "READY", "lifecycleState": "STABLE",
-        "jobStatus": {"state": "RUNNING", "jobName": "job"}, "clusterInfo": {"flink-version": "1.19"}});
-    assert_eq!(
-        i.interpret_health(&observed).await,
-        Ok(ResourceHealth::Healthy)
-    );
-    let good = i
+        "jobStatus": {"state": "RUNNING", "jobName": "job"}, "clusterInfo": {"flink-version": "1.19"},
+        "taskManager": {"replicas": 3}, "observedGeneration": 1, "unknown": true});
+    let first = i
         .reflect_status(&observed)
         .await
         .expect("reflect")
         .expect("status");
-    assert!(good.get("clusterInfo").is_none());
-    observed["status"]["jobStatus"]["state"] = json!("FAILED");
-    observed["status"]["error"] = json!("job failed");
-    assert_eq!(
-        i.interpret_health(&observed).await,
-        Ok(ResourceHealth::Unhealthy)
-    );
-    let bad = i
-        .reflect_status(&observed)
-        .await
-        .expect("reflect")
-        .expect("status");
+    assert_eq!(first["clusterInfo"]["flink-version"], "1.19");
+    assert!(first.get("unknown").is_none());
+    let mut second = first.clone();
+    second["jobStatus"]["state"] = json!("FINISHED");
+    second["taskManager"]["replicas"] = json!(1);
     let status = i
-        .aggregate_status(&f, &items(&[("m1", good), ("m2", bad)]))
+        .aggregate_status(&f, &items(&[("m1", first), ("m2", second.clone())]))
         .await
         .expect("aggregate")
         .expect("changed");
-    assert_eq!(status["error"], "job failed");
-    assert_eq!(status["jobStatus"]["state"], "FAILED");
-
-    let mut odd = f.clone();
-    odd["spec"]["jobManager"]["resource"]["memory"] = json!("2 parsecs");
-    assert!(
-        i.get_replicas(&odd).await.is_err(),
-        "bad memory sizes are errors"
+    assert_eq!(
+        status, second,
+        "the last member reporting speaks for the job"
     );
 }
 
