@@ -436,17 +436,19 @@ spec: {types: [CrossCluster, LoadBalancer]}
     let (own, own_names) = endpoints(&env, "member1", "web").unwrap_or_default();
     assert_eq!(own.len(), 2, "{own_names:?}");
 
-    // A provider out of traffic (remedyActions: [TrafficControl]) is withdrawn, and comes
-    // back when the action is lifted.
-    env.cp.kubectl_ok(&[
-        "patch",
-        "cluster",
-        "member1",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        r#"{"status":{"remedyActions":["TrafficControl"]}}"#,
-    ]);
+    // A provider out of traffic (a Remedy sets TrafficControl in its remedyActions) is
+    // withdrawn, and comes back when the Remedy goes.
+    env.apply(
+        "apiVersion: remedy.karmada.io/v1alpha1
+kind: Remedy
+metadata: {name: member1-out}
+spec:
+  clusterAffinity: {clusterNames: [member1]}
+  decisionMatches:
+  - clusterConditionMatch: {conditionType: Ready, operator: Equal, conditionStatus: 'True'}
+  actions: [TrafficControl]
+",
+    );
     let (addrs, _) = env.wait("member1's endpoints withdrawn from member3", || {
         endpoints(&env, "member3", "web").filter(|(a, n)| a.len() == 2 && n.len() == 1)
     });
@@ -454,15 +456,7 @@ spec: {types: [CrossCluster, LoadBalancer]}
         addrs.iter().all(|a| within(a, Ipv4Addr::new(10, 0, 32, 0))),
         "{addrs:?}"
     );
-    env.cp.kubectl_ok(&[
-        "patch",
-        "cluster",
-        "member1",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        r#"{"status":{"remedyActions":null}}"#,
-    ]);
+    env.cp.kubectl_ok(&["delete", "remedy", "member1-out"]);
     env.wait("member1's endpoints back in member3", || {
         endpoints(&env, "member3", "web").filter(|(a, _)| a.len() == 4)
     });

@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 
 use serde_json::Value;
-use support::{DEADLINE, kubectl_cmd, run, wait_for};
+use support::{DEADLINE, kubectl_cmd, run, run_stdin, wait_for};
 
 /// A running `karmada-rs up`.
 struct Up {
@@ -271,4 +271,108 @@ spec:
     drop(up);
     let _again = Up::start_with(dir.path(), 1, &["--pull-members", "1"]);
     assert_eq!(ready_clusters(&karmada, &cache), ["member1", "pull1"]);
+}
+
+/// A Service exported from a Pull member: its agent reports the EndpointSlices, and a Push
+/// member importing it lists the Pull member's endpoints.
+#[test]
+fn up_exports_a_service_from_a_pull_member_through_its_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("kubectl-cache");
+    let karmada = dir.path().join("karmada.kubeconfig");
+    let member1 = dir.path().join("members").join("member1.kubeconfig");
+    let _up = Up::start_with(dir.path(), 1, &["--pull-members", "1"]);
+    assert_eq!(ready_clusters(&karmada, &cache), ["member1", "pull1"]);
+    let yaml = "apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: mcs-crds}
+spec:
+  resourceSelectors:
+  - {apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, name: serviceexports.multicluster.x-k8s.io}
+  - {apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, name: serviceimports.multicluster.x-k8s.io}
+  placement: {clusterAffinity: {clusterNames: [member1, pull1]}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: echo, namespace: default}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: echo}}
+  template:
+    metadata: {labels: {app: echo}}
+    spec: {containers: [{name: echo, image: nginx:1.25}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: echo, namespace: default}
+spec: {selector: {app: echo}, ports: [{port: 80}]}
+---
+apiVersion: multicluster.x-k8s.io/v1alpha1
+kind: ServiceExport
+metadata: {name: echo, namespace: default}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: echo, namespace: default}
+spec:
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment, name: echo}
+  - {apiVersion: v1, kind: Service, name: echo}
+  - {apiVersion: multicluster.x-k8s.io/v1alpha1, kind: ServiceExport, name: echo}
+  placement: {clusterAffinity: {clusterNames: [pull1]}}
+---
+apiVersion: multicluster.x-k8s.io/v1alpha1
+kind: ServiceImport
+metadata: {name: echo, namespace: default}
+spec: {type: ClusterSetIP, ports: [{port: 80, protocol: TCP}]}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: echo-import, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: multicluster.x-k8s.io/v1alpha1, kind: ServiceImport, name: echo}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+";
+    // The ServiceExport may be applied before its CRD is established: apply until accepted.
+    wait_for("the manifests applied", DEADLINE, || {
+        run_stdin(
+            kubectl_cmd(&karmada, &cache).args(["apply", "-f", "-"]),
+            yaml,
+        )
+        .status
+        .success()
+        .then_some(())
+    });
+    // pull1's pod CIDR is 10.128.16.0/20.
+    let addresses = wait_for("member1 lists pull1's three endpoints", DEADLINE, || {
+        let out = run(kubectl_cmd(&member1, &cache).args([
+            "get",
+            "endpointslices",
+            "-n",
+            "default",
+            "-l",
+            "kubernetes.io/service-name=derived-echo",
+            "-o",
+            "jsonpath={.items[*].endpoints[*].addresses[0]}",
+        ]));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let addrs: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
+        (addrs.len() == 3).then_some(addrs)
+    });
+    assert!(
+        addresses.iter().all(|a| a.starts_with("10.128.")),
+        "{addresses:?}"
+    );
+    let works = get_json(
+        &karmada,
+        &cache,
+        &[
+            "works",
+            "-n",
+            "karmada-es-pull1",
+            "-l",
+            "endpointslice.karmada.io/name=echo",
+        ],
+    );
+    assert_eq!(works["items"].as_array().map(Vec::len), Some(1), "{works}");
 }

@@ -88,7 +88,8 @@ pub struct AgentArgs {
     #[command(flatten)]
     pub properties: ClusterProperties,
     /// Controllers to run: `*` runs the ones on by default (clusterStatus, execution,
-    /// workStatus), `foo` runs foo, `-foo` does not (certRotation is off by default).
+    /// workStatus, serviceExport), `foo` runs foo, `-foo` does not (certRotation is off by
+    /// default).
     #[arg(
         long,
         env = "KARMADA_RS_CONTROLLERS",

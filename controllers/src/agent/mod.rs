@@ -107,6 +107,13 @@ pub fn start(
     if enabled(selection::WORK_STATUS) {
         tasks.extend(work_status::start(ctx.clone(), watcher));
     }
+    // A Pull member's exported Services are reported by its agent, as Karmada's agent does.
+    if enabled(selection::SERVICE_EXPORT) {
+        tasks.extend(crate::mcs::collect::start(
+            ctx.clone(),
+            crate::mcs::collect::Flavor::ServiceExport,
+        ));
+    }
     // Karmada's cluster status controller renews a Pull cluster's Lease too.
     if enabled(selection::CLUSTER_STATUS) {
         tasks.extend(cluster::start_agent(

@@ -17,16 +17,26 @@ pub const WORK_STATUS: &str = "workStatus";
 pub const CERT_ROTATION: &str = "certRotation";
 
 /// Every controller the agent runs, in the order they start.
-pub const ALL: &[&str] = &[CLUSTER_STATUS, EXECUTION, WORK_STATUS, CERT_ROTATION];
+pub const ALL: &[&str] = &[
+    CLUSTER_STATUS,
+    EXECUTION,
+    WORK_STATUS,
+    SERVICE_EXPORT,
+    CERT_ROTATION,
+];
 
-/// karmada-agent's controllers. A Pull member's multi-cluster service controllers
-/// (serviceExport, endpointsliceCollect) are not in the agent: they may be named to disable
-/// them, not to enable them.
+/// Karmada's service export controller: reports the EndpointSlices of the Services exported
+/// from the member (ServiceExport) to the control plane.
+pub const SERVICE_EXPORT: &str = "serviceExport";
+
+/// karmada-agent's controllers. The MultiClusterService EndpointSlice collection
+/// (endpointsliceCollect) is not in the agent: it may be named to disable it, not to enable
+/// it.
 pub static AGENT: ControllerSet = ControllerSet {
     component: "the agent",
     all: ALL,
     disabled_by_default: &[CERT_ROTATION],
-    absent: &["serviceExport", "endpointsliceCollect"],
+    absent: &["endpointsliceCollect"],
 };
 
 /// The agent's `--controllers` value.
@@ -76,14 +86,16 @@ mod tests {
             Err(SelectionError::Unknown { name, .. }) if name == "nope"
         ));
         assert!(matches!(
-            parse(&["serviceExport"]),
-            Err(SelectionError::Absent { name, .. }) if name == "serviceExport"
+            parse(&["endpointsliceCollect"]),
+            Err(SelectionError::Absent { name, .. }) if name == "endpointsliceCollect"
         ));
         let c = parse(&["*", "-serviceExport", "-endpointsliceCollect"]).unwrap();
         assert!(c.enabled(EXECUTION));
+        assert!(!c.enabled(SERVICE_EXPORT));
+        assert!(parse(&["*"]).unwrap().enabled(SERVICE_EXPORT));
         let msg = parse(&["nope"]).unwrap_err().to_string();
         assert!(
-            msg.contains("clusterStatus, execution, workStatus, certRotation"),
+            msg.contains("clusterStatus, execution, workStatus, serviceExport, certRotation"),
             "{msg}"
         );
     }

@@ -41,23 +41,3 @@ fn quota_of(w: &CachedWork) -> Option<Key> {
         w.labels.get(FEDERATED_RESOURCE_QUOTA_NAME_LABEL)?,
     ))
 }
-
-/// Runs `reconcile` on the queue's keys with one worker (as Karmada runs these controllers)
-/// once the informers have their first lists.
-pub(crate) fn run_after_sync<K, F, Fut>(
-    ctx: Arc<Context>,
-    queue: WorkQueue<K>,
-    reconcile: F,
-) -> JoinHandle<()>
-where
-    K: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static,
-    F: Fn(K) -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = Result<Requeue>> + Send + 'static,
-{
-    tokio::spawn(async move {
-        ctx.wait_synced().await;
-        for h in queue.run(1, reconcile) {
-            let _ = h.await;
-        }
-    })
-}

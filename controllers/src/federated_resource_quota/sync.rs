@@ -65,7 +65,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         }
     });
     let queue = c.queue.clone();
-    vec![super::run_after_sync(ctx, queue, move |k| {
+    vec![crate::runtime::run_after_sync(ctx, queue, 1, move |k| {
         let c = c.clone();
         async move { c.reconcile(k).await }
     })]

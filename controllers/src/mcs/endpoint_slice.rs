@@ -69,15 +69,16 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
                 .map(|w| w.key()),
         );
     });
-    vec![tokio::spawn(async move {
-        ctx.wait_synced().await;
-        let c = ctx.clone();
-        let handles = queue.run(ctx.settings.concurrency.work, move |key| {
+    let (c, workers) = (ctx.clone(), ctx.settings.concurrency.work);
+    vec![crate::runtime::run_after_sync(
+        ctx,
+        queue,
+        workers,
+        move |key| {
             let ctx = c.clone();
             async move { reconcile(&ctx, key).await }
-        });
-        futures::future::join_all(handles).await;
-    })]
+        },
+    )]
 }
 
 async fn reconcile(ctx: &Context, key: Key) -> Result<Requeue> {

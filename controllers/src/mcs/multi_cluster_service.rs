@@ -197,14 +197,16 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         cache,
         ctx: ctx.clone(),
     });
-    tasks.push(tokio::spawn(async move {
-        c.ctx.wait_synced().await;
-        let handles = queue.run(c.ctx.settings.concurrency.work, move |key| {
+    let workers = ctx.settings.concurrency.work;
+    tasks.push(crate::runtime::run_after_sync(
+        ctx,
+        queue,
+        workers,
+        move |key| {
             let c = c.clone();
             async move { c.reconcile(key).await }
-        });
-        futures::future::join_all(handles).await;
-    }));
+        },
+    ));
     tasks
 }
 

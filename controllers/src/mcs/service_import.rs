@@ -71,13 +71,10 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
             }
         }
     });
-    let run = tokio::spawn(async move {
-        ctx.wait_synced().await;
-        let handles = queue.run(ctx.settings.concurrency.work, move |key| {
-            let (ctx, imports, recorder) = (ctx.clone(), imports.clone(), recorder.clone());
-            async move { reconcile(&ctx, &imports, &recorder, key).await }
-        });
-        futures::future::join_all(handles).await;
+    let (c, workers) = (ctx.clone(), ctx.settings.concurrency.work);
+    let run = crate::runtime::run_after_sync(ctx, queue, workers, move |key| {
+        let (ctx, imports, recorder) = (c.clone(), imports.clone(), recorder.clone());
+        async move { reconcile(&ctx, &imports, &recorder, key).await }
     });
     vec![watch, run]
 }

@@ -77,7 +77,7 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let queue = c.queue.clone();
     vec![
         informer,
-        crate::federated_resource_quota::run_after_sync(ctx, queue, move |k| {
+        crate::runtime::run_after_sync(ctx, queue, 1, move |k| {
             let c = c.clone();
             async move { c.reconcile(k).await }
         }),

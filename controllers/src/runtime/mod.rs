@@ -177,3 +177,24 @@ mod tests {
         assert_eq!(c.len(), 1);
     }
 }
+
+/// Runs `reconcile` on the queue's keys with `workers` workers once the informers have their
+/// first lists.
+pub fn run_after_sync<K, F, Fut>(
+    ctx: std::sync::Arc<Context>,
+    queue: WorkQueue<K>,
+    workers: usize,
+    reconcile: F,
+) -> tokio::task::JoinHandle<()>
+where
+    K: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + Sync + 'static,
+    F: Fn(K) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Requeue>> + Send + 'static,
+{
+    tokio::spawn(async move {
+        ctx.wait_synced().await;
+        for h in queue.run(workers, reconcile) {
+            let _ = h.await;
+        }
+    })
+}
