@@ -18,13 +18,8 @@ use karmada_api::policy::v1alpha1::{
     FEDERATED_RESOURCE_QUOTA_NAME_LABEL, FEDERATED_RESOURCE_QUOTA_NAMESPACE_LABEL,
 };
 
-use std::future::Future;
-use std::sync::Arc;
-
-use tokio::task::JoinHandle;
-
+use crate::runtime::Key;
 use crate::runtime::cache::CachedWork;
-use crate::runtime::{Context, Key, Requeue, Result, WorkQueue};
 
 /// The Work that carries a quota's ResourceQuota to `cluster`.
 fn work_key(cluster: &str, quota: &Key) -> Key {

@@ -161,23 +161,6 @@ pub fn cluster_ready(c: &karmada_api::cluster::v1alpha1::Cluster) -> bool {
     c.ready_status() == Some("True")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn set_condition_keeps_transition_time_when_status_is_unchanged() {
-        let mut c = Vec::new();
-        assert!(set_condition(&mut c, "Applied", "True", "A", "m", None));
-        let t = c[0].last_transition_time.clone();
-        assert!(!set_condition(&mut c, "Applied", "True", "A", "m", None));
-        assert!(set_condition(&mut c, "Applied", "True", "B", "m", None));
-        assert_eq!(c[0].last_transition_time, t);
-        assert!(set_condition(&mut c, "Applied", "False", "B", "m", None));
-        assert_eq!(c.len(), 1);
-    }
-}
-
 /// Runs `reconcile` on the queue's keys with `workers` workers once the informers have their
 /// first lists.
 pub fn run_after_sync<K, F, Fut>(
@@ -197,4 +180,21 @@ where
             let _ = h.await;
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_condition_keeps_transition_time_when_status_is_unchanged() {
+        let mut c = Vec::new();
+        assert!(set_condition(&mut c, "Applied", "True", "A", "m", None));
+        let t = c[0].last_transition_time.clone();
+        assert!(!set_condition(&mut c, "Applied", "True", "A", "m", None));
+        assert!(set_condition(&mut c, "Applied", "True", "B", "m", None));
+        assert_eq!(c[0].last_transition_time, t);
+        assert!(set_condition(&mut c, "Applied", "False", "B", "m", None));
+        assert_eq!(c.len(), 1);
+    }
 }
