@@ -286,6 +286,16 @@ fn an_exported_service_is_imported_with_the_endpoints_of_every_exporting_member(
         4
     );
 
+    // A member leaving takes its endpoints with it.
+    env.unjoin(env.member("member2"));
+    let (addrs, _) = env.wait("member3 lists member1's endpoints only", || {
+        endpoints(&env, "member3", "derived-serve").filter(|(a, _)| a.len() == 4)
+    });
+    assert!(
+        addrs.iter().all(|a| within(a, Ipv4Addr::new(10, 0, 16, 0))),
+        "{addrs:?}"
+    );
+
     // Unexporting removes the endpoints everywhere.
     env.cp
         .kubectl_ok(&["delete", "serviceexport", "serve", "-n", "default"]);
@@ -476,4 +486,51 @@ spec:
             .is_none()
             .then_some(())
     });
+}
+
+#[test]
+fn controllers_are_switched_off_by_karmadas_names() {
+    // A name the controller manager does not know is refused before anything starts.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = support::run(
+        std::process::Command::new(env!("CARGO_BIN_EXE_karmada-rs"))
+            .args(["serve", "--controllers", "*,-serviceImprt", "--data-dir"])
+            .arg(dir.path()),
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown controller \"-serviceImprt\" in --controllers"),
+        "{err}"
+    );
+
+    // Switched off, the service import controller runs no queue; the others do.
+    let cp = support::Server::start_with(Backend::Embedded, &["--controllers=*,-serviceImport"]);
+    cp.kubectl_stdin_ok(
+        &["apply", "-f", "-"],
+        "apiVersion: multicluster.x-k8s.io/v1alpha1
+kind: ServiceImport
+metadata: {name: offline, namespace: default}
+spec: {type: ClusterSetIP, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: barrier, namespace: default}
+",
+    );
+    let metrics = support::wait_for(
+        "the resource detector's queue in /metrics",
+        support::DEADLINE,
+        || {
+            let m = cp.kubectl_ok(&["get", "--raw", "/metrics"]);
+            m.contains("workqueue_adds_total{name=\"resource-detector\"}")
+                .then_some(m)
+        },
+    );
+    assert!(
+        !metrics.contains("name=\"service-import\""),
+        "the service import controller runs"
+    );
+    let svc = cp.kubectl(&["get", "service", "derived-offline", "-n", "default"]);
+    assert!(!svc.status.success(), "a derived Service was made");
 }
