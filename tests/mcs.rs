@@ -286,6 +286,39 @@ fn an_exported_service_is_imported_with_the_endpoints_of_every_exporting_member(
         4
     );
 
+    // member2 exporting the Service with another port name is a conflict, reported on the
+    // ServiceExport.
+    env.apply(
+        "apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: serve-member2, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: Service, name: serve}]
+  overrideRules:
+  - targetCluster: {clusterNames: [member2]}
+    overriders:
+      plaintext: [{path: /spec/ports/0/name, operator: replace, value: web}]
+",
+    );
+    let event = env.wait("the port conflict reported", || {
+        let out = env.cp.kubectl(&[
+            "get",
+            "events",
+            "-n",
+            "default",
+            "--field-selector",
+            "involvedObject.kind=ServiceExport,reason=ExportPortConflict",
+            "-o",
+            "jsonpath={.items[0].message}",
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (!text.is_empty()).then_some(text)
+    });
+    assert_eq!(
+        event,
+        "Service default/serve is exported with conflicting ports (name/protocol): member1: [http/TCP]; member2: [web/TCP]"
+    );
+
     // A member leaving takes its endpoints with it.
     env.unjoin(env.member("member2"));
     let (addrs, _) = env.wait("member3 lists member1's endpoints only", || {

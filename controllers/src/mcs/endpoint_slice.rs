@@ -6,26 +6,33 @@
 //! ServiceImport's dependencies carry it to the importing clusters. When the Work goes, or
 //! stops naming a Service, its EndpointSlices go and the Work's finalizer is removed.
 //!
+//! Clusters exporting one Service with different ports (names, protocols) are reported with
+//! a Warning Event on the ServiceExport template (`ExportPortConflict`), as the Multi-Cluster
+//! Services API asks implementations to surface such conflicts.
+//!
 //! Beyond Karmada: a cluster whose `remedyActions` include TrafficControl has its imported
 //! EndpointSlices removed (the importing clusters lose its endpoints) until the action is
 //! lifted.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use karmada_api::names;
 use karmada_api::well_known::{annotations, labels};
 use karmada_api::work::v1alpha1::Work;
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
+use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use super::{
     ENDPOINTSLICE_CONTROLLER_FINALIZER, ENDPOINTSLICE_CONTROLLER_VALUE, LABEL_MANAGED_BY,
-    LABEL_SERVICE_NAME, MCS_NAME_LABEL, SERVICE_NAME_LABEL, imported_slice_name, out_of_traffic,
+    LABEL_SERVICE_NAME, MCS_API_VERSION, MCS_NAME_LABEL, SERVICE_EXPORT_KIND, SERVICE_NAME_LABEL,
+    SERVICE_NAMESPACE_LABEL, imported_slice_name, mcs_resource, out_of_traffic,
 };
 use crate::runtime::context::BY_NAMESPACE;
+use crate::runtime::events::{EventTarget, Recorder};
 use crate::runtime::precedence::Class;
 use crate::runtime::{
     CachedWork, Change, Context, Error, Key, Requeue, Result, WorkQueue, is_already_exists,
@@ -34,6 +41,8 @@ use crate::runtime::{
 
 /// Karmada's controller name.
 pub const NAME: &str = "endpointslice-controller";
+/// The reason of the Event reporting a Service exported with different ports.
+pub const REASON_PORT_CONFLICT: &str = "ExportPortConflict";
 
 /// Starts the controller.
 pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
@@ -70,18 +79,19 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         );
     });
     let (c, workers) = (ctx.clone(), ctx.settings.concurrency.work);
+    let recorder = ctx.events.recorder(NAME);
     vec![crate::runtime::run_after_sync(
         ctx,
         queue,
         workers,
         move |key| {
-            let ctx = c.clone();
-            async move { reconcile(&ctx, key).await }
+            let (ctx, recorder) = (c.clone(), recorder.clone());
+            async move { reconcile(&ctx, &recorder, key).await }
         },
     )]
 }
 
-async fn reconcile(ctx: &Context, key: Key) -> Result<Requeue> {
+async fn reconcile(ctx: &Context, recorder: &Recorder, key: Key) -> Result<Requeue> {
     let Some(work) = ctx.works.get(&key) else {
         return Ok(Requeue::No);
     };
@@ -115,7 +125,98 @@ async fn reconcile(ctx: &Context, key: Key) -> Result<Requeue> {
         return Ok(Requeue::No);
     }
     collect(ctx, &work, &id).await?;
+    report_conflicts(ctx, recorder, &work).await?;
     Ok(Requeue::No)
+}
+
+/// The ports (name/protocol) each cluster exports a Service with, from its collected Works.
+fn exported_ports(
+    ctx: &Context,
+    namespace: &str,
+    service: &str,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for w in ctx.works.list() {
+        if w.labels.get(SERVICE_NAME_LABEL) != Some(service)
+            || w.labels.get(SERVICE_NAMESPACE_LABEL) != Some(namespace)
+            || w.deleting()
+        {
+            continue;
+        }
+        let Some(cluster) = w.cluster() else {
+            continue;
+        };
+        let ports = out.entry(cluster.to_owned()).or_default();
+        for m in &w.spec.workload.manifests {
+            let Ok(v) = m.to_value() else {
+                continue;
+            };
+            for p in v
+                .get("ports")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                ports.insert(format!(
+                    "{}/{}",
+                    p.get("name").and_then(Value::as_str).unwrap_or(""),
+                    p.get("protocol").and_then(Value::as_str).unwrap_or("TCP")
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The Multi-Cluster Services API's port conflict: clusters exporting one Service with
+/// different ports (names and protocols; the port numbers behind them may differ per cluster).
+/// Every cluster's endpoints are still imported, and importers reach each port by its name
+/// where it is exported; the conflict is reported on the Service's ServiceExport template with
+/// a Warning Event naming each cluster's ports, so that it can be mended.
+async fn report_conflicts(ctx: &Context, recorder: &Recorder, work: &CachedWork) -> Result<()> {
+    let (Some(service), Some(namespace)) = (
+        work.labels.get(SERVICE_NAME_LABEL),
+        work.labels.get(SERVICE_NAMESPACE_LABEL),
+    ) else {
+        return Ok(());
+    };
+    let ports = exported_ports(ctx, namespace, service);
+    let distinct: BTreeSet<&BTreeSet<String>> = ports.values().collect();
+    if distinct.len() < 2 {
+        return Ok(());
+    }
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        ctx.client.clone(),
+        namespace,
+        &mcs_resource(SERVICE_EXPORT_KIND, "serviceexports"),
+    );
+    let Some(export) = api.get_opt(service).await? else {
+        return Ok(());
+    };
+    let listed: Vec<String> = ports
+        .iter()
+        .map(|(cluster, p)| {
+            format!(
+                "{cluster}: [{}]",
+                p.iter().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    recorder.warning(
+        &EventTarget {
+            api_version: MCS_API_VERSION.into(),
+            kind: SERVICE_EXPORT_KIND.into(),
+            namespace: namespace.to_owned(),
+            name: service.to_owned(),
+            uid: export.metadata.uid.clone().unwrap_or_default(),
+        },
+        REASON_PORT_CONFLICT,
+        format!(
+            "Service {namespace}/{service} is exported with conflicting ports (name/protocol): {}",
+            listed.join("; ")
+        ),
+    );
+    Ok(())
 }
 
 /// DeleteEndpointSlice: every control-plane EndpointSlice of the Work.
