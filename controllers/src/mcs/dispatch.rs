@@ -107,7 +107,10 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     )];
     // A consumer joining, recovering or leaving; a provider going out of traffic or back.
     let (q, c, mcs) = (queue.clone(), ctx.clone(), cache.clone());
-    ctx.clusters.on_change(move |_| {
+    ctx.clusters.on_change(move |ch| {
+        if !super::traffic_changed(ch) {
+            return;
+        }
         let keys: Vec<Key> = lock(&mcs).keys().cloned().collect();
         for k in keys {
             q.add_all(

@@ -108,6 +108,20 @@ pub fn out_of_traffic(cluster: &karmada_api::cluster::v1alpha1::Cluster) -> bool
         .any(|a| a == TRAFFIC_CONTROL)
 }
 
+/// Whether a Cluster change matters to where endpoints go: a cluster added or removed, its
+/// readiness, or its being out of traffic. Status refreshes that change neither are not.
+pub fn traffic_changed(
+    ch: &crate::runtime::Change<'_, karmada_api::cluster::v1alpha1::Cluster>,
+) -> bool {
+    match ch {
+        crate::runtime::Change::Update(old, new) => {
+            crate::runtime::cluster_ready(old) != crate::runtime::cluster_ready(new)
+                || out_of_traffic(old) != out_of_traffic(new)
+        }
+        _ => true,
+    }
+}
+
 /// `names.GenerateEndpointSliceName`: `imported-<cluster>-<slice>`.
 pub fn imported_slice_name(slice: &str, cluster: &str) -> String {
     format!("imported-{cluster}-{slice}")

@@ -175,8 +175,11 @@ pub fn start(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let mut tasks = vec![watch(&ctx, cache.clone(), move |k| q.add(k.clone()))];
     // A cluster joining, leaving or changing readiness changes the provider and consumer sets.
     let (q, c) = (queue.clone(), cache.clone());
-    ctx.clusters
-        .on_change(move |_| q.add_all(lock(&c).keys().cloned()));
+    ctx.clusters.on_change(move |ch| {
+        if super::traffic_changed(ch) {
+            q.add_all(lock(&c).keys().cloned());
+        }
+    });
     // The Service coming after its MultiClusterService, or changing.
     let (q, c, client) = (queue.clone(), cache.clone(), ctx.client.clone());
     tasks.push(tokio::spawn(async move {
